@@ -1,0 +1,32 @@
+# Every target sets up .venv on first use, so a fresh clone needs nothing but Python 3.10+.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+ARGS   ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help serve test lint clean
+
+help: ## show the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	touch $(STAMP)
+
+serve: $(STAMP) ## serve the bundled scenarios on 127.0.0.1:8000 (ARGS="--port 9000 ...")
+	$(BIN)/mockllm serve $(ARGS)
+
+test: $(STAMP) ## run the test suite (real servers, real SDKs)
+	$(BIN)/pytest -n auto $(ARGS)
+
+lint: $(STAMP) ## ruff and mypy
+	$(BIN)/ruff check mockllm tests
+	$(BIN)/ruff format --check mockllm tests
+	$(BIN)/mypy
+
+clean: ## remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,74 @@
+"""Admin routes under /_mockllm/: health, scenarios, the request log, reset."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router
+
+from .errors import ScenarioError
+from .loader import load_text
+
+if TYPE_CHECKING:
+    from .app import MockLLM
+
+
+def admin_router(app: MockLLM) -> Router:
+    engine, journal = app.engine, app.journal
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
+
+    async def list_scenarios(request: Request) -> Response:
+        return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
+
+    async def add_scenario(request: Request) -> Response:
+        text = (await request.body()).decode("utf-8", "replace")
+        try:
+            scenario = load_text(text, source="<POST /_mockllm/scenarios>")
+        except ScenarioError as e:
+            problems = [str(p) for p in e.problems]
+            return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
+        replaced = engine.add(scenario)
+        return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
+
+    async def requests(request: Request) -> Response:
+        q = request.query_params
+        since = q.get("since", "0")
+        if not since.isdigit():
+            return _error(400, "since must be a sequence number")
+        found = journal.entries(q.get("session"), q.get("scenario"), int(since))
+        return JSONResponse([e.to_json() for e in found])
+
+    async def clear_requests(request: Request) -> Response:
+        return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
+
+    async def reset(request: Request) -> Response:
+        session = request.query_params.get("session")
+        engine.reset(session)
+        deleted = journal.clear(session)
+        return JSONResponse({"reset": session or "all", "deleted": deleted})
+
+    async def not_found(request: Request) -> Response:
+        return _error(404, f"no admin route {request.method} {request.url.path}")
+
+    routes = [
+        Route("/_mockllm/health", health, methods=["GET"]),
+        Route("/_mockllm/scenarios", list_scenarios, methods=["GET"]),
+        Route("/_mockllm/scenarios", add_scenario, methods=["POST"]),
+        Route("/_mockllm/requests", requests, methods=["GET"]),
+        Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
+        Route("/_mockllm/reset", reset, methods=["POST"]),
+        Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
+    ]
+    return Router(routes=routes)
+
+
+def _name(s: Any) -> str:
+    return str(s.name)
+
+
+def _error(status: int, message: str, **extra: Any) -> Response:
+    return JSONResponse({"error": {"message": message, **extra}}, status)

@@ -1,0 +1,258 @@
+"""The ASGI application: glue from HTTP to adapter, engine and journal.
+
+Model routes are served by raw ASGI (the hot path); admin routes under /_mockllm/
+by starlette. Every model request becomes one journal entry, whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from .engine import Engine
+from .errors import RequestError
+from .ids import HEX, derive
+from .journal import Entry, Journal
+from .providers import ADAPTERS, Adapter, Parsed, by_family
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_body: int = 10 * 1024 * 1024
+
+
+class MockLLM:
+    def __init__(self, engine: Engine, journal: Journal, settings: Settings = Settings()) -> None:
+        self.engine = engine
+        self.journal = journal
+        self.settings = settings
+        self.routes: dict[str, Adapter] = {r: a for a in ADAPTERS.values() for r in a.routes}
+        from .admin import admin_router  # starlette is only needed off the hot path
+
+        self.admin = admin_router(self)
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if path.startswith("/_mockllm/"):
+            await self.admin(scope, receive, send)
+            return
+        scenario, session, route = self._split(path)
+        adapter = self.routes.get(route)
+        if adapter is not None and scope["method"] == "POST":
+            await self._model_request(scope, receive, send, adapter, scenario, session)
+        elif route == "v1/models" or route.startswith("v1/models/"):
+            await self._models(scope, send, route)
+        else:
+            await self._not_found(scope, send, route)
+
+    def _split(self, path: str) -> tuple[str | None, str | None, str]:
+        """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""
+        if not path.startswith("/s/"):
+            return None, None, path[1:]
+        scenario, _, rest = path[3:].partition("/")
+        if self._is_route(rest):
+            return scenario, None, rest
+        session, _, route = rest.partition("/")
+        return scenario, session, route
+
+    def _is_route(self, rest: str) -> bool:
+        return rest in self.routes or rest == "v1/models" or rest.startswith("v1/models/")
+
+    # --- model requests ------------------------------------------------------------------
+
+    async def _model_request(
+        self,
+        scope: Scope,
+        receive: Any,
+        send: Any,
+        adapter: Adapter,
+        scenario: str | None,
+        session: str | None,
+    ) -> None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        entry = self.journal.open(scope["path"], headers)
+        entry.api = adapter.api
+        entry.session = session or headers.get("x-mockllm-session") or "default"
+        entry.scenario = scenario or headers.get("x-mockllm-scenario") or self.engine.default
+        reply = _Reply(self.journal, entry, send, adapter)
+        try:
+            await self._answer(scope, receive, adapter, entry, reply)
+        except Exception:
+            entry.server_error = traceback.format_exc()
+            if not reply.started:
+                error = RequestError(
+                    500,
+                    "mockllm internal error; see server_error in the request log",
+                    kind="server_error",
+                )
+                await reply.error(error)
+        finally:
+            self.journal.close(entry)
+
+    async def _answer(
+        self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: _Reply
+    ) -> None:
+        try:
+            entry.body = await _read_body(scope, receive, self.settings.max_body)
+            scenario = self.engine.find(entry.scenario)
+            parsed = adapter.parse(_json_body(entry, adapter))
+        except RequestError as error:
+            await reply.error(error)
+            return
+        conv = parsed.conversation
+        entry.conversation, entry.stream = conv, conv.stream
+        answer = self.engine.answer(scenario, entry.session or "default", conv)
+        entry.turn, entry.attempt = answer.turn, answer.attempt
+        entry.violations += answer.violations
+        entry.expectation_failures += answer.expectation_failures
+        reply.request_id = derive(
+            "req_", 24, entry.session, scenario.name, answer.turn, answer.attempt, alphabet=HEX
+        )
+        if answer.error is not None:
+            await reply.error(answer.error)
+            return
+        resolved = answer.resolved
+        assert resolved is not None
+        entry.finish = resolved.reply.finish
+        entry.text = resolved.reply.text
+        entry.tool_calls = [
+            {"id": adapter.call_id(resolved, i), "name": c.name, "arguments": c.arguments}
+            for i, c in enumerate(resolved.reply.tool_calls)
+        ]
+        if conv.stream:
+            events = adapter.render_stream(resolved, parsed)
+            await reply.stream(b"".join(e.data for e in events))
+        else:
+            await reply.json(200, adapter.render(resolved, parsed))
+
+    # --- other routes --------------------------------------------------------------------
+
+    async def _models(self, scope: Scope, send: Any, route: str) -> None:
+        adapter = _family_adapter(scope)
+        body = adapter.models_body()
+        if route != "v1/models":  # one model: any id is served, in the listing's shape
+            model = json.loads(body)["data"][0]
+            model.update({"id": route.removeprefix("v1/models/")})
+            body = json.dumps(model).encode()
+        await _send(send, 200, body, b"application/json")
+
+    async def _not_found(self, scope: Scope, send: Any, route: str) -> None:
+        adapter = _family_adapter(scope)
+        known = ", ".join(sorted({"/v1/" + r.removeprefix("v1/") for r in self.routes}))
+        message = (
+            f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
+            "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
+        )
+        error = RequestError(404, message, kind="route_not_found", code="route_not_found")
+        await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+
+
+class _Reply:
+    """Sends one response and records exactly what went out."""
+
+    def __init__(self, journal: Journal, entry: Entry, send: Any, adapter: Adapter) -> None:
+        self.journal, self.entry, self._send, self.adapter = journal, entry, send, adapter
+        self.request_id = derive("req_", 24, "seq", entry.seq, alphabet=HEX)
+        self.started = False
+
+    def _headers(self, content_type: bytes) -> list[tuple[bytes, bytes]]:
+        return [
+            (b"content-type", content_type),
+            (self.adapter.request_id_header.encode(), self.request_id.encode()),
+        ]
+
+    async def error(self, error: RequestError) -> None:
+        self.entry.error = {"kind": error.kind, "message": error.message}
+        body = self.adapter.error_body(error, self.request_id)
+        headers = self._headers(b"application/json")
+        headers += [(k.encode(), v.encode()) for k, v in error.headers]
+        await self._start(error.status, headers)
+        await self._body(body, more=False)
+
+    async def json(self, status: int, body: bytes) -> None:
+        await self._start(status, self._headers(b"application/json"))
+        await self._body(body, more=False)
+
+    async def stream(self, body: bytes) -> None:
+        headers = self._headers(b"text/event-stream; charset=utf-8")
+        headers.append((b"cache-control", b"no-cache"))
+        await self._start(200, headers)
+        await self._body(body, more=False)
+
+    async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        self.started = True
+        self.entry.status = status
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def _body(self, data: bytes, more: bool) -> None:
+        self.journal.record_sent(self.entry, data)
+        await self._send({"type": "http.response.body", "body": data, "more_body": more})
+
+
+async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
+    declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(int(declared), limit)
+    body = bytearray()
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise _too_large(len(body), limit)
+        if not message.get("more_body"):
+            return bytes(body)
+
+
+def _too_large(size: int, limit: int) -> RequestError:
+    message = (
+        f"mockllm: request body of {size} bytes exceeds the server's limit of {limit} bytes "
+        "(--max-body)"
+    )
+    return RequestError(413, message, kind="body_too_large", code="request_too_large")
+
+
+def _json_body(entry: Entry, adapter: Adapter) -> Any:
+    content_type = entry.headers.get("content-type", "application/json")
+    if "json" not in content_type:
+        message = f"mockllm: unsupported Content-Type {content_type!r}; send application/json"
+        raise RequestError(400, message, kind="bad_content_type", code="unsupported_content_type")
+    try:
+        return json.loads(entry.body)
+    except ValueError:
+        raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
+
+
+def _family_adapter(scope: Scope) -> Adapter:
+    """Routes shared by the providers answer in Anthropic's shape when the SDK is Anthropic's."""
+    anthropic = any(k == b"anthropic-version" for k, _ in scope["headers"])
+    families = {a.family: a for a in reversed(ADAPTERS.values())}
+    return families.get("anthropic" if anthropic else "openai") or by_family("openai")
+
+
+async def _send(send: Any, status: int, body: bytes, content_type: bytes) -> None:
+    headers = [(b"content-type", content_type)]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Any, send: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+__all__ = ["MockLLM", "Parsed", "Settings"]

@@ -1,0 +1,161 @@
+"""Command line: parse arguments and delegate."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import ScenarioError
+
+DEFAULT_PORT = 8000
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if not hasattr(args, "run"):
+        _parser().print_help(sys.stderr)
+        return 2
+    try:
+        code = int(args.run(args))
+    except ScenarioError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="mockllm", description="Offline, deterministic fake LLM server for testing."
+    )
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+
+    s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    s.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
+    )
+    s.add_argument(
+        "--scenarios",
+        nargs="+",
+        metavar="PATH",
+        help="files or folders (default: the bundled library)",
+    )
+    s.add_argument("--default", metavar="NAME", help="scenario for requests that name none")
+    s.add_argument(
+        "--validation",
+        choices=("strict", "warn", "off"),
+        default="strict",
+        help="provider history rules: reject (strict), log only (warn), skip (off)",
+    )
+    s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
+    s.add_argument(
+        "--log-limit",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="entries kept in memory (default 10000; the --log file keeps all)",
+    )
+    s.add_argument(
+        "--log-body-cap",
+        type=_size,
+        default=65_536,
+        metavar="BYTES",
+        help="response bytes kept per log entry (default 64KB)",
+    )
+    s.add_argument(
+        "--max-body",
+        type=_size,
+        default=10 * 1024 * 1024,
+        metavar="BYTES",
+        help="largest request body accepted, e.g. 10MB (default); larger gets 413",
+    )
+    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
+    s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
+    s.set_defaults(run=_serve)
+
+    v = sub.add_parser("validate", help="check scenario files; non-zero exit on any error")
+    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.set_defaults(run=_validate)
+
+    ls = sub.add_parser("list", help="names, turn counts and descriptions")
+    ls.add_argument("paths", nargs="*", metavar="PATH", help="default: the bundled library")
+    ls.set_defaults(run=_list)
+
+    sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
+    sc.set_defaults(run=_schema)
+    return p
+
+
+def _size(text: str) -> int:
+    match = re.fullmatch(r"(\d+)\s*([kKmMgG]?)[bB]?", text.strip())
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 65536, 64KB or 10MB)")
+    return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .app import MockLLM, Settings
+    from .engine import Engine
+    from .journal import Journal
+    from .loader import BUNDLED, load_paths
+    from .server import run
+
+    if args.ready_file and Path(args.ready_file).is_dir():
+        print(f"mockllm: --ready-file {args.ready_file!r} is a folder", file=sys.stderr)
+        return 2
+    scenarios = load_paths(args.scenarios or [BUNDLED])
+    names = {s.name for s in scenarios}
+    if args.default and args.default not in names:
+        print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
+        return 2
+    engine = Engine(scenarios, args.default, args.validation, real_time=args.real_time)
+    journal = Journal(args.log_limit, args.log, args.log_body_cap)
+    app = MockLLM(engine, journal, Settings(max_body=args.max_body))
+    run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
+    return 0
+
+
+def _banner(count: int, default: str | None) -> str:
+    from .providers import ADAPTERS
+
+    example = default or "SCENARIO"
+    families = {a.family for a in ADAPTERS.values()}
+    lines = [f"mockllm: serving {count} scenarios on {{url}}"]
+    if "openai" in families:
+        lines.append(f'  OpenAI SDK:    OpenAI(base_url="{{url}}/s/{example}/v1", api_key="test")')
+    if "anthropic" in families:
+        lines.append(f'  Anthropic SDK: Anthropic(base_url="{{url}}/s/{example}", api_key="test")')
+    lines.append(
+        "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
+    )
+    return "\n".join(lines)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .loader import load_paths
+
+    scenarios = load_paths(args.paths)
+    print(f"ok: {len(scenarios)} scenario(s)")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .loader import BUNDLED, load_paths
+
+    scenarios = sorted(load_paths(args.paths or [BUNDLED]), key=lambda s: s.name)
+    width = max((len(s.name) for s in scenarios), default=0)
+    for s in scenarios:
+        first_line = s.description.splitlines()[0] if s.description else ""
+        print(f"{s.name:<{width}}  {len(s.turns):>2} turn(s)  {first_line}")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from .loader import schema
+
+    print(json.dumps(schema(), indent=2))
+    return 0

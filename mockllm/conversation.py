@@ -1,0 +1,132 @@
+"""The provider-neutral view of a request: what every adapter parses its wire format into.
+
+One assistant `Message` is one assistant reply (DESIGN §3): adapters merge what their
+wire splits (Anthropic same-role neighbours, a run of Responses output items).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    content: str
+    is_error: bool | None = None  # None: the wire has no error flag (OpenAI)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolResult, ...] = ()
+    reasoning: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role}
+        if self.text:
+            out["text"] = self.text
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
+            ]
+        if self.tool_results:
+            out["tool_results"] = [result_json(r) for r in self.tool_results]
+        return out
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"call_id": result.call_id, "content": result.content}
+    if result.is_error is not None:
+        out["is_error"] = result.is_error
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    parameters: Any = None  # the JSON Schema as sent, or None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    mode: Literal["auto", "none", "required", "tool"]
+    name: str | None = None  # the forced tool when mode == "tool"
+
+    def __str__(self) -> str:
+        return f"{{tool: {self.name}}}" if self.mode == "tool" else self.mode
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    model: str
+    messages: tuple[Message, ...]
+    tools: tuple[Tool, ...] = ()
+    tool_choice: ToolChoice | None = None  # None: the request did not set it
+    stream: bool = False
+
+    @property
+    def turn(self) -> int:
+        """The turn this request asks for: the number of assistant replies already in it."""
+        return sum(1 for m in self.messages if m.role == "assistant")
+
+    @property
+    def system(self) -> str:
+        return "\n".join(m.text for m in self.messages if m.role == "system")
+
+    @property
+    def latest_user_text(self) -> str | None:
+        for m in reversed(self.messages):
+            if m.role == "user":
+                return m.text
+        return None
+
+    @property
+    def last_assistant(self) -> Message | None:
+        for m in reversed(self.messages):
+            if m.role == "assistant":
+                return m
+        return None
+
+    @property
+    def latest_tool_results(self) -> tuple[ToolResult, ...]:
+        """Results sent after the last assistant reply: the answers to its calls."""
+        found: list[ToolResult] = []
+        for m in reversed(self.messages):
+            if m.role == "assistant":
+                break
+            found[:0] = m.tool_results
+        return tuple(found)
+
+    @property
+    def effective_tool_choice(self) -> ToolChoice:
+        """What the provider applies: the default is auto with tools, none without."""
+        if self.tool_choice is not None:
+            return self.tool_choice
+        return ToolChoice("auto" if self.tools else "none")
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    def input_chars(self) -> int:
+        return sum(
+            len(m.text)
+            + sum(len(c.arguments) + len(c.name) for c in m.tool_calls)
+            + sum(len(r.content) for r in m.tool_results)
+            for m in self.messages
+        )

@@ -1,0 +1,132 @@
+"""Choose scenario, turn and attempt; check expectations; hand back the reply to render.
+
+Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .conversation import Conversation
+from .errors import Finding, RequestError
+from .expectations import check
+from .scenario import Reply, Scenario, ValidationMode
+
+# 2025-01-01T00:00:00Z: what every `created` field shows, so bodies are byte-identical across runs.
+FIXED_CREATED = 1735689600
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A reply ready to render: everything an adapter needs, nothing provider-specific."""
+
+    scenario: Scenario
+    turn: int
+    reply: Reply
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    created: int  # unix time shown in `created` fields: fixed unless --real-time
+
+
+@dataclass(slots=True)
+class Answer:
+    turn: int
+    attempt: int
+    resolved: Resolved | None = None
+    error: RequestError | None = None
+    expectation_failures: list[Finding] = field(default_factory=list)
+    violations: list[Finding] = field(default_factory=list)
+
+
+class Engine:
+    def __init__(
+        self,
+        scenarios: Iterable[Scenario] = (),
+        default: str | None = None,
+        validation: ValidationMode = "strict",
+        real_time: bool = False,
+    ) -> None:
+        self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
+        self.default = default
+        self.validation: ValidationMode = validation
+        self.real_time = real_time
+        self._attempts: dict[tuple[str, str, int], int] = {}
+
+    def add(self, scenario: Scenario) -> bool:
+        """Add or replace a scenario; True when it replaced one of the same name."""
+        replaced = scenario.name in self.scenarios
+        self.scenarios[scenario.name] = scenario
+        return replaced
+
+    def find(self, name: str | None) -> Scenario:
+        name = name or self.default
+        scenario = self.scenarios.get(name) if name else None
+        if scenario is None:
+            known = ", ".join(sorted(self.scenarios)) or "none"
+            if name:
+                message = f"mockllm: no scenario named {name!r}; scenarios: {known}"
+            else:
+                message = (
+                    "mockllm: no scenario chosen: use the path /s/NAME/..., the header "
+                    f"X-Mockllm-Scenario, or start the server with --default; scenarios: {known}"
+                )
+            raise RequestError(404, message, kind="scenario_not_found", code="scenario_not_found")
+        return scenario
+
+    def mode(self, scenario: Scenario) -> ValidationMode:
+        return scenario.validation or self.validation
+
+    def reset(self, session: str | None = None) -> None:
+        if session is None:
+            self._attempts.clear()
+        else:
+            for key in [k for k in self._attempts if k[0] == session]:
+                del self._attempts[key]
+
+    def answer(self, scenario: Scenario, session: str, conv: Conversation) -> Answer:
+        index = conv.turn
+        key = (session, scenario.name, index)
+        attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        turn = scenario.turn(index)
+        if turn is None:
+            message = (
+                f"scenario {scenario.name!r} has no turn {index} (it has {len(scenario.turns)})"
+            )
+            error = RequestError(400, message, kind="scenario_exhausted", code="scenario_exhausted")
+            return Answer(
+                index, attempt, error=error, violations=[Finding("scenario_exhausted", message)]
+            )
+        failures = check(turn.expect, conv, index) if turn.expect else []
+        if failures:
+            message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
+            error = RequestError(400, message, kind="expectation_failed", code="expectation_failed")
+            return Answer(index, attempt, error=error, expectation_failures=failures)
+        created = int(time.time()) if self.real_time else FIXED_CREATED
+        return Answer(index, attempt, resolved=_resolve(scenario, index, turn.reply, conv, created))
+
+
+def _resolve(
+    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
+) -> Resolved:
+    out_chars = len(reply.text) + len(reply.reasoning or "")
+    out_chars += sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
+    return Resolved(
+        scenario=scenario,
+        turn=index,
+        reply=reply,
+        input_tokens=_tokens(conv.input_chars())
+        if reply.usage.input is None
+        else reply.usage.input,
+        output_tokens=_tokens(out_chars) if reply.usage.output is None else reply.usage.output,
+        reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
+        created=created,
+    )
+
+
+def _tokens(chars: int) -> int:
+    """A deterministic stand-in for a tokenizer: about four characters a token."""
+    return max(1, math.ceil(chars / 4))

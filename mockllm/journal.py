@@ -1,0 +1,173 @@
+"""The request log: one entry per request, in arrival order, with a gap-free `seq`.
+
+Entries keep references (raw body, parsed conversation, bytes sent) and format them
+only when read, so logging costs the hot path almost nothing. Memory is a ring of
+`limit` entries; the JSONL file, when given, keeps everything.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import IO, Any
+
+from .conversation import Conversation, result_json
+from .errors import Finding
+
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
+
+
+class Entry:
+    __slots__ = (
+        "api",
+        "attempt",
+        "body",
+        "bytes_sent",
+        "client_disconnected",
+        "conversation",
+        "duration_ms",
+        "error",
+        "expectation_failures",
+        "fault",
+        "finish",
+        "headers",
+        "path",
+        "scenario",
+        "sent",
+        "seq",
+        "server_error",
+        "session",
+        "started",
+        "status",
+        "stream",
+        "text",
+        "time",
+        "tool_calls",
+        "turn",
+        "violations",
+    )
+
+    def __init__(self, seq: int, path: str, headers: dict[str, str]) -> None:
+        self.seq = seq
+        self.time = time.time()
+        self.started = time.perf_counter()
+        self.path = path
+        self.headers = headers
+        self.api: str | None = None
+        self.session: str | None = None
+        self.scenario: str | None = None
+        self.stream = False
+        self.turn: int | None = None
+        self.attempt: int | None = None
+        self.body = b""
+        self.conversation: Conversation | None = None
+        self.violations: list[Finding] = []
+        self.expectation_failures: list[Finding] = []
+        self.status: int | None = None  # None while the response is still being sent
+        self.finish: str | None = None
+        self.text: str | None = None
+        self.tool_calls: list[dict[str, str]] = []
+        self.fault: str | None = None
+        self.error: dict[str, str] | None = None  # kind and message of an error answer
+        self.sent = bytearray()
+        self.bytes_sent = 0
+        self.duration_ms: float | None = None
+        self.client_disconnected = False
+        self.server_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        conv = self.conversation
+        stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
+        return {
+            "seq": self.seq,
+            "time": stamp.replace("+00:00", "Z"),
+            "session": self.session,
+            "scenario": self.scenario,
+            "api": self.api,
+            "path": self.path,
+            "stream": self.stream,
+            "turn": self.turn,
+            "attempt": self.attempt,
+            "headers": {k: v for k, v in self.headers.items() if k not in _SECRET_HEADERS},
+            "request": _decode_request(self.body),
+            "conversation": [m.to_json() for m in conv.messages] if conv else None,
+            "tools": list(conv.tool_names) if conv else [],
+            "tool_results": [result_json(r) for r in conv.latest_tool_results] if conv else [],
+            "violations": [f.to_json() for f in self.violations],
+            "expectation_failures": [f.to_json() for f in self.expectation_failures],
+            "response": None if self.status is None else self._response_json(),
+            "duration_ms": self.duration_ms,
+            "client_disconnected": self.client_disconnected,
+            "server_error": self.server_error,
+        }
+
+    def _response_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "finish": self.finish,
+            "text": self.text,
+            "tool_calls": self.tool_calls,
+            "fault": self.fault,
+            "error": self.error,
+            "bytes_sent": self.bytes_sent,
+            "body": self.sent.decode("utf-8", "replace"),
+            "body_truncated": self.bytes_sent > len(self.sent),
+        }
+
+
+def _decode_request(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")
+
+
+class Journal:
+    def __init__(
+        self, limit: int = 10_000, path: str | None = None, body_cap: int = 65_536
+    ) -> None:
+        self._entries: deque[Entry] = deque(maxlen=limit)
+        self._next_seq = 1
+        self.body_cap = body_cap
+        self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+
+    def open(self, path: str, headers: dict[str, str]) -> Entry:
+        """Start the entry for an arriving request; it is visible (as pending) at once."""
+        entry = Entry(self._next_seq, path, headers)
+        self._next_seq += 1
+        self._entries.append(entry)
+        return entry
+
+    def record_sent(self, entry: Entry, data: bytes) -> None:
+        room = self.body_cap - len(entry.sent)
+        if room > 0:
+            entry.sent += data[:room]
+        entry.bytes_sent += len(data)
+
+    def close(self, entry: Entry) -> None:
+        entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
+        if self._file is not None:
+            self._file.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
+            self._file.flush()
+
+    def entries(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> Iterator[Entry]:
+        for e in list(self._entries):
+            if e.seq > since and session in (None, e.session) and scenario in (None, e.scenario):
+                yield e
+
+    def clear(self, session: str | None = None) -> int:
+        kept = [e for e in self._entries if session is not None and e.session != session]
+        removed = len(self._entries) - len(kept)
+        self._entries.clear()
+        self._entries.extend(kept)
+        return removed
+
+    def shutdown(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

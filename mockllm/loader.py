@@ -1,0 +1,281 @@
+"""Load scenarios from YAML files, folders, YAML text or mappings — all or nothing.
+
+Every problem names `file:line:column`, the YAML path and what was allowed there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import Problem, ScenarioError
+from .scenario import Scenario, build_scenario, check_scenario
+
+Path_ = tuple[str | int, ...]
+Marks = dict[Path_, tuple[int, int]]
+
+_HERE = Path(__file__).resolve().parent
+# Installed, the library ships as mockllm/bundled; in a source checkout it is ../scenarios.
+BUNDLED = _HERE / "bundled" if (_HERE / "bundled").is_dir() else _HERE.parent / "scenarios"
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader with YAML 1.2 booleans: `off`, `no`, `yes` stay strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+@cache
+def schema() -> dict[str, Any]:
+    text = resources.files("mockllm").joinpath("scenario.schema.json").read_text("utf-8")
+    result: dict[str, Any] = json.loads(text)
+    return result
+
+
+@cache
+def _validator() -> Any:
+    import jsonschema  # deferred: it is the slowest import we have
+
+    return jsonschema.Draft202012Validator(schema())
+
+
+def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
+    """Every scenario in these files and folders (searched recursively)."""
+    problems: list[Problem] = []
+    scenarios: list[Scenario] = []
+    for file in _scenario_files(paths, problems):
+        try:
+            scenarios.append(load_text(file.read_text("utf-8"), str(file), file.stem))
+        except ScenarioError as e:
+            problems += e.problems
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(Problem(str(file), "", f"cannot read: {e}"))
+    problems += _duplicate_names(scenarios)
+    if problems:
+        raise ScenarioError(problems)
+    return scenarios
+
+
+def load_text(text: str, source: str = "<text>", default_name: str | None = None) -> Scenario:
+    """One scenario from YAML (or JSON) text."""
+    try:
+        data, marks, keys = _parse(text, source)
+    except yaml.YAMLError as e:
+        raise ScenarioError([_yaml_problem(e, source)]) from None
+    return load_mapping(data, source, default_name, marks, keys)
+
+
+def load_mapping(
+    data: Any,
+    source: str = "<mapping>",
+    default_name: str | None = None,
+    marks: Marks | None = None,
+    keys: Marks | None = None,
+) -> Scenario:
+    """One scenario from a mapping, checked exactly like a file."""
+    locator = _Locator(source, marks or {}, keys or {})
+    problems = [_schema_problem(e, locator) for e in _validator().iter_errors(data)]
+    if not problems and "name" not in data and default_name is None:
+        problems.append(locator.at(()).with_message("missing required key 'name'"))
+    if problems:
+        raise ScenarioError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    scenario = build_scenario(data, default_name or "", source)
+    problems = check_scenario(scenario, locator.at)
+    if problems:
+        raise ScenarioError(problems)
+    return scenario
+
+
+def _scenario_files(paths: Iterable[str | Path], problems: list[Problem]) -> list[Path]:
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(Problem(str(path), "", "no such file or folder"))
+    return files
+
+
+def _duplicate_names(scenarios: list[Scenario]) -> list[Problem]:
+    seen: dict[str, Scenario] = {}
+    problems = []
+    for s in scenarios:
+        if s.name in seen:
+            other = seen[s.name].source
+            problems.append(
+                Problem(s.source, "name", f"scenario {s.name!r} is also defined in {other}")
+            )
+        seen.setdefault(s.name, s)
+    return problems
+
+
+# --- YAML with positions -------------------------------------------------------------
+
+
+def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ScenarioError(
+                [Problem(source, "", "empty file: a scenario needs at least 'turns'")]
+            )
+        marks: Marks = {}
+        keys: Marks = {}
+        duplicates: list[Problem] = []
+        _walk(node, (), marks, keys, duplicates, source)
+        if duplicates:
+            raise ScenarioError(duplicates)
+        return loader.construct_document(node), marks, keys
+    finally:
+        loader.dispose()
+
+
+def _walk(
+    node: yaml.Node, path: Path_, marks: Marks, keys: Marks, dups: list[Problem], source: str
+) -> None:
+    marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key == "<<":  # a merge key: its entries carry their own marks
+                continue
+            line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
+            if key in seen:
+                dups.append(Problem(source, _dotted((*path, key)), "duplicate key", line, col))
+            seen.add(key)
+            keys[(*path, key)] = (line, col)
+            _walk(value_node, (*path, key), marks, keys, dups, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*path, i), marks, keys, dups, source)
+
+
+def _yaml_problem(e: yaml.YAMLError, source: str) -> Problem:
+    mark = getattr(e, "problem_mark", None)
+    what = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
+    if mark is None:
+        return Problem(source, "", message)
+    return Problem(source, "", message, mark.line + 1, mark.column + 1)
+
+
+# --- schema errors, explained ---------------------------------------------------------
+
+
+class _Locator:
+    def __init__(self, source: str, marks: Marks, keys: Marks) -> None:
+        self.source, self.marks, self.keys = source, marks, keys
+
+    def at(self, path: Path_, key: bool = False) -> Problem:
+        table = self.keys if key else self.marks
+        probe = path
+        while probe not in table and probe:
+            probe = probe[:-1]
+            table = self.marks
+        line, col = table.get(probe, (None, None))
+        return Problem(self.source, _dotted(path), "", line, col)
+
+
+def _schema_problem(error: Any, locator: _Locator) -> Problem:
+    path: Path_ = tuple(error.absolute_path)
+    if error.validator in ("oneOf", "anyOf"):
+        inner = _inner_error(error)
+        if inner is not None:
+            return _schema_problem(inner, locator)
+    if error.validator == "additionalProperties":
+        allowed = list(error.schema.get("properties", {}))
+        extra = [k for k in error.instance if k not in allowed]
+        if extra:
+            key = extra[0]
+            hint = difflib.get_close_matches(str(key), allowed, n=1)
+            tip = f"; did you mean {hint[0]!r}?" if hint else ""
+            where = locator.at((*path, key), key=True)
+            return where.with_message(
+                f"unknown key {key!r} (allowed here: {', '.join(allowed)}){tip}"
+            )
+    return locator.at(path).with_message(_explain(error))
+
+
+def _inner_error(error: Any) -> Any:
+    """In a oneOf, the branch the author evidently meant: the mapping whose keys are off."""
+    structural = ("additionalProperties", "required", "minProperties", "maxProperties")
+    for e in error.context:
+        deeper = len(e.absolute_path) > len(error.absolute_path)
+        if deeper or e.validator in structural:
+            return e
+    return None
+
+
+_TYPE_NAMES = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "nothing",
+}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (an empty value)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return f"the number {value!r}"
+
+
+def _explain(error: Any) -> str:
+    v, s, instance = error.validator, error.schema, error.instance
+    if v == "required":
+        missing = [k for k in s["required"] if k not in instance]
+        return f"missing required key {missing[0]!r}"
+    if v == "enum":
+        allowed = ", ".join(str(x) for x in s["enum"])
+        return f"{_describe(instance)} is not allowed here (allowed: {allowed})"
+    if v == "type":
+        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        return f"expected {' or '.join(_TYPE_NAMES[t] for t in types)}, got {_describe(instance)}"
+    if v in ("oneOf", "anyOf"):
+        return f"expected {s.get('description', 'a different value')}, got {_describe(instance)}"
+    if v == "pattern":  # only `name` has one
+        allowed = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+        return f"{instance!r} may only use {allowed}"
+    if v == "minItems":
+        return f"needs at least {s['minItems']} item(s)"
+    if v in ("minProperties", "maxProperties"):
+        return f"needs exactly one of: {', '.join(s.get('properties', {}))}"
+    return str(error.message)
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

@@ -1,0 +1,113 @@
+"""What every wire-format adapter provides, and the helpers they share.
+
+An adapter is a parse/render pair: wire JSON → `Conversation`; `Resolved` reply →
+JSON body or SSE events; `RequestError` → the provider's error body.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+from ..conversation import Conversation
+from ..engine import Resolved
+from ..errors import RequestError
+from ..ids import derive
+
+
+class Event(NamedTuple):
+    """One complete SSE frame, tagged with what it carries so faults can find their place.
+
+    part: "head" (role / lifecycle start), "reasoning", "text", "call:I" (call I begins),
+    "args:I" (a fragment of call I's arguments), "tail" (finish, usage), "done" (terminator).
+    """
+
+    data: bytes
+    part: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    conversation: Conversation
+    options: Mapping[str, Any] = field(default_factory=dict)  # adapter-specific render options
+
+
+class Adapter(ABC):
+    api: ClassVar[str]  # stable name used in the log: "openai-chat", ...
+    family: ClassVar[str]  # "openai" | "anthropic": decides the shape of shared routes
+    routes: ClassVar[tuple[str, ...]]  # paths after the optional /s/NAME[/SESSION] prefix
+    request_id_header: ClassVar[str]
+    invalid_json_message: ClassVar[str]
+
+    @abstractmethod
+    def parse(self, body: Any) -> Parsed: ...
+
+    @abstractmethod
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes: ...
+
+    @abstractmethod
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]: ...
+
+    @abstractmethod
+    def error_body(self, error: RequestError, request_id: str) -> bytes: ...
+
+    @abstractmethod
+    def call_id(self, resolved: Resolved, index: int) -> str:
+        """The id the client must use to answer call `index` of this reply."""
+
+    @abstractmethod
+    def models_body(self) -> bytes: ...
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON, as the providers send it."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def fragments(text: str, count: int) -> list[str]:
+    """`text` cut into at most `count` nearly equal pieces (none when empty)."""
+    return chunks(text, max(1, math.ceil(len(text) / count))) if text else []
+
+
+def scripted_id(resolved: Resolved, index: int, prefix: str, length: int, **kw: Any) -> str:
+    """The scenario's own id for call `index`, else one derived from scenario, turn, position."""
+    explicit = resolved.reply.tool_calls[index].id
+    if explicit is not None:
+        return explicit
+    return derive(prefix, length, resolved.scenario.name, resolved.turn, index, **kw)
+
+
+def text_of(content: Any) -> str:
+    """The text of a content field: a string, or the text parts of a list of parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+MODELS = (
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-5",
+    "o3",
+    "deepseek-chat",
+    "deepseek-reasoner",
+    "claude-sonnet-4-5",
+    "claude-opus-4-1",
+    "mockllm",
+)

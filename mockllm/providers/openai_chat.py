@@ -1,0 +1,313 @@
+"""OpenAI Chat Completions (and its DeepSeek flavour): protocols.md §2."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from ..engine import Resolved
+from ..errors import RequestError
+from ..ids import derive
+from .base import MODELS, Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
+
+FINGERPRINT = "fp_mockllm"
+INVALID_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
+    "using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was "
+    "sent was not valid JSON. If you have trouble figuring out how to fix this, please contact "
+    "us through our help center at help.openai.com.)"
+)
+ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+_ROLE_LIST = "'system', 'assistant', 'user', 'function', 'tool', and 'developer'"
+
+
+def openai_error_type(status: int) -> str:
+    if status == 429:
+        return "requests"
+    return "server_error" if status >= 500 else "invalid_request_error"
+
+
+def openai_error_body(error: RequestError) -> bytes:
+    return dumps(
+        {
+            "error": {
+                "message": error.message,
+                "type": error.error_type or openai_error_type(error.status),
+                "param": error.param,
+                "code": error.code,
+            }
+        }
+    )
+
+
+def openai_models_body() -> bytes:
+    data = [
+        {"id": m, "object": "model", "created": 1735689600, "owned_by": "mockllm"} for m in MODELS
+    ]
+    return dumps({"object": "list", "data": data})
+
+
+def bad(message: str, param: str | None, code: str | None = None) -> RequestError:
+    return RequestError(400, message, param=param, code=code)
+
+
+def missing(param: str) -> RequestError:
+    return bad(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
+
+
+def wrong_type(param: str, expected: str, value: object) -> RequestError:
+    got = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if isinstance(value, int | float) else "null"
+    )
+    return bad(
+        f"Invalid type for '{param}': expected {expected}, but got {got} instead.",
+        param,
+        "invalid_type",
+    )
+
+
+class ChatCompletions(Adapter):
+    api = "openai-chat"
+    family = "openai"
+    routes = ("v1/chat/completions", "chat/completions")
+    request_id_header = "x-request-id"
+    invalid_json_message = INVALID_JSON
+
+    # --- parse -------------------------------------------------------------------------
+
+    def parse(self, body: Any) -> Parsed:
+        if not isinstance(body, dict):
+            raise wrong_type("body", "an object", body)
+        if not body.get("model"):
+            raise bad("you must provide a model parameter", None)
+        messages = body.get("messages")
+        if messages is None:
+            raise missing("messages")
+        if not isinstance(messages, list):
+            raise wrong_type("messages", "an array of objects", messages)
+        if not messages:
+            raise bad(
+                "Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                "but got an empty array instead.",
+                "messages",
+                "empty_array",
+            )
+        conversation = Conversation(
+            model=str(body["model"]),
+            messages=tuple(_message(m, i) for i, m in enumerate(messages)),
+            tools=_tools(body.get("tools")),
+            tool_choice=_tool_choice(body.get("tool_choice")),
+            stream=body.get("stream") is True,
+        )
+        options = body.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        return Parsed(conversation, {"include_usage": include_usage})
+
+    # --- render ------------------------------------------------------------------------
+
+    def call_id(self, resolved: Resolved, index: int) -> str:
+        return scripted_id(resolved, index, "call_", 24)
+
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        reply = resolved.reply
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": reply.text or (None if reply.tool_calls else ""),
+        }
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
+        message["refusal"] = None
+        message["annotations"] = []
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": self.call_id(resolved, i),
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for i, call in enumerate(reply.tool_calls)
+            ]
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish}
+        return dumps(
+            {
+                "id": _completion_id(resolved),
+                "object": "chat.completion",
+                "created": resolved.created,
+                "model": parsed.conversation.model,
+                "choices": [choice],
+                "usage": _usage(resolved),
+                "service_tier": "default",
+                "system_fingerprint": FINGERPRINT,
+            }
+        )
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+        include_usage = bool(parsed.options.get("include_usage"))
+        head = {
+            "id": _completion_id(resolved),
+            "object": "chat.completion.chunk",
+            "created": resolved.created,
+            "model": parsed.conversation.model,
+            "system_fingerprint": FINGERPRINT,
+        }
+
+        def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            chunk: dict[str, Any] = {
+                **head,
+                "choices": [
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+                ],
+            }
+            if include_usage:
+                chunk["usage"] = None
+            return b"data: " + dumps(chunk) + b"\n\n"
+
+        events = [Event(frame(d), part) for d, part in _deltas(self, resolved)]
+        events.append(Event(frame({}, resolved.reply.finish), "tail"))
+        if include_usage:
+            final = {**head, "choices": [], "usage": _usage(resolved)}
+            events.append(Event(b"data: " + dumps(final) + b"\n\n", "tail"))
+        events.append(Event(b"data: [DONE]\n\n", "done"))
+        return events
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        return openai_error_body(error)
+
+    def models_body(self) -> bytes:
+        return openai_models_body()
+
+
+def _deltas(adapter: ChatCompletions, resolved: Resolved) -> list[tuple[dict[str, Any], str]]:
+    """The stream's deltas in order; the role rides on the first, as OpenAI sends it."""
+    reply = resolved.reply
+    size = resolved.scenario.stream.text_chunk_chars
+    out: list[tuple[dict[str, Any], str]] = []
+    if reply.reasoning is not None:
+        out += [
+            ({"content": None, "reasoning_content": p}, "reasoning")
+            for p in chunks(reply.reasoning, size)
+        ]
+    if not out and (reply.text or not reply.tool_calls):
+        out.append(({"content": "", "refusal": None}, "head"))
+    out += [({"content": p}, "text") for p in chunks(reply.text, size)]
+    for i, call in enumerate(reply.tool_calls):
+        start = {
+            "index": i,
+            "id": adapter.call_id(resolved, i),
+            "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }
+        out.append(({"tool_calls": [start]}, f"call:{i}"))
+        pieces = fragments(call.arguments, resolved.scenario.stream.argument_fragments)
+        out += [
+            ({"tool_calls": [{"index": i, "function": {"arguments": p}}]}, f"args:{i}")
+            for p in pieces
+        ]
+    first, part = out[0]
+    if "content" not in first:
+        first = {"content": None, "refusal": None, **first}
+    out[0] = ({"role": "assistant", **first}, part)
+    return out
+
+
+def _completion_id(resolved: Resolved) -> str:
+    return derive("chatcmpl-", 29, resolved.scenario.name, resolved.turn)
+
+
+def _usage(resolved: Resolved) -> dict[str, Any]:
+    return {
+        "prompt_tokens": resolved.input_tokens,
+        "completion_tokens": resolved.output_tokens,
+        "total_tokens": resolved.input_tokens + resolved.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": resolved.reasoning_tokens},
+    }
+
+
+# --- request parsing helpers ---------------------------------------------------------------
+
+
+def _message(m: Any, i: int) -> Message:
+    where = f"messages[{i}]"
+    if not isinstance(m, dict):
+        raise wrong_type(where, "an object", m)
+    role = m.get("role")
+    if role is None:
+        raise missing(f"{where}.role")
+    if role not in ROLES:
+        raise bad(
+            f"Invalid value: '{role}'. Supported values are: {_ROLE_LIST}.",
+            f"{where}.role",
+            "invalid_value",
+        )
+    text = text_of(m.get("content"))
+    if role in ("system", "developer"):
+        return Message("system", text)
+    if role == "user":
+        return Message("user", text)
+    if role == "assistant":
+        reasoning = m.get("reasoning_content")
+        calls = tuple(
+            _call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(m.get("tool_calls") or ())
+        )
+        return Message(
+            "assistant", text, calls, reasoning=reasoning if isinstance(reasoning, str) else None
+        )
+    if role == "function":  # legacy: answers by function name
+        return Message("tool", tool_results=(ToolResult(str(m.get("name", "")), text),))
+    call_id = m.get("tool_call_id")
+    if not isinstance(call_id, str):
+        message = "messages with role 'tool' must have a 'tool_call_id'."
+        raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
+    return Message("tool", tool_results=(ToolResult(call_id, text),))
+
+
+def _call(c: Any, where: str) -> ToolCall:
+    if not isinstance(c, dict):
+        raise wrong_type(where, "an object", c)
+    function = c.get("function")
+    if not isinstance(function, dict):
+        raise missing(f"{where}.function")
+    for key in ("name", "arguments"):
+        if not isinstance(function.get(key), str):
+            raise missing(f"{where}.function.{key}")
+    if not isinstance(c.get("id"), str):
+        raise missing(f"{where}.id")
+    return ToolCall(c["id"], function["name"], function["arguments"])
+
+
+def _tools(tools: Any) -> tuple[Tool, ...]:
+    if tools is None:
+        return ()
+    if not isinstance(tools, list):
+        raise wrong_type("tools", "an array of objects", tools)
+    out = []
+    for i, t in enumerate(tools):
+        if not isinstance(t, dict):
+            raise wrong_type(f"tools[{i}]", "an object", t)
+        kind = t.get("type", "function")
+        spec = t.get(kind)
+        if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+            raise missing(f"tools[{i}].{kind}.name")
+        out.append(Tool(spec["name"], spec.get("parameters")))
+    return tuple(out)
+
+
+def _tool_choice(choice: Any) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if choice in ("auto", "none", "required"):
+        return ToolChoice(choice)
+    if isinstance(choice, dict):
+        if choice.get("type") == "allowed_tools":
+            mode = (choice.get("allowed_tools") or {}).get("mode", "auto")
+            return ToolChoice("required" if mode == "required" else "auto")
+        named = choice.get(choice.get("type", "function"))
+        if isinstance(named, dict) and isinstance(named.get("name"), str):
+            return ToolChoice("tool", named["name"])
+    raise bad(
+        f"Invalid value for 'tool_choice': {choice!r}. Expected 'none', 'auto', 'required', "
+        "or an object naming a function.",
+        "tool_choice",
+        "invalid_value",
+    )

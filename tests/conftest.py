@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import openai
+import pytest
+
+from .support import ServerProcess, running_server, session_id
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[ServerProcess]:
+    """One real `mockllm serve` per test process (per xdist worker)."""
+    with running_server("--max-body", "1MB") as s:
+        yield s
+
+
+@pytest.fixture
+def session(request: pytest.FixtureRequest) -> str:
+    """A session name unique to the test, so tests never see each other's requests."""
+    return session_id(request.node.nodeid)
+
+
+@pytest.fixture
+def chat(server: ServerProcess, session: str) -> Iterator[ChatFactory]:
+    factory = ChatFactory(server, session)
+    yield factory
+    factory.close()
+
+
+class ChatFactory:
+    """`chat("weather-single")` → an official OpenAI client bound to that scenario and session."""
+
+    def __init__(self, server: ServerProcess, session: str) -> None:
+        self.server, self.session = server, session
+        self._clients: list[openai.OpenAI] = []
+
+    def __call__(self, scenario: str, **kwargs: object) -> openai.OpenAI:
+        options = {"api_key": "test", "max_retries": 0, **kwargs}
+        client = openai.OpenAI(base_url=self.server.openai_url(scenario, self.session), **options)  # type: ignore[arg-type]
+        self._clients.append(client)
+        return client
+
+    def raw(self, scenario: str, body: dict[str, object]) -> httpx.Response:
+        url = self.server.openai_url(scenario, self.session) + "/chat/completions"
+        return httpx.post(url, json=body)
+
+    def close(self) -> None:
+        for c in self._clients:
+            c.close()

@@ -1,0 +1,209 @@
+"""Test helpers: a real `mockllm serve` process, and a walker that drives a scenario's turns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mockllm.scenario import Scenario, TextMatch
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = ROOT / "scenarios"
+TEST_SCENARIOS = ROOT / "tests" / "scenarios"
+
+
+@dataclass
+class ServerProcess:
+    url: str
+    process: subprocess.Popen[str]
+    log_file: Path
+    output: list[str] = field(default_factory=list)
+
+    def requests(self, **filters: Any) -> list[dict[str, Any]]:
+        r = httpx.get(f"{self.url}/_mockllm/requests", params=filters)
+        r.raise_for_status()
+        result: list[dict[str, Any]] = r.json()
+        return result
+
+    def last(self, session: str) -> dict[str, Any]:
+        return self.requests(session=session)[-1]
+
+    def openai_url(self, scenario: str, session: str | None = None) -> str:
+        return f"{self.url}/s/{scenario}/{session}/v1" if session else f"{self.url}/s/{scenario}/v1"
+
+
+@contextmanager
+def running_server(
+    *args: str, scenarios: tuple[Path, ...] = (BUNDLED, TEST_SCENARIOS)
+) -> Iterator[ServerProcess]:
+    """Start `python -m mockllm serve --port 0` and wait for its ready file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ready = Path(tmp) / "ready"
+        log = Path(tmp) / "log.jsonl"
+        command = [
+            sys.executable,
+            "-m",
+            "mockllm",
+            "serve",
+            "--port",
+            "0",
+            "--ready-file",
+            str(ready),
+            "--log",
+            str(log),
+            *args,
+        ]
+        if scenarios:
+            command += ["--scenarios", *map(str, scenarios)]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            url = _wait_ready(ready, process)
+            yield ServerProcess(url, process, log)
+        finally:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.stdout:
+                process.stdout.close()
+
+
+def _wait_ready(ready: Path, process: subprocess.Popen[str]) -> str:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if ready.exists():
+            return ready.read_text().strip()
+        if process.poll() is not None:
+            out = process.stdout.read() if process.stdout else ""
+            raise RuntimeError(f"mockllm serve exited with {process.returncode}:\n{out}")
+        time.sleep(0.02)
+    raise RuntimeError("mockllm serve did not become ready in 20 s")
+
+
+def session_id(nodeid: str) -> str:
+    return "t" + hashlib.blake2b(nodeid.encode(), digest_size=6).hexdigest()
+
+
+# --- driving a scenario ----------------------------------------------------------------------
+
+
+def sample_text(match: TextMatch | None, default: str) -> str:
+    """A text that satisfies `match` (regex expectations are not used in walkable scenarios)."""
+    if match is None:
+        return default
+    if match.how == "regex":
+        raise ValueError(f"cannot synthesise text matching /{match.value}/")
+    return match.value
+
+
+TOOL_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+class ChatWalker:
+    """Builds, turn by turn, a Chat Completions request that satisfies the scenario's expectations.
+
+    `advance(reply_message)` appends the assistant reply the server gave (as a dict in
+    Chat Completions shape) plus tool results shaped to satisfy the next turn.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.turn = 0
+        first = scenario.turns[0].expect
+        self.messages: list[dict[str, Any]] = []
+        if first and first.system:
+            self.messages.append({"role": "system", "content": sample_text(first.system, "")})
+        self.messages.append(
+            {"role": "user", "content": sample_text(first.user if first else None, "hi")}
+        )
+
+    @property
+    def expect(self) -> Any:
+        turn = self.scenario.turn(self.turn)
+        return turn.expect if turn else None
+
+    def tools(self) -> list[dict[str, Any]]:
+        names: list[str] = []
+        for t in self.scenario.turns:
+            names += list(t.expect.tools or ()) if t.expect else []
+            names += [c.name for c in t.reply.tool_calls]
+        return [
+            {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
+            for n in dict.fromkeys(names)
+        ]
+
+    def request(self, stream: bool = False) -> dict[str, Any]:
+        expect = self.expect
+        body: dict[str, Any] = {
+            "model": sample_text(expect.model if expect else None, "gpt-4o-mini"),
+            "messages": list(self.messages),
+            "tools": self.tools(),
+        }
+        if expect and expect.tool_choice:
+            choice = expect.tool_choice
+            body["tool_choice"] = (
+                {"type": "function", "function": {"name": choice.name}}
+                if choice.mode == "tool"
+                else choice.mode
+            )
+        if stream:
+            body["stream"] = True
+        return body
+
+    def advance(self, assistant: dict[str, Any]) -> None:
+        self.messages.append(assistant)
+        self.turn += 1
+        expect = self.expect
+        wanted = list(expect.tool_results or ()) if expect else []
+        for i, call in enumerate(assistant.get("tool_calls") or ()):
+            match = wanted[i] if i < len(wanted) else None
+            content = (match.contains if match and match.contains else None) or f"result {i}"
+            self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        if expect and expect.user and not expect.user.matches(_latest_user(self.messages)):
+            self.messages.append({"role": "user", "content": sample_text(expect.user, "")})
+
+
+def _latest_user(messages: list[dict[str, Any]]) -> str:
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
+
+
+def assistant_message(message: Any) -> dict[str, Any]:
+    """An SDK ChatCompletionMessage as the dict a client sends back in the history."""
+    out: dict[str, Any] = {"role": "assistant", "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
+            for c in message.tool_calls
+        ]
+    reasoning = (message.model_extra or {}).get("reasoning_content")
+    if reasoning is not None:
+        out["reasoning_content"] = reasoning
+    return out
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True)

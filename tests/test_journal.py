@@ -1,0 +1,151 @@
+"""The request log (DESIGN §8): contents, filters, the JSONL file, the ring, clearing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from .conftest import ChatFactory
+from .support import TOOL_PARAMETERS, ServerProcess, running_server
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]
+
+
+def test_entry_tells_the_whole_story(
+    chat: ChatFactory, server: ServerProcess, session: str
+) -> None:
+    client = chat("weather-single", default_headers={"Authorization": "Bearer sk-secret"})
+    completion = client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Paris?"}], tools=TOOLS
+    )
+    entry = server.last(session)
+    call = completion.choices[0].message.tool_calls[0]
+    assert {k: entry[k] for k in ("session", "scenario", "api", "stream", "turn", "attempt")} == {
+        "session": session,
+        "scenario": "weather-single",
+        "api": "openai-chat",
+        "stream": False,
+        "turn": 0,
+        "attempt": 1,
+    }
+    assert entry["path"] == f"/s/weather-single/{session}/v1/chat/completions"
+    assert entry["request"]["messages"] == [{"role": "user", "content": "Paris?"}]
+    assert entry["conversation"] == [{"role": "user", "text": "Paris?"}]
+    assert entry["tools"] == ["get_weather"]
+    response = entry["response"]
+    assert response["status"] == 200 and response["finish"] == "tool_calls"
+    assert response["tool_calls"] == [
+        {"id": call.id, "name": "get_weather", "arguments": '{"city":"Paris"}'}
+    ]
+    assert json.loads(response["body"]) == completion.model_dump(exclude_unset=True)
+    assert response["bytes_sent"] == len(response["body"].encode())
+    assert entry["duration_ms"] >= 0 and entry["client_disconnected"] is False
+    assert (
+        "authorization" not in entry["headers"]
+        and entry["headers"]["x-stainless-retry-count"] == "0"
+    )
+
+
+def test_stream_entry_keeps_the_bytes_sent(
+    chat: ChatFactory, server: ServerProcess, session: str
+) -> None:
+    stream = chat("hello").chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
+    received = "".join(c.choices[0].delta.content or "" for c in stream)
+    entry = server.last(session)
+    assert entry["stream"] is True
+    body = entry["response"]["body"]
+    assert body.startswith("data: {") and body.endswith("data: [DONE]\n\n")
+    assert received == entry["response"]["text"]
+
+
+def test_tool_results_and_conversation_view(
+    chat: ChatFactory, server: ServerProcess, session: str
+) -> None:
+    client = chat("weather-single")
+    first = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Paris?"}], tools=TOOLS
+    )
+    call = first.choices[0].message.tool_calls[0]
+    history = [
+        {"role": "user", "content": "Paris?"},
+        first.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "18 °C"},
+    ]
+    client.chat.completions.create(model="m", messages=history, tools=TOOLS)
+    entry = server.last(session)
+    assert entry["tool_results"] == [{"call_id": call.id, "content": "18 °C"}]
+    assert entry["conversation"][1] == {
+        "role": "assistant",
+        "tool_calls": [{"id": call.id, "name": "get_weather", "arguments": '{"city":"Paris"}'}],
+    }
+    assert entry["conversation"][2] == {
+        "role": "tool",
+        "tool_results": [{"call_id": call.id, "content": "18 °C"}],
+    }
+
+
+def test_filters_and_gap_free_seq(server: ServerProcess, session: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    for scenario in ("hello", "hello", "loop"):
+        httpx.post(f"{server.openai_url(scenario, session)}/chat/completions", json=body)
+    mine = server.requests(session=session)
+    seqs = [e["seq"] for e in mine]
+    assert len(mine) == 3 and seqs == sorted(seqs)
+    assert [e["scenario"] for e in server.requests(session=session, scenario="hello")] == [
+        "hello",
+        "hello",
+    ]
+    assert [e["seq"] for e in server.requests(session=session, since=seqs[0])] == seqs[1:]
+    everything = [e["seq"] for e in server.requests()]
+    assert everything == list(range(everything[0], everything[0] + len(everything)))
+
+
+def test_delete_clears_one_session(server: ServerProcess, session: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    for name in (session, session + "-keep"):
+        httpx.post(f"{server.openai_url('hello', name)}/chat/completions", json=body)
+    deleted = httpx.delete(f"{server.url}/_mockllm/requests", params={"session": session}).json()
+    assert deleted == {"deleted": 1}
+    assert server.requests(session=session) == []
+    assert len(server.requests(session=session + "-keep")) == 1
+
+
+def _post_hello(url: str, n: int) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    for _ in range(n):
+        httpx.post(f"{url}/s/hello/v1/chat/completions", json=body)
+
+
+def test_ring_keeps_the_last_entries_and_the_file_keeps_all() -> None:
+    with running_server("--log-limit", "3") as s:
+        _post_hello(s.url, 5)
+        assert [e["seq"] for e in s.requests()] == [3, 4, 5]
+        lines = s.log_file.read_text().splitlines()  # flushed per entry: readable while serving
+        assert [json.loads(line)["seq"] for line in lines] == [1, 2, 3, 4, 5]
+        assert all(json.loads(line)["response"]["status"] == 200 for line in lines)
+
+
+def test_body_cap_limits_stored_bytes_not_bytes_sent() -> None:
+    with running_server("--log-body-cap", "40") as s:
+        _post_hello(s.url, 1)
+        response: dict[str, Any] = s.requests()[-1]["response"]
+        assert len(response["body"]) == 40 and response["body_truncated"] is True
+        assert response["bytes_sent"] > 40
+
+
+def test_reset_clears_attempts_and_log_of_a_session(server: ServerProcess, session: str) -> None:
+    url = f"{server.openai_url('hello', session)}/chat/completions"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    httpx.post(url, json=body)
+    httpx.post(url, json=body)
+    assert server.last(session)["attempt"] == 2
+    assert (
+        httpx.post(f"{server.url}/_mockllm/reset", params={"session": session}).json()["deleted"]
+        == 2
+    )
+    httpx.post(url, json=body)
+    assert [e["attempt"] for e in server.requests(session=session)] == [1]
