@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+NODE_STAMP := tests/node/node_modules/.installed
 ARGS   ?=
 
 .DEFAULT_GOAL := help
@@ -20,7 +21,12 @@ $(STAMP): pyproject.toml
 serve: $(STAMP) ## serve the bundled scenarios on 127.0.0.1:8000 (ARGS="--port 9000 ...")
 	$(BIN)/mockllm serve $(ARGS)
 
-test: $(STAMP) ## run the test suite (real servers, real SDKs)
+# The Node SDKs the tests drive, pinned by the committed lockfile.
+$(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Python and Node)
 	$(BIN)/pytest -n auto $(ARGS)
 
 lint: $(STAMP) ## ruff and mypy
@@ -29,4 +35,4 @@ lint: $(STAMP) ## ruff and mypy
 	$(BIN)/mypy
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/node/node_modules

@@ -47,7 +47,7 @@ def admin_router(app: MockLLM) -> Router:
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
-        engine.reset(session)
+        app.reset(session)
         deleted = journal.clear(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 

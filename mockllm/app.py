@@ -13,9 +13,8 @@ from typing import Any
 
 from .engine import Engine
 from .errors import RequestError
-from .ids import HEX, derive
 from .journal import Entry, Journal
-from .providers import ADAPTERS, Adapter, Parsed, by_family
+from .providers import ADAPTERS, Adapter, Parsed
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -31,7 +30,11 @@ class MockLLM:
         self.engine = engine
         self.journal = journal
         self.settings = settings
-        self.routes: dict[str, Adapter] = {r: a for a in ADAPTERS.values() for r in a.routes}
+        self.adapters = [cls() for cls in ADAPTERS.values()]
+        self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
+        self.families: dict[str, Adapter] = {}
+        for adapter in self.adapters:  # the first of each family answers its shared routes
+            self.families.setdefault(adapter.family, adapter)
         from .admin import admin_router  # starlette is only needed off the hot path
 
         self.admin = admin_router(self)
@@ -50,10 +53,31 @@ class MockLLM:
         adapter = self.routes.get(route)
         if adapter is not None and scope["method"] == "POST":
             await self._model_request(scope, receive, send, adapter, scenario, session)
+        elif scope["method"] != "GET":
+            await self._not_found(scope, send, route)
         elif route == "v1/models" or route.startswith("v1/models/"):
             await self._models(scope, send, route)
+        elif (getter := self._getter(route)) is not None:
+            status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
+            await _send(send, status, body, b"application/json")
         else:
             await self._not_found(scope, send, route)
+
+    def _getter(self, route: str) -> Adapter | None:
+        return next(
+            (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
+        )
+
+    def family_of(self, scope: Scope) -> Adapter:
+        """Routes the providers share answer in Anthropic's shape when the SDK is Anthropic's."""
+        anthropic = any(k == b"anthropic-version" for k, _ in scope["headers"])
+        return self.families.get("anthropic" if anthropic else "openai") or self.adapters[0]
+
+    def reset(self, session: str | None = None) -> None:
+        self.engine.reset(session)
+        if session is None:
+            for adapter in self.adapters:
+                adapter.reset()
 
     def _split(self, path: str) -> tuple[str | None, str | None, str]:
         """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""
@@ -66,7 +90,12 @@ class MockLLM:
         return scenario, session, route
 
     def _is_route(self, rest: str) -> bool:
-        return rest in self.routes or rest == "v1/models" or rest.startswith("v1/models/")
+        return (
+            rest in self.routes
+            or rest == "v1/models"
+            or rest.startswith("v1/models/")
+            or self._getter(rest) is not None
+        )
 
     # --- model requests ------------------------------------------------------------------
 
@@ -87,40 +116,33 @@ class MockLLM:
         reply = _Reply(self.journal, entry, send, adapter)
         try:
             await self._answer(scope, receive, adapter, entry, reply)
+        except RequestError as error:  # refused: in the provider's error shape
+            await reply.error(error)
         except Exception:
             entry.server_error = traceback.format_exc()
             if not reply.started:
-                error = RequestError(
-                    500,
-                    "mockllm internal error; see server_error in the request log",
-                    kind="server_error",
-                )
-                await reply.error(error)
+                message = "mockllm internal error; see server_error in the request log"
+                await reply.error(RequestError(500, message, kind="server_error"))
         finally:
             self.journal.close(entry)
 
     async def _answer(
         self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: _Reply
     ) -> None:
-        try:
-            entry.body = await _read_body(scope, receive, self.settings.max_body)
-            scenario = self.engine.find(entry.scenario)
-            parsed = adapter.parse(_json_body(entry, adapter))
-        except RequestError as error:
-            await reply.error(error)
-            return
+        entry.body = await _read_body(scope, receive, self.settings.max_body)
+        scenario = self.engine.find(entry.scenario)
+        parsed = adapter.parse(_json_body(entry, adapter))
         conv = parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
         answer = self.engine.answer(scenario, entry.session or "default", conv)
         entry.turn, entry.attempt = answer.turn, answer.attempt
         entry.violations += answer.violations
         entry.expectation_failures += answer.expectation_failures
-        reply.request_id = derive(
-            "req_", 24, entry.session, scenario.name, answer.turn, answer.attempt, alphabet=HEX
+        reply.request_id = adapter.request_id(
+            entry.session, scenario.name, answer.turn, answer.attempt
         )
         if answer.error is not None:
-            await reply.error(answer.error)
-            return
+            raise answer.error
         resolved = answer.resolved
         assert resolved is not None
         entry.finish = resolved.reply.finish
@@ -133,12 +155,14 @@ class MockLLM:
             events = adapter.render_stream(resolved, parsed)
             await reply.stream(b"".join(e.data for e in events))
         else:
-            await reply.json(200, adapter.render(resolved, parsed))
+            body = adapter.render(resolved, parsed)
+            entry.notes += adapter.notes(resolved, parsed)
+            await reply.json(200, body)
 
     # --- other routes --------------------------------------------------------------------
 
     async def _models(self, scope: Scope, send: Any, route: str) -> None:
-        adapter = _family_adapter(scope)
+        adapter = self.family_of(scope)
         body = adapter.models_body()
         if route != "v1/models":  # one model: any id is served, in the listing's shape
             model = json.loads(body)["data"][0]
@@ -147,8 +171,8 @@ class MockLLM:
         await _send(send, 200, body, b"application/json")
 
     async def _not_found(self, scope: Scope, send: Any, route: str) -> None:
-        adapter = _family_adapter(scope)
-        known = ", ".join(sorted({"/v1/" + r.removeprefix("v1/") for r in self.routes}))
+        adapter = self.family_of(scope)
+        known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
@@ -162,7 +186,7 @@ class _Reply:
 
     def __init__(self, journal: Journal, entry: Entry, send: Any, adapter: Adapter) -> None:
         self.journal, self.entry, self._send, self.adapter = journal, entry, send, adapter
-        self.request_id = derive("req_", 24, "seq", entry.seq, alphabet=HEX)
+        self.request_id = adapter.request_id("seq", entry.seq)
         self.started = False
 
     def _headers(self, content_type: bytes) -> list[tuple[bytes, bytes]]:
@@ -230,13 +254,6 @@ def _json_body(entry: Entry, adapter: Adapter) -> Any:
         return json.loads(entry.body)
     except ValueError:
         raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
-
-
-def _family_adapter(scope: Scope) -> Adapter:
-    """Routes shared by the providers answer in Anthropic's shape when the SDK is Anthropic's."""
-    anthropic = any(k == b"anthropic-version" for k, _ in scope["headers"])
-    families = {a.family: a for a in reversed(ADAPTERS.values())}
-    return families.get("anthropic" if anthropic else "openai") or by_family("openai")
 
 
 async def _send(send: Any, status: int, body: bytes, content_type: bytes) -> None:

@@ -123,7 +123,7 @@ def _banner(count: int, default: str | None) -> str:
     from .providers import ADAPTERS
 
     example = default or "SCENARIO"
-    families = {a.family for a in ADAPTERS.values()}
+    families = {cls.family for cls in ADAPTERS.values()}
     lines = [f"mockllm: serving {count} scenarios on {{url}}"]
     if "openai" in families:
         lines.append(f'  OpenAI SDK:    OpenAI(base_url="{{url}}/s/{example}/v1", api_key="test")')

@@ -13,7 +13,10 @@ HEX = "0123456789abcdef"
 @lru_cache(maxsize=65536)
 def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
     """`prefix` + `length` characters drawn from a hash of `parts`: same parts, same id."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=64).digest()
+    seed = "\x1f".join(
+        map(str, (prefix, *parts))
+    )  # the prefix too: toolu_ ids never echo call_ ids
+    digest = hashlib.blake2b(seed.encode(), digest_size=64).digest()
     n = int.from_bytes(digest, "big")
     out = []
     for _ in range(length):

@@ -34,6 +34,7 @@ class Entry:
         "fault",
         "finish",
         "headers",
+        "notes",
         "path",
         "scenario",
         "sent",
@@ -72,6 +73,7 @@ class Entry:
         self.tool_calls: list[dict[str, str]] = []
         self.fault: str | None = None
         self.error: dict[str, str] | None = None  # kind and message of an error answer
+        self.notes: list[str] = []  # what the adapter had to adapt to render this reply
         self.sent = bytearray()
         self.bytes_sent = 0
         self.duration_ms: float | None = None
@@ -112,6 +114,7 @@ class Entry:
             "tool_calls": self.tool_calls,
             "fault": self.fault,
             "error": self.error,
+            "notes": self.notes,
             "bytes_sent": self.bytes_sent,
             "body": self.sent.decode("utf-8", "replace"),
             "body_truncated": self.bytes_sent > len(self.sent),

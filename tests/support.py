@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from mockllm.scenario import Scenario, TextMatch
+from mockllm.scenario import TextMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios"
@@ -117,74 +117,6 @@ def sample_text(match: TextMatch | None, default: str) -> str:
 
 
 TOOL_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
-
-
-class ChatWalker:
-    """Builds, turn by turn, a Chat Completions request that satisfies the scenario's expectations.
-
-    `advance(reply_message)` appends the assistant reply the server gave (as a dict in
-    Chat Completions shape) plus tool results shaped to satisfy the next turn.
-    """
-
-    def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
-        self.turn = 0
-        first = scenario.turns[0].expect
-        self.messages: list[dict[str, Any]] = []
-        if first and first.system:
-            self.messages.append({"role": "system", "content": sample_text(first.system, "")})
-        self.messages.append(
-            {"role": "user", "content": sample_text(first.user if first else None, "hi")}
-        )
-
-    @property
-    def expect(self) -> Any:
-        turn = self.scenario.turn(self.turn)
-        return turn.expect if turn else None
-
-    def tools(self) -> list[dict[str, Any]]:
-        names: list[str] = []
-        for t in self.scenario.turns:
-            names += list(t.expect.tools or ()) if t.expect else []
-            names += [c.name for c in t.reply.tool_calls]
-        return [
-            {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
-            for n in dict.fromkeys(names)
-        ]
-
-    def request(self, stream: bool = False) -> dict[str, Any]:
-        expect = self.expect
-        body: dict[str, Any] = {
-            "model": sample_text(expect.model if expect else None, "gpt-4o-mini"),
-            "messages": list(self.messages),
-            "tools": self.tools(),
-        }
-        if expect and expect.tool_choice:
-            choice = expect.tool_choice
-            body["tool_choice"] = (
-                {"type": "function", "function": {"name": choice.name}}
-                if choice.mode == "tool"
-                else choice.mode
-            )
-        if stream:
-            body["stream"] = True
-        return body
-
-    def advance(self, assistant: dict[str, Any]) -> None:
-        self.messages.append(assistant)
-        self.turn += 1
-        expect = self.expect
-        wanted = list(expect.tool_results or ()) if expect else []
-        for i, call in enumerate(assistant.get("tool_calls") or ()):
-            match = wanted[i] if i < len(wanted) else None
-            content = (match.contains if match and match.contains else None) or f"result {i}"
-            self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-        if expect and expect.user and not expect.user.matches(_latest_user(self.messages)):
-            self.messages.append({"role": "user", "content": sample_text(expect.user, "")})
-
-
-def _latest_user(messages: list[dict[str, Any]]) -> str:
-    return next(m["content"] for m in reversed(messages) if m["role"] == "user")
 
 
 def assistant_message(message: Any) -> dict[str, Any]:

@@ -1,28 +1,57 @@
-"""The README's code runs against a real server, and prints what its comments say."""
+"""The README's code runs against a real server and prints what its comments say:
+Python blocks in-process, JavaScript blocks with Node and the pinned SDKs."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import re
+import subprocess
+import uuid
 
 from .support import ROOT, ServerProcess
 
+NODE_DIR = ROOT / "tests" / "node"
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return blocks("python")
+
+
+def claimed_output(code: str, comment: str) -> list[str]:
+    """What `print(...)  # x` / `console.log(...); // x` lines say they print."""
+    return re.findall(rf"^(?:print|console\.log)\(.*\);?\s+{comment} (.*)$", code, re.M)
 
 
 def run_readme_blocks(url: str) -> None:
-    """Execute each Python block against `url`; its output must be its `print(...)  # …` comments."""
-    blocks = python_blocks()
-    assert blocks, "the README should show how to point an SDK at mockllm"
-    for code in blocks:
+    """Execute each Python block against `url`; its output must be its claimed output."""
+    assert python_blocks(), "the README should show how to point an SDK at mockllm"
+    for code in python_blocks():
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(compile(code.replace("http://127.0.0.1:8000", url), "README.md", "exec"), {})
-        assert out.getvalue().splitlines() == re.findall(r"^print\(.*\)\s+# (.*)$", code, re.M)
+        assert out.getvalue().splitlines() == claimed_output(code, "#")
 
 
 def test_readme_python_blocks_run_and_print_what_they_claim(server: ServerProcess) -> None:
     run_readme_blocks(server.url)
+
+
+def test_readme_node_blocks_run_and_print_what_they_claim(server: ServerProcess) -> None:
+    js = blocks("js")
+    assert len(js) >= 2, "the README should show both Node SDKs"
+    for code in js:
+        script = NODE_DIR / f".readme-{uuid.uuid4().hex}.mjs"  # inside tests/node: imports resolve
+        script.write_text(code.replace("http://127.0.0.1:8000", server.url))
+        try:
+            done = subprocess.run(
+                ["node", script.name], cwd=NODE_DIR, capture_output=True, text=True, timeout=60
+            )
+        finally:
+            script.unlink()
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == claimed_output(code, "//")

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from .anthropic import Messages
 from .base import Adapter, Event, Parsed
 from .openai_chat import ChatCompletions
+from .openai_responses import Responses
 
-ADAPTERS: dict[str, Adapter] = {}
+ADAPTERS: dict[str, type[Adapter]] = {}
 
 
-def register(adapter: Adapter) -> None:
+def register(adapter: type[Adapter]) -> type[Adapter]:
+    """Make a wire format available to every server started afterwards."""
     ADAPTERS[adapter.api] = adapter
+    return adapter
 
 
-def by_family(family: str) -> Adapter:
-    return next(a for a in ADAPTERS.values() if a.family == family)
+register(ChatCompletions)
+register(Responses)
+register(Messages)
 
-
-register(ChatCompletions())
-
-__all__ = ["ADAPTERS", "Adapter", "Event", "Parsed", "by_family", "register"]
+__all__ = ["ADAPTERS", "Adapter", "Event", "Parsed", "register"]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, NamedTuple
 from ..conversation import Conversation
 from ..engine import Resolved
 from ..errors import RequestError
-from ..ids import derive
+from ..ids import HEX, derive
 
 
 class Event(NamedTuple):
@@ -37,14 +37,19 @@ class Parsed:
 
 
 class Adapter(ABC):
+    """One wire format. Each server instantiates its own adapters, so state (the Responses
+    store) lives on the instance and dies with the server."""
+
     api: ClassVar[str]  # stable name used in the log: "openai-chat", ...
     family: ClassVar[str]  # "openai" | "anthropic": decides the shape of shared routes
-    routes: ClassVar[tuple[str, ...]]  # paths after the optional /s/NAME[/SESSION] prefix
+    routes: ClassVar[tuple[str, ...]]  # POST paths after the optional /s/NAME[/SESSION] prefix
+    get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
 
     @abstractmethod
-    def parse(self, body: Any) -> Parsed: ...
+    def parse(self, body: Any) -> Parsed:
+        """Wire JSON → the neutral request; raise RequestError for what the provider refuses."""
 
     @abstractmethod
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes: ...
@@ -61,6 +66,20 @@ class Adapter(ABC):
 
     @abstractmethod
     def models_body(self) -> bytes: ...
+
+    def request_id(self, *parts: object) -> str:
+        return derive("req_", 32, *parts, alphabet=HEX)
+
+    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
+        """What rendering this reply non-streamed had to adapt, for the log."""
+        return []
+
+    def get(self, rest: str) -> tuple[int, bytes]:
+        """Answer GET {get_prefix}{rest}."""
+        raise NotImplementedError
+
+    def reset(self) -> None:  # noqa: B027 — most adapters keep no state
+        """Forget any state kept between requests."""
 
 
 def dumps(obj: Any) -> bytes:
@@ -107,7 +126,8 @@ MODELS = (
     "o3",
     "deepseek-chat",
     "deepseek-reasoner",
-    "claude-sonnet-4-5",
-    "claude-opus-4-1",
+    "claude-sonnet-4-6",
+    "claude-opus-4-7",
+    "claude-haiku-4-5",
     "mockllm",
 )

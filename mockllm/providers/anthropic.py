@@ -1,0 +1,370 @@
+"""Anthropic Messages: protocols.md §4."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from ..engine import Resolved
+from ..errors import RequestError
+from ..ids import derive
+from ..scenario import ScriptedCall
+from .base import MODELS, Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
+
+STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+
+
+def signature(resolved: Resolved) -> str:
+    """A deterministic stand-in for the opaque signature of a thinking block."""
+    seed = f"{resolved.scenario.name}\x1f{resolved.turn}\x1f{resolved.reply.reasoning}".encode()
+    return base64.b64encode(hashlib.blake2b(seed, digest_size=64).digest()).decode()
+
+
+def bad(message: str) -> RequestError:
+    return RequestError(400, message)
+
+
+class Messages(Adapter):
+    api = "anthropic"
+    family = "anthropic"
+    routes = ("v1/messages",)
+    request_id_header = "request-id"
+    invalid_json_message = "mockllm: the request body is not valid JSON"
+
+    # --- parse -------------------------------------------------------------------------
+
+    def parse(self, body: Any) -> Parsed:
+        if not isinstance(body, dict):
+            raise bad("Input should be a valid dictionary")
+        for key in ("model", "messages"):
+            if key not in body:
+                raise bad(f"{key}: Field required")
+        if not isinstance(body["messages"], list):
+            raise bad("messages: Input should be a valid list")
+        system = text_of(body.get("system"))
+        messages = [Message("system", system)] if system else []
+        for i, m in enumerate(body["messages"]):
+            messages += _message(m, i)
+        conversation = Conversation(
+            model=str(body["model"]),
+            messages=tuple(_merge_assistants(messages)),
+            tools=_tools(body.get("tools")),
+            tool_choice=_tool_choice(body.get("tool_choice")),
+            stream=body.get("stream") is True,
+        )
+        return Parsed(conversation)
+
+    # --- render ------------------------------------------------------------------------
+
+    def call_id(self, resolved: Resolved, index: int) -> str:
+        return scripted_id(resolved, index, "toolu_01", 22)
+
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        content: list[dict[str, Any]] = []
+        reply = resolved.reply
+        if reply.reasoning is not None:
+            content.append(
+                {"type": "thinking", "thinking": reply.reasoning, "signature": signature(resolved)}
+            )
+        if _has_text_block(resolved):
+            content.append({"type": "text", "text": reply.text})
+        for i, call in enumerate(reply.tool_calls):
+            tool_use = {"type": "tool_use", "id": self.call_id(resolved, i), "name": call.name}
+            content.append({**tool_use, "input": _input_object(resolved, i, call)})
+        message = _message_head(resolved, parsed, content)
+        message["stop_reason"] = STOP_REASONS[reply.finish]
+        message["usage"] = _usage(resolved)
+        return dumps(message)
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+        reply = resolved.reply
+        start = _message_head(resolved, parsed, [])
+        start["stop_reason"] = None
+        start["usage"] = {**_usage(resolved), "output_tokens": 1}
+        events = [_event("message_start", {"message": start}, "head")]
+        blocks: list[tuple[dict[str, Any], list[dict[str, Any]], str, str]] = []
+        size = resolved.scenario.stream.text_chunk_chars
+        if reply.reasoning is not None:
+            deltas = [
+                {"type": "thinking_delta", "thinking": p} for p in chunks(reply.reasoning, size)
+            ]
+            deltas.append({"type": "signature_delta", "signature": signature(resolved)})
+            blocks.append(
+                (
+                    {"type": "thinking", "thinking": "", "signature": ""},
+                    deltas,
+                    "reasoning",
+                    "reasoning",
+                )
+            )
+        if _has_text_block(resolved):
+            deltas = [{"type": "text_delta", "text": p} for p in chunks(reply.text, size)]
+            blocks.append(({"type": "text", "text": ""}, deltas, "text", "text"))
+        for i, call in enumerate(reply.tool_calls):
+            block = {
+                "type": "tool_use",
+                "id": self.call_id(resolved, i),
+                "name": call.name,
+                "input": {},
+            }
+            pieces = ["", *fragments(call.arguments, resolved.scenario.stream.argument_fragments)]
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+            blocks.append((block, deltas, f"call:{i}", f"args:{i}"))
+        for index, (block, deltas, start_part, delta_part) in enumerate(blocks):
+            events.append(
+                _event("content_block_start", {"index": index, "content_block": block}, start_part)
+            )
+            if index == 0:
+                events.append(_event("ping", {}, start_part))
+            events += [
+                _event("content_block_delta", {"index": index, "delta": d}, delta_part)
+                for d in deltas
+            ]
+            events.append(_event("content_block_stop", {"index": index}, delta_part))
+        stop = {"stop_reason": STOP_REASONS[reply.finish], "stop_sequence": None}
+        events.append(
+            _event(
+                "message_delta",
+                {"delta": stop, "usage": {"output_tokens": resolved.output_tokens}},
+                "tail",
+            )
+        )
+        events.append(_event("message_stop", {}, "done"))
+        return events
+
+    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
+        notes = []
+        for i, call in enumerate(resolved.reply.tool_calls):
+            if call.arguments_object() is None:
+                sent = json.dumps(_input_object(resolved, i, call), ensure_ascii=False)
+                notes.append(
+                    f"call {i}: arguments {call.arguments!r} are not a JSON object; tool_use.input "
+                    f"sent as {sent} (the complete top-level parameters only, as the API does for "
+                    "a tool_use cut short)"
+                )
+        return notes
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        error_type = error.error_type or ERROR_TYPES.get(error.status, "api_error")
+        return dumps(
+            {
+                "type": "error",
+                "error": {"type": error_type, "message": error.message},
+                "request_id": request_id,
+            }
+        )
+
+    def request_id(self, *parts: object) -> str:
+        return derive("req_011C", 20, *parts)
+
+    def models_body(self) -> bytes:
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+            for m in MODELS
+            if m.startswith("claude")
+        ]
+        return dumps(
+            {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+        )
+
+
+def _event(kind: str, payload: dict[str, Any], part: str) -> Event:
+    data = dumps({"type": kind, **payload})
+    return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+
+
+def _message_head(
+    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "id": derive("msg_01", 22, resolved.scenario.name, resolved.turn),
+        "type": "message",
+        "role": "assistant",
+        "model": parsed.conversation.model,
+        "content": content,
+        "stop_reason": None,
+        "stop_sequence": None,
+    }
+
+
+def _has_text_block(resolved: Resolved) -> bool:
+    reply = resolved.reply
+    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None)
+
+
+def _usage(resolved: Resolved) -> dict[str, int]:
+    return {
+        "input_tokens": resolved.input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": resolved.output_tokens,
+    }
+
+
+def _input_object(resolved: Resolved, index: int, call: ScriptedCall) -> dict[str, Any]:
+    """`input` must be an object on this wire. Arguments that are a cut-off JSON object keep
+    their complete top-level parameters — the API buffers each parameter until it is
+    complete, so a tool_use cut short carries only those. Anything else cannot be said."""
+    whole = call.arguments_object()
+    if whole is not None:
+        return whole
+    partial = complete_parameters(call.arguments)
+    if partial is None:
+        message = (
+            f"mockllm: scenario {resolved.scenario.name!r} turn {resolved.turn} call {index} "
+            f"({call.name}) has arguments {call.arguments!r}, which are not a JSON object nor a "
+            "cut-off one; a non-streamed Anthropic tool_use.input must be an object, so this reply "
+            "cannot be expressed here. Request it with stream=true (the text is then sent verbatim "
+            "as input_json_delta fragments), or use an OpenAI API."
+        )
+        raise RequestError(400, message, kind="unrepresentable_reply", code="unrepresentable_reply")
+    return partial
+
+
+def complete_parameters(text: str) -> dict[str, Any] | None:
+    """The top-level parameters completed before `text` was cut off, or None if `text` is
+    not the beginning of a JSON object."""
+    stripped = text.lstrip()
+    if not stripped.startswith("{"):
+        return None
+    depth, in_string, escaped, last_comma = 0, False, False, None
+    for i, ch in enumerate(stripped):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            last_comma = i
+    candidate = stripped[:last_comma] + "}" if last_comma is not None else "{}"
+    try:
+        value = json.loads(candidate)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+# --- request parsing helpers ---------------------------------------------------------------
+
+
+def _message(m: Any, i: int) -> list[Message]:
+    if not isinstance(m, dict):
+        raise bad(f"messages.{i}: Input should be a valid dictionary")
+    role = m.get("role")
+    if role not in ("user", "assistant"):
+        raise bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    if "content" not in m:
+        raise bad(f"messages.{i}.content: Field required")
+    content = m["content"]
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list):
+        raise bad(f"messages.{i}.content: Input should be a valid list")
+    if role == "assistant":
+        return [_assistant(blocks, i)]
+    results = tuple(
+        _result(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
+    text = text_of([b for b in blocks if isinstance(b, dict) and b.get("type") == "text"])
+    out = [Message("tool", tool_results=results)] if results else []
+    if text or not results:  # text after the results is the user speaking again
+        out.append(Message("user", text))
+    return out
+
+
+def _assistant(blocks: list[Any], i: int) -> Message:
+    calls, texts, thinking = [], [], []
+    for j, b in enumerate(blocks):
+        if not isinstance(b, dict):
+            raise bad(f"messages.{i}.content.{j}: Input should be a valid dictionary")
+        kind = b.get("type")
+        if kind == "text":
+            texts.append(str(b.get("text", "")))
+        elif kind in ("tool_use", "server_tool_use"):
+            arguments = json.dumps(b.get("input", {}), ensure_ascii=False, separators=(",", ":"))
+            calls.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")), arguments))
+        elif kind == "thinking":
+            thinking.append(str(b.get("thinking", "")))
+    reasoning = "\n".join(thinking) if thinking else None
+    return Message("assistant", "\n".join(texts), tuple(calls), reasoning=reasoning)
+
+
+def _result(block: dict[str, Any]) -> ToolResult:
+    return ToolResult(
+        str(block.get("tool_use_id", "")),
+        text_of(block.get("content")),
+        bool(block.get("is_error", False)),
+    )
+
+
+def _merge_assistants(messages: list[Message]) -> list[Message]:
+    """The API merges consecutive same-role messages into one turn: one reply, not two."""
+    out: list[Message] = []
+    for m in messages:
+        if out and m.role == "assistant" and out[-1].role == "assistant":
+            prev = out[-1]
+            text = "\n".join(t for t in (prev.text, m.text) if t)
+            reasoning = (
+                prev.reasoning if m.reasoning is None else (prev.reasoning or "") + m.reasoning
+            )
+            out[-1] = Message(
+                "assistant", text, prev.tool_calls + m.tool_calls, reasoning=reasoning
+            )
+        else:
+            out.append(m)
+    return out
+
+
+def _tools(tools: Any) -> tuple[Tool, ...]:
+    if tools is None:
+        return ()
+    if not isinstance(tools, list):
+        raise bad("tools: Input should be a valid list")
+    out = []
+    for i, t in enumerate(tools):
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise bad(f"tools.{i}.name: Field required")
+        out.append(Tool(t["name"], t.get("input_schema")))
+    return tuple(out)
+
+
+def _tool_choice(choice: Any) -> ToolChoice | None:
+    if choice is None:
+        return None
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind in TOOL_CHOICES:
+        return ToolChoice(TOOL_CHOICES[kind])  # type: ignore[arg-type]
+    if kind == "tool" and isinstance(choice.get("name"), str):
+        return ToolChoice("tool", choice["name"])
+    raise bad(
+        "tool_choice: Input tag does not match any of the expected tags: "
+        "'auto', 'any', 'tool', 'none'"
+    )

@@ -1,0 +1,439 @@
+"""OpenAI Responses: protocols.md §3, with its state (`store`, `previous_response_id`)."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from ..engine import Resolved
+from ..errors import RequestError
+from ..ids import HEX, derive
+from .base import Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
+from .openai_chat import INVALID_JSON, missing, openai_error_body, openai_models_body, wrong_type
+
+INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
+# Request fields the real API echoes on the response object, with its defaults.
+ECHOED: dict[str, Any] = {
+    "instructions": None,
+    "max_output_tokens": None,
+    "max_tool_calls": None,
+    "parallel_tool_calls": True,
+    "previous_response_id": None,
+    "reasoning": {"effort": None, "summary": None},
+    "temperature": 1.0,
+    "text": {"format": {"type": "text"}},
+    "tool_choice": "auto",
+    "tools": [],
+    "top_p": 1.0,
+    "truncation": "disabled",
+    "user": None,
+    "metadata": {},
+}
+STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    messages: tuple[Message, ...]  # the conversation, its own reply included
+    body: bytes  # the response object, as GET /v1/responses/{id} returns it
+
+
+class Responses(Adapter):
+    api = "openai-responses"
+    family = "openai"
+    routes = ("v1/responses", "responses")
+    get_prefix = "v1/responses/"
+    request_id_header = "x-request-id"
+    invalid_json_message = INVALID_JSON
+
+    def __init__(self) -> None:
+        self._store: OrderedDict[str, Stored] = OrderedDict()
+
+    # --- parse -------------------------------------------------------------------------
+
+    def parse(self, body: Any) -> Parsed:
+        if not isinstance(body, dict):
+            raise wrong_type("body", "an object", body)
+        if not body.get("model"):
+            raise missing("model")
+        history = self._previous(body.get("previous_response_id"))
+        items = body.get("input")
+        if items is None and body.get("previous_response_id") is None:
+            raise missing("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        if not isinstance(items, list | None):
+            raise wrong_type("input", "a string or an array of input items", items)
+        messages = history + tuple(_items(items or []))
+        instructions = body.get("instructions")
+        system = (
+            (Message("system", instructions),)
+            if isinstance(instructions, str) and instructions
+            else ()
+        )
+        conversation = Conversation(
+            model=str(body["model"]),
+            messages=system + messages,
+            tools=_tools(body.get("tools")),
+            tool_choice=_tool_choice(body.get("tool_choice")),
+            stream=body.get("stream") is True,
+        )
+        canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
+        options = {
+            "fingerprint": hashlib.blake2b(canonical, digest_size=16).hexdigest(),
+            "store": body.get("store") is not False,
+            "echo": {k: body.get(k, default) for k, default in ECHOED.items()},
+            "stored_messages": messages,  # instructions are not carried to the next response
+        }
+        return Parsed(conversation, options)
+
+    def _previous(self, response_id: Any) -> tuple[Message, ...]:
+        if response_id is None:
+            return ()
+        stored = self._store.get(str(response_id))
+        if stored is None:
+            raise RequestError(
+                404,
+                f"Previous response with id '{response_id}' not found.",
+                kind="previous_response_not_found",
+                param="previous_response_id",
+                code="previous_response_not_found",
+            )
+        return stored.messages
+
+    # --- render ------------------------------------------------------------------------
+
+    def call_id(self, resolved: Resolved, index: int) -> str:
+        return scripted_id(resolved, index, "call_", 24)
+
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        return self._final(resolved, parsed)
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+        numbers = itertools.count()
+
+        def event(kind: str, payload: dict[str, Any], part: str) -> Event:
+            data = dumps({"type": kind, "sequence_number": next(numbers), **payload})
+            return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+
+        start = self._response(resolved, parsed, "in_progress", [])
+        events = [event("response.created", {"response": start}, "head")]
+        events.append(event("response.in_progress", {"response": start}, "head"))
+        calls = itertools.count()
+        for index, item in enumerate(self._output(resolved)):
+            call = next(calls) if item["type"] == "function_call" else -1
+            events += _item_events(event, index, item, resolved, call)
+        final = json.loads(self._final(resolved, parsed))
+        kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
+        events.append(event(kind, {"response": final}, "done"))
+        return events
+
+    def _final(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        """The finished response object; stored for previous_response_id when `store` allows."""
+        incomplete = resolved.reply.finish in INCOMPLETE_REASONS
+        output = self._output(resolved)
+        if incomplete and output and "status" in output[-1]:
+            output[-1]["status"] = "incomplete"
+        body = dumps(
+            self._response(resolved, parsed, "incomplete" if incomplete else "completed", output)
+        )
+        if parsed.options["store"]:
+            self._remember(resolved, parsed, body)
+        return body
+
+    def _remember(self, resolved: Resolved, parsed: Parsed, body: bytes) -> None:
+        reply = resolved.reply
+        calls = tuple(
+            ToolCall(self.call_id(resolved, i), c.name, c.arguments)
+            for i, c in enumerate(reply.tool_calls)
+        )
+        own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
+        self._store[_response_id(resolved, parsed)] = Stored(
+            (*parsed.options["stored_messages"], own), body
+        )
+        while len(self._store) > STORE_LIMIT:
+            self._store.popitem(last=False)
+
+    def _response(
+        self, resolved: Resolved, parsed: Parsed, status: str, output: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        reason = INCOMPLETE_REASONS.get(resolved.reply.finish) if status == "incomplete" else None
+        echo = parsed.options["echo"]
+        head = {
+            "id": _response_id(resolved, parsed),
+            "object": "response",
+            "created_at": resolved.created,
+            "status": status,
+            "background": False,
+            "error": None,
+            "incomplete_details": {"reason": reason} if reason else None,
+            "model": parsed.conversation.model,
+            "output": output,
+            "service_tier": "default",
+            "store": parsed.options["store"],
+            "usage": _usage(resolved) if status != "in_progress" else None,
+        }
+        return {**head, **echo}
+
+    def _output(self, resolved: Resolved) -> list[dict[str, Any]]:
+        reply, name, turn = resolved.reply, resolved.scenario.name, resolved.turn
+        items: list[dict[str, Any]] = []
+        if reply.reasoning is not None:
+            rs_id = derive("rs_", 50, name, turn, "reasoning", alphabet=HEX)
+            items.append({"type": "reasoning", "id": rs_id, "summary": [_summary(reply.reasoning)]})
+        if reply.text or not (reply.tool_calls or reply.reasoning is not None):
+            msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
+            content = [_output_text(reply.text)]
+            items.append(
+                {
+                    "type": "message",
+                    "id": msg_id,
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": content,
+                }
+            )
+        for i, call in enumerate(reply.tool_calls):
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": derive("fc_", 50, name, turn, i, alphabet=HEX),
+                    "call_id": self.call_id(resolved, i),
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "status": "completed",
+                }
+            )
+        return items
+
+    def get(self, rest: str) -> tuple[int, bytes]:
+        stored = self._store.get(rest)
+        if stored is None:
+            error = RequestError(404, f"No response found with id '{rest}'.", param="response_id")
+            return 404, openai_error_body(error)
+        return 200, stored.body
+
+    def reset(self) -> None:
+        self._store.clear()
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        return openai_error_body(error)
+
+    def models_body(self) -> bytes:
+        return openai_models_body()
+
+
+def _response_id(resolved: Resolved, parsed: Parsed) -> str:
+    """Content-addressed: the same request to the same turn names the same response."""
+    return derive(
+        "resp_",
+        48,
+        resolved.scenario.name,
+        resolved.turn,
+        parsed.options["fingerprint"],
+        alphabet=HEX,
+    )
+
+
+def _summary(text: str) -> dict[str, str]:
+    return {"type": "summary_text", "text": text}
+
+
+def _output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def _usage(resolved: Resolved) -> dict[str, Any]:
+    return {
+        "input_tokens": resolved.input_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": resolved.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": resolved.reasoning_tokens},
+        "total_tokens": resolved.input_tokens + resolved.output_tokens,
+    }
+
+
+def _item_events(
+    event: Any, index: int, item: dict[str, Any], resolved: Resolved, call: int
+) -> list[Event]:
+    """The added … done events of one output item (`call`: its call index), protocols.md §3.4."""
+    size = resolved.scenario.stream.text_chunk_chars
+    at = {"item_id": item["id"], "output_index": index}
+    kind = item["type"]
+    if kind == "reasoning":
+        text = item["summary"][0]["text"]
+        part = {**at, "summary_index": 0}
+        out = [
+            event(
+                "response.output_item.added",
+                {"output_index": index, "item": {**item, "summary": []}},
+                "reasoning",
+            ),
+            event(
+                "response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"
+            ),
+        ]
+        out += [
+            event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning")
+            for p in chunks(text, size)
+        ]
+        out.append(
+            event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning")
+        )
+        out.append(
+            event(
+                "response.reasoning_summary_part.done",
+                {**part, "part": _summary(text)},
+                "reasoning",
+            )
+        )
+        return [
+            *out,
+            event("response.output_item.done", {"output_index": index, "item": item}, "reasoning"),
+        ]
+    if kind == "message":
+        text = item["content"][0]["text"]
+        part = {**at, "content_index": 0}
+        added = {**item, "status": "in_progress", "content": []}
+        out = [
+            event("response.output_item.added", {"output_index": index, "item": added}, "text"),
+            event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
+        ]
+        out += [
+            event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text")
+            for p in chunks(text, size)
+        ]
+        out.append(
+            event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text")
+        )
+        out.append(
+            event("response.content_part.done", {**part, "part": _output_text(text)}, "text")
+        )
+        return [
+            *out,
+            event("response.output_item.done", {"output_index": index, "item": item}, "text"),
+        ]
+    added = {**item, "arguments": "", "status": "in_progress"}
+    out = [
+        event("response.output_item.added", {"output_index": index, "item": added}, f"call:{call}")
+    ]
+    pieces = fragments(item["arguments"], resolved.scenario.stream.argument_fragments)
+    out += [
+        event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
+        for p in pieces
+    ]
+    done = {**at, "name": item["name"], "arguments": item["arguments"]}
+    out.append(event("response.function_call_arguments.done", done, f"args:{call}"))
+    return [
+        *out,
+        event("response.output_item.done", {"output_index": index, "item": item}, f"args:{call}"),
+    ]
+
+
+# --- request parsing helpers ---------------------------------------------------------------
+
+
+class _Run:
+    """Consecutive output items (message, function_call, reasoning): one assistant reply."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.reasoning: list[str] = []
+
+    def message(self) -> Message:
+        reasoning = "\n".join(self.reasoning) if self.reasoning else None
+        return Message("assistant", "\n".join(self.texts), tuple(self.calls), reasoning=reasoning)
+
+
+def _items(items: list[Any]) -> list[Message]:
+    out: list[Message] = []
+    run: _Run | None = None
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise wrong_type(f"input[{i}]", "an object", item)
+        kind = item.get("type", "message")
+        role = item.get("role")
+        if kind in ("function_call", "custom_tool_call", "reasoning") or (
+            kind == "message" and role == "assistant"
+        ):
+            run = run or _Run()
+            _add_output_item(run, item, i)
+            continue
+        if run is not None:
+            out.append(run.message())
+            run = None
+        if kind == "message":
+            out.append(_input_message(item, i))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            result = ToolResult(str(item.get("call_id", "")), text_of(item.get("output")))
+            out.append(Message("tool", tool_results=(result,)))
+    if run is not None:
+        out.append(run.message())
+    return out
+
+
+def _add_output_item(run: _Run, item: dict[str, Any], i: int) -> None:
+    kind = item.get("type", "message")
+    if kind == "message":
+        run.texts.append(text_of(item.get("content")))
+    elif kind == "reasoning":
+        run.reasoning.append(text_of(item.get("summary")))
+    else:
+        if not isinstance(item.get("call_id"), str):
+            raise missing(f"input[{i}].call_id")
+        arguments = item.get("arguments", item.get("input", ""))
+        run.calls.append(ToolCall(item["call_id"], str(item.get("name", "")), str(arguments)))
+
+
+def _input_message(item: dict[str, Any], i: int) -> Message:
+    role = item.get("role")
+    if role not in ("user", "system", "developer"):
+        raise RequestError(
+            400,
+            f"Invalid value: '{role}'. Supported values are: "
+            "'assistant', 'system', 'developer', and 'user'.",
+            param=f"input[{i}].role",
+            code="invalid_value",
+        )
+    return Message("user" if role == "user" else "system", text_of(item.get("content")))
+
+
+def _tools(tools: Any) -> tuple[Tool, ...]:
+    if tools is None:
+        return ()
+    if not isinstance(tools, list):
+        raise wrong_type("tools", "an array of objects", tools)
+    out = []
+    for i, t in enumerate(tools):
+        if not isinstance(t, dict):
+            raise wrong_type(f"tools[{i}]", "an object", t)
+        if t.get("type", "function") == "function" and not isinstance(t.get("name"), str):
+            raise missing(f"tools[{i}].name")
+        out.append(Tool(str(t.get("name") or t.get("type")), t.get("parameters")))
+    return tuple(out)
+
+
+def _tool_choice(choice: Any) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if choice in ("auto", "none", "required"):
+        return ToolChoice(choice)
+    if isinstance(choice, dict):
+        if choice.get("type") == "allowed_tools":
+            return ToolChoice("required" if choice.get("mode") == "required" else "auto")
+        if choice.get("type") == "function" and isinstance(choice.get("name"), str):
+            return ToolChoice("tool", choice["name"])
+        if isinstance(choice.get("type"), str):
+            return ToolChoice("tool", choice["type"])
+    raise RequestError(
+        400,
+        f"Invalid value for 'tool_choice': {choice!r}.",
+        param="tool_choice",
+        code="invalid_value",
+    )

@@ -1,0 +1,331 @@
+"""One driver per wire format, over the official Python SDKs, and a walker that plays a
+scenario turn by turn on any of them — so a test can say "every scenario × every API"."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import openai
+
+from mockllm.scenario import Scenario
+
+from .support import TOOL_PARAMETERS, ServerProcess, sample_text
+
+ANTHROPIC_STOP = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+RESPONSES_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+@dataclass
+class View:
+    """What a harness sees of one reply, in neutral terms; `raw` is the SDK's object."""
+
+    text: str | None
+    reasoning: str | None
+    calls: list[tuple[str, str, str]]  # (id, name, arguments as a JSON string)
+    finish: str
+    raw: Any = field(default=None, compare=False, repr=False)
+
+
+class Driver:
+    api: str
+    model: str
+
+    def __init__(self, server: ServerProcess, scenario: str, session: str) -> None:
+        self.client = self.make_client(server, scenario, session)
+
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.client.close()
+
+    # request building: each gets the neutral pieces and returns SDK kwargs / history items
+    def request(
+        self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def user(self, text: str) -> list[Any]:
+        raise NotImplementedError
+
+    def assistant(self, view: View) -> list[Any]:
+        raise NotImplementedError
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
+        raise NotImplementedError
+
+    # calls
+    def create(self, kwargs: dict[str, Any]) -> View:
+        raise NotImplementedError
+
+    def stream(self, kwargs: dict[str, Any]) -> View:
+        """The reply as the SDK's own stream accumulator assembles it."""
+        raise NotImplementedError
+
+
+class ChatDriver(Driver):
+    api = "chat"
+    model = "gpt-4o-mini"
+
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
+        return openai.OpenAI(
+            base_url=server.openai_url(scenario, session), api_key="test", max_retries=0
+        )
+
+    def request(
+        self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
+    ) -> dict[str, Any]:
+        messages = ([{"role": "system", "content": system}] if system else []) + history
+        kwargs: dict[str, Any] = {"model": model, "messages": messages}
+        if tools:
+            kwargs["tools"] = [
+                {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
+                for n in tools
+            ]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = (
+                {"type": "function", "function": {"name": tool_choice.name}}
+                if tool_choice.mode == "tool"
+                else tool_choice.mode
+            )
+        return kwargs
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "content": text}]
+
+    def assistant(self, view: View) -> list[Any]:
+        return [view.raw.choices[0].message.model_dump(exclude_none=True)]
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
+        return [{"role": "tool", "tool_call_id": i, "content": c} for i, c, _ in results]
+
+    def create(self, kwargs: dict[str, Any]) -> View:
+        return self.view(self.client.chat.completions.create(**kwargs))
+
+    def stream(self, kwargs: dict[str, Any]) -> View:
+        try:
+            with self.client.chat.completions.stream(**kwargs) as s:
+                return self.view(s.get_final_completion())
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as e:
+            return self.view(
+                e.completion
+            )  # the helper refuses these finishes; the snapshot rides along
+
+    @staticmethod
+    def view(completion: Any) -> View:
+        choice = completion.choices[0]
+        message = choice.message
+        calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ()]
+        reasoning = (message.model_extra or {}).get("reasoning_content")
+        return View(message.content or None, reasoning, calls, choice.finish_reason, completion)
+
+
+class ResponsesDriver(Driver):
+    api = "responses"
+    model = "gpt-4.1"
+
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
+        return openai.OpenAI(
+            base_url=server.openai_url(scenario, session), api_key="test", max_retries=0
+        )
+
+    def request(
+        self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"model": model, "input": history}
+        if system:
+            kwargs["instructions"] = system
+        if tools:
+            kwargs["tools"] = [
+                {"type": "function", "name": n, "parameters": TOOL_PARAMETERS, "strict": False}
+                for n in tools
+            ]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = (
+                {"type": "function", "name": tool_choice.name}
+                if tool_choice.mode == "tool"
+                else tool_choice.mode
+            )
+        return kwargs
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "content": text}]
+
+    def assistant(self, view: View) -> list[Any]:
+        return [item.model_dump(exclude_none=True) for item in view.raw.output]
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
+        return [{"type": "function_call_output", "call_id": i, "output": c} for i, c, _ in results]
+
+    def create(self, kwargs: dict[str, Any]) -> View:
+        return self.view(self.client.responses.create(**kwargs))
+
+    def stream(self, kwargs: dict[str, Any]) -> View:
+        with self.client.responses.stream(**kwargs) as s:
+            final = None
+            for event in s:
+                if event.type in ("response.completed", "response.incomplete"):
+                    final = event.response
+            if final is not None and final.status == "completed":
+                final = s.get_final_response()
+        assert final is not None, (
+            "the stream ended without response.completed or response.incomplete"
+        )
+        return self.view(final)
+
+    @staticmethod
+    def view(response: Any) -> View:
+        calls = [
+            (i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"
+        ]
+        texts = [c.text for i in response.output if i.type == "message" for c in i.content]
+        summaries = [s.text for i in response.output if i.type == "reasoning" for s in i.summary]
+        if response.status == "incomplete":
+            finish = RESPONSES_INCOMPLETE[response.incomplete_details.reason]
+        else:
+            finish = "tool_calls" if calls else "stop"
+        return View(
+            "".join(texts) or None,
+            "".join(summaries) if summaries else None,
+            calls,
+            finish,
+            response,
+        )
+
+
+class AnthropicDriver(Driver):
+    api = "anthropic"
+    model = "claude-sonnet-4-6"
+
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
+        return anthropic.Anthropic(
+            base_url=f"{server.url}/s/{scenario}/{session}", api_key="test", max_retries=0
+        )
+
+    def request(
+        self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "max_tokens": 1024,
+            "messages": _merge_users(history),
+        }
+        if system:
+            kwargs["system"] = system
+        if tools:
+            kwargs["tools"] = [{"name": n, "input_schema": TOOL_PARAMETERS} for n in tools]
+        if tool_choice is not None:
+            mode = {"required": "any"}.get(tool_choice.mode, tool_choice.mode)
+            kwargs["tool_choice"] = (
+                {"type": "tool", "name": tool_choice.name} if mode == "tool" else {"type": mode}
+            )
+        return kwargs
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+
+    def assistant(self, view: View) -> list[Any]:
+        return [
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in view.raw.content],
+            }
+        ]
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
+        blocks = [
+            {"type": "tool_result", "tool_use_id": i, "content": c, "is_error": e}
+            for i, c, e in results
+        ]
+        return [{"role": "user", "content": blocks}] if blocks else []
+
+    def create(self, kwargs: dict[str, Any]) -> View:
+        return self.view(self.client.messages.create(**kwargs))
+
+    def stream(self, kwargs: dict[str, Any]) -> View:
+        with self.client.messages.stream(**kwargs) as s:
+            return self.view(s.get_final_message())
+
+    @staticmethod
+    def view(message: Any) -> View:
+        import json
+
+        texts = [b.text for b in message.content if b.type == "text"]
+        thinking = [b.thinking for b in message.content if b.type == "thinking"]
+        calls = [
+            (b.id, b.name, json.dumps(b.input, ensure_ascii=False, separators=(",", ":")))
+            for b in message.content
+            if b.type == "tool_use"
+        ]
+        reasoning = "".join(thinking) if thinking else None
+        return View(
+            "".join(texts) or None, reasoning, calls, ANTHROPIC_STOP[message.stop_reason], message
+        )
+
+
+def _merge_users(history: list[Any]) -> list[Any]:
+    """Anthropic wants the results and any following user text in one user message."""
+    out: list[Any] = []
+    for m in history:
+        if out and m["role"] == "user" and out[-1]["role"] == "user":
+            out[-1] = {"role": "user", "content": out[-1]["content"] + m["content"]}
+        else:
+            out.append(m)
+    return out
+
+
+DRIVERS: dict[str, type[Driver]] = {
+    d.api: d for d in (ChatDriver, ResponsesDriver, AnthropicDriver)
+}
+
+
+class Walker:
+    """Plays a scenario on one API: each request satisfies the turn's expectations, and
+    carries the replies the server gave plus results shaped for the next turn."""
+
+    def __init__(self, scenario: Scenario, driver: Driver) -> None:
+        self.scenario, self.driver, self.turn = scenario, driver, 0
+        first = scenario.turns[0].expect
+        self.system = sample_text(first.system, "") if first and first.system else None
+        self.history: list[Any] = driver.user(sample_text(first.user if first else None, "hi"))
+        self.last_user = sample_text(first.user if first else None, "hi")
+
+    @property
+    def expect(self) -> Any:
+        turn = self.scenario.turn(self.turn)
+        return turn.expect if turn else None
+
+    def tools(self) -> list[str]:
+        names: list[str] = []
+        for t in self.scenario.turns:
+            names += list(t.expect.tools or ()) if t.expect else []
+            names += [c.name for c in t.reply.tool_calls]
+        return list(dict.fromkeys(names))
+
+    def request(self) -> dict[str, Any]:
+        expect = self.expect
+        model = sample_text(expect.model if expect else None, self.driver.model)
+        choice = expect.tool_choice if expect else None
+        return self.driver.request(self.system, list(self.history), self.tools(), choice, model)
+
+    def advance(self, view: View) -> None:
+        self.history += self.driver.assistant(view)
+        self.turn += 1
+        expect = self.expect
+        wanted = list(expect.tool_results or ()) if expect else []
+        results = []
+        for i, (call_id, _, _) in enumerate(view.calls):
+            match = wanted[i] if i < len(wanted) else None
+            content = (match.contains if match and match.contains else None) or f"result {i}"
+            results.append((call_id, content, bool(match and match.is_error)))
+        self.history += self.driver.results(results)
+        if expect and expect.user and not expect.user.matches(self.last_user):
+            self.last_user = sample_text(expect.user, "")
+            self.history += self.driver.user(self.last_user)
