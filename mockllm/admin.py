@@ -10,6 +10,7 @@ from starlette.routing import Route, Router
 
 from .errors import ScenarioError
 from .loader import load_text
+from .verdict import DEFAULT_MAX_CALLS, verdict
 
 if TYPE_CHECKING:
     from .app import MockLLM
@@ -45,6 +46,15 @@ def admin_router(app: MockLLM) -> Router:
     async def clear_requests(request: Request) -> Response:
         return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
 
+    async def verdict_of(request: Request) -> Response:
+        q = request.query_params
+        session = q.get("session", "default")
+        max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
+        if not max_calls.isdigit():
+            return _error(400, "max_calls must be a whole number")
+        entries = [e.to_json() for e in journal.entries(session, q.get("scenario"))]
+        return JSONResponse(verdict(session, entries, int(max_calls)))
+
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         app.reset(session)
@@ -61,6 +71,7 @@ def admin_router(app: MockLLM) -> Router:
         Route("/_mockllm/requests", requests, methods=["GET"]),
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
+        Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)

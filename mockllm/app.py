@@ -15,6 +15,7 @@ from .engine import Engine
 from .errors import RequestError
 from .journal import Entry, Journal
 from .providers import ADAPTERS, Adapter, Parsed
+from .validation import RuleContext, Violation
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -131,10 +132,16 @@ class MockLLM:
     ) -> None:
         entry.body = await _read_body(scope, receive, self.settings.max_body)
         scenario = self.engine.find(entry.scenario)
-        parsed = adapter.parse(_json_body(entry, adapter))
+        body = _json_body(entry, adapter)
+        parsed = adapter.parse(body)
         conv = parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
-        answer = self.engine.answer(scenario, entry.session or "default", conv)
+        violations: list[Violation] = []
+        if self.engine.mode(scenario) != "off":
+            context = RuleContext(conv, scenario, self.engine.flavor_of(scenario))
+            violations = adapter.validate(body, context)
+        session = entry.session or "default"
+        answer = self.engine.answer(scenario, session, conv, tuple(violations), adapter.call_id)
         entry.turn, entry.attempt = answer.turn, answer.attempt
         entry.violations += answer.violations
         entry.expectation_failures += answer.expectation_failures
@@ -148,7 +155,11 @@ class MockLLM:
         entry.finish = resolved.reply.finish
         entry.text = resolved.reply.text
         entry.tool_calls = [
-            {"id": adapter.call_id(resolved, i), "name": c.name, "arguments": c.arguments}
+            {
+                "id": adapter.call_id(resolved.scenario, resolved.turn, i),
+                "name": c.name,
+                "arguments": c.arguments,
+            }
             for i, c in enumerate(resolved.reply.tool_calls)
         ]
         if conv.stream:
@@ -197,6 +208,7 @@ class _Reply:
 
     async def error(self, error: RequestError) -> None:
         self.entry.error = {"kind": error.kind, "message": error.message}
+        self.entry.retry_after = _retry_after(error.headers)
         body = self.adapter.error_body(error, self.request_id)
         headers = self._headers(b"application/json")
         headers += [(k.encode(), v.encode()) for k, v in error.headers]
@@ -220,6 +232,8 @@ class _Reply:
 
     async def _body(self, data: bytes, more: bool) -> None:
         self.journal.record_sent(self.entry, data)
+        if not more:
+            self.journal.close(self.entry)
         await self._send({"type": "http.response.body", "body": data, "more_body": more})
 
 
@@ -235,6 +249,17 @@ async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
             raise _too_large(len(body), limit)
         if not message.get("more_body"):
             return bytes(body)
+
+
+def _retry_after(headers: tuple[tuple[str, str], ...]) -> float | None:
+    """The delay an error answer asks for, as the SDKs read it: retry-after-ms first."""
+    found = {k.lower(): v for k, v in headers}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(found[name]) * scale
+        except (KeyError, ValueError):
+            continue
+    return None
 
 
 def _too_large(size: int, limit: int) -> RequestError:

@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         default="strict",
         help="provider history rules: reject (strict), log only (warn), skip (off)",
     )
+    s.add_argument(
+        "--flavor",
+        choices=("openai", "deepseek"),
+        default="openai",
+        help="Chat Completions validation flavour (deepseek: DeepSeek's rules and texts)",
+    )
     s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
     s.add_argument(
         "--log-limit",
@@ -87,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
     sc.set_defaults(run=_schema)
+
+    r = sub.add_parser("report", help="the protocol verdict per session of a --log file")
+    r.add_argument("logfile", metavar="LOGFILE")
+    r.add_argument(
+        "--max-calls",
+        type=int,
+        default=20,
+        metavar="N",
+        help="model calls per session beyond which a tool loop is assumed (default 20)",
+    )
+    r.set_defaults(run=_report)
     return p
 
 
@@ -112,7 +129,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    engine = Engine(scenarios, args.default, args.validation, real_time=args.real_time)
+    engine = Engine(scenarios, args.default, args.validation, args.real_time, args.flavor)
     journal = Journal(args.log_limit, args.log, args.log_body_cap)
     app = MockLLM(engine, journal, Settings(max_body=args.max_body))
     run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
@@ -152,6 +169,30 @@ def _list(args: argparse.Namespace) -> int:
         first_line = s.description.splitlines()[0] if s.description else ""
         print(f"{s.name:<{width}}  {len(s.turns):>2} turn(s)  {first_line}")
     return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .verdict import sessions, verdict
+
+    entries = []
+    with open(args.logfile, encoding="utf-8") as log:
+        for number, line in enumerate(log, 1):
+            try:
+                entries.append(json.loads(line))
+            except ValueError as e:
+                print(f"{args.logfile}:{number}: not a JSON log entry: {e}", file=sys.stderr)
+                return 2
+    failed = 0
+    for session, found in sessions(entries).items():
+        result = verdict(session, found, args.max_calls)
+        failures = [f"{c['name']}: {c['message']}" for c in result["checks"] if not c["ok"]]
+        failed += bool(failures)
+        status = "FAIL" if failures else "ok  "
+        print(
+            f"{status} {session} ({result['requests']} requests)"
+            + "".join(f"\n     {f}" for f in failures)
+        )
+    return 1 if failed else 0
 
 
 def _schema(args: argparse.Namespace) -> int:

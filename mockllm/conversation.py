@@ -33,9 +33,10 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
     reasoning: str | None = None
+    at: str = ""  # where it came from in the request, e.g. "messages[3]", for error messages
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": self.role}
+        out: dict[str, Any] = {"role": self.role, "at": self.at}
         if self.text:
             out["text"] = self.text
         if self.reasoning is not None:

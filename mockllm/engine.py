@@ -11,9 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .conversation import Conversation
+from .divergence import CallId, diverged
 from .errors import Finding, RequestError
 from .expectations import check
-from .scenario import Reply, Scenario, ValidationMode
+from .scenario import Flavor, Reply, Scenario, ValidationMode
+from .validation import Violation
 
 # 2025-01-01T00:00:00Z: what every `created` field shows, so bodies are byte-identical across runs.
 FIXED_CREATED = 1735689600
@@ -49,11 +51,13 @@ class Engine:
         default: str | None = None,
         validation: ValidationMode = "strict",
         real_time: bool = False,
+        flavor: Flavor = "openai",
     ) -> None:
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
         self.default = default
         self.validation: ValidationMode = validation
         self.real_time = real_time
+        self.flavor: Flavor = flavor
         self._attempts: dict[tuple[str, str, int], int] = {}
 
     def add(self, scenario: Scenario) -> bool:
@@ -80,6 +84,9 @@ class Engine:
     def mode(self, scenario: Scenario) -> ValidationMode:
         return scenario.validation or self.validation
 
+    def flavor_of(self, scenario: Scenario) -> Flavor:
+        return scenario.flavor or self.flavor
+
     def reset(self, session: str | None = None) -> None:
         if session is None:
             self._attempts.clear()
@@ -87,26 +94,51 @@ class Engine:
             for key in [k for k in self._attempts if k[0] == session]:
                 del self._attempts[key]
 
-    def answer(self, scenario: Scenario, session: str, conv: Conversation) -> Answer:
+    def answer(
+        self,
+        scenario: Scenario,
+        session: str,
+        conv: Conversation,
+        violations: tuple[Violation, ...] = (),
+        call_id: CallId | None = None,
+    ) -> Answer:
+        """Check in the order a real API refuses: the provider's rules, then the history
+        against the script, then the script's end, then the turn's expectations. All that is
+        found is logged; the first refusal is the answer (rules refuse in strict mode only)."""
         index = conv.turn
         key = (session, scenario.name, index)
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        answer = Answer(index, attempt, violations=[v.finding() for v in violations])
+        mode = self.mode(scenario)
+        if mode == "strict" and violations:
+            answer.error = violations[0].error()
+        divergence = diverged(conv, scenario, call_id) if call_id and mode != "off" else None
+        if divergence is not None:
+            answer.violations.append(divergence)
+            if mode == "strict":
+                answer.error = answer.error or _refusal(divergence, "history_diverged")
         turn = scenario.turn(index)
         if turn is None:
             message = (
                 f"scenario {scenario.name!r} has no turn {index} (it has {len(scenario.turns)})"
             )
-            error = RequestError(400, message, kind="scenario_exhausted", code="scenario_exhausted")
-            return Answer(
-                index, attempt, error=error, violations=[Finding("scenario_exhausted", message)]
-            )
+            exhausted = Finding("scenario_exhausted", message)
+            answer.violations.append(exhausted)
+            answer.error = answer.error or _refusal(exhausted, "scenario_exhausted")
+            return answer
         failures = check(turn.expect, conv, index) if turn.expect else []
+        answer.expectation_failures = failures
         if failures:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
-            error = RequestError(400, message, kind="expectation_failed", code="expectation_failed")
-            return Answer(index, attempt, error=error, expectation_failures=failures)
-        created = int(time.time()) if self.real_time else FIXED_CREATED
-        return Answer(index, attempt, resolved=_resolve(scenario, index, turn.reply, conv, created))
+            answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
+        if answer.error is None:
+            created = int(time.time()) if self.real_time else FIXED_CREATED
+            answer.resolved = _resolve(scenario, index, turn.reply, conv, created)
+        return answer
+
+
+def _refusal(finding: Finding, kind: str) -> RequestError:
+    return RequestError(400, finding.message, kind=kind, code=kind)
 
 
 def _resolve(

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from .conversation import Conversation, result_json
 from .errors import Finding
+from .verdict import call_problem
 
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
 
@@ -27,6 +28,7 @@ class Entry:
         "body",
         "bytes_sent",
         "client_disconnected",
+    "closed",
         "conversation",
         "duration_ms",
         "error",
@@ -36,6 +38,7 @@ class Entry:
         "headers",
         "notes",
         "path",
+        "retry_after",
         "scenario",
         "sent",
         "seq",
@@ -74,11 +77,13 @@ class Entry:
         self.fault: str | None = None
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: list[str] = []  # what the adapter had to adapt to render this reply
+        self.retry_after: float | None = None  # seconds an error answer told the client to wait
         self.sent = bytearray()
         self.bytes_sent = 0
         self.duration_ms: float | None = None
         self.client_disconnected = False
         self.server_error: str | None = None
+        self.closed = False
 
     def to_json(self) -> dict[str, Any]:
         conv = self.conversation
@@ -111,14 +116,24 @@ class Entry:
             "status": self.status,
             "finish": self.finish,
             "text": self.text,
-            "tool_calls": self.tool_calls,
+            "tool_calls": self._calls_json(),
             "fault": self.fault,
             "error": self.error,
             "notes": self.notes,
+            "retry_after": self.retry_after,
             "bytes_sent": self.bytes_sent,
             "body": self.sent.decode("utf-8", "replace"),
             "body_truncated": self.bytes_sent > len(self.sent),
         }
+
+    def _calls_json(self) -> list[dict[str, Any]]:
+        """The served calls, each with what a careful harness must refuse about it."""
+        tools = {t.name: t.parameters for t in self.conversation.tools} if self.conversation else {}
+        out = []
+        for call in self.tool_calls:
+            problem = call_problem(call["name"], call["arguments"], tools)
+            out.append({**call, "problem": problem} if problem else call)
+        return out
 
 
 def _decode_request(body: bytes) -> Any:
@@ -151,6 +166,11 @@ class Journal:
         entry.bytes_sent += len(data)
 
     def close(self, entry: Entry) -> None:
+        """Finish the entry and write it out; called before the response's last byte leaves,
+        so a client that acts on the response (`mockllm report`) finds it in the file."""
+        if entry.closed:
+            return
+        entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
         if self._file is not None:
             self._file.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")

@@ -17,6 +17,7 @@ from .errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
 ValidationMode = Literal["strict", "warn", "off"]
+Flavor = Literal["openai", "deepseek"]
 
 # Locates a YAML path such as ("turns", 0, "reply") in its source; used for errors.
 Locate = Callable[[tuple[str | int, ...]], Problem]
@@ -109,6 +110,7 @@ class Scenario:
     turns: tuple[Turn, ...]
     description: str = ""
     validation: ValidationMode | None = None  # None: the server's --validation
+    flavor: Flavor | None = None  # None: the server's --flavor
     stream: StreamConfig = field(default_factory=StreamConfig)
     source: str = "<mapping>"
 
@@ -144,6 +146,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         turns=turns,
         description=data.get("description", "").strip(),
         validation=data.get("validation"),
+        flavor=data.get("flavor"),
         stream=StreamConfig(**stream),
         source=source,
     )

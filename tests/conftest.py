@@ -16,6 +16,13 @@ def server() -> Iterator[ServerProcess]:
         yield s
 
 
+@pytest.fixture(scope="session")
+def warn_server() -> Iterator[ServerProcess]:
+    """A second server whose provider rules only log (--validation warn)."""
+    with running_server("--validation", "warn") as s:
+        yield s
+
+
 @pytest.fixture
 def session(request: pytest.FixtureRequest) -> str:
     """A session name unique to the test, so tests never see each other's requests."""

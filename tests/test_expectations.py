@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -124,9 +125,16 @@ def test_tool_results_mismatch_names_call_and_content(chat: ChatFactory) -> None
     assert message.endswith("expected a result matching /^\\d\\d:\\d\\d$/, got 'five past two'")
 
 
-def test_missing_tool_result_is_named(chat: ChatFactory) -> None:
-    with pytest.raises(
-        openai.BadRequestError,
-        match=r"result of call 1 \(get_time call_\w+\): expected a tool result, got none",
-    ):
+def test_missing_tool_result_is_refused_as_the_provider_would(
+    chat: ChatFactory, server: ServerProcess, session: str
+) -> None:
+    """The provider rule answers first (C1); the expectation failure is still logged."""
+    with pytest.raises(openai.BadRequestError, match="did not have response messages: call_"):
         _turn_one(chat, ["21 °C"])
+    entry = server.last(session)
+    assert [v["rule"] for v in entry["violations"]] == ["chat.tool_call_unanswered"]
+    (failure,) = entry["expectation_failures"]
+    assert re.search(
+        r"result of call 1 \(get_time call_\w+\): expected a tool result, got none",
+        failure["message"],
+    )

@@ -32,7 +32,7 @@ def test_entry_tells_the_whole_story(
     }
     assert entry["path"] == f"/s/weather-single/{session}/v1/chat/completions"
     assert entry["request"]["messages"] == [{"role": "user", "content": "Paris?"}]
-    assert entry["conversation"] == [{"role": "user", "text": "Paris?"}]
+    assert entry["conversation"] == [{"role": "user", "at": "messages[0]", "text": "Paris?"}]
     assert entry["tools"] == ["get_weather"]
     response = entry["response"]
     assert response["status"] == 200 and response["finish"] == "tool_calls"
@@ -80,10 +80,12 @@ def test_tool_results_and_conversation_view(
     assert entry["tool_results"] == [{"call_id": call.id, "content": "18 °C"}]
     assert entry["conversation"][1] == {
         "role": "assistant",
+        "at": "messages[1]",
         "tool_calls": [{"id": call.id, "name": "get_weather", "arguments": '{"city":"Paris"}'}],
     }
     assert entry["conversation"][2] == {
         "role": "tool",
+        "at": "messages[2]",
         "tool_results": [{"call_id": call.id, "content": "18 °C"}],
     }
 

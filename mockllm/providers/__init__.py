@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..validation import RuleSet
+from . import anthropic_rules, openai_chat_rules, openai_responses_rules
 from .anthropic import Messages
 from .base import Adapter, Event, Parsed
 from .openai_chat import ChatCompletions
@@ -10,14 +12,16 @@ from .openai_responses import Responses
 ADAPTERS: dict[str, type[Adapter]] = {}
 
 
-def register(adapter: type[Adapter]) -> type[Adapter]:
-    """Make a wire format available to every server started afterwards."""
+def register(adapter: type[Adapter], rules: RuleSet | None = None) -> type[Adapter]:
+    """Make a wire format (and its history rules) available to every server started afterwards."""
+    if rules is not None:
+        adapter.rules = rules
     ADAPTERS[adapter.api] = adapter
     return adapter
 
 
-register(ChatCompletions)
-register(Responses)
-register(Messages)
+register(ChatCompletions, openai_chat_rules.RULES)
+register(Responses, openai_responses_rules.RULES)
+register(Messages, anthropic_rules.RULES)
 
 __all__ = ["ADAPTERS", "Adapter", "Event", "Parsed", "register"]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from ..engine import Resolved
 from ..errors import RequestError
 from ..ids import derive
-from ..scenario import ScriptedCall
+from ..scenario import Scenario, ScriptedCall
 from .base import MODELS, Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
 
 STOP_REASONS = {
@@ -35,10 +36,15 @@ ERROR_TYPES = {
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
 
-def signature(resolved: Resolved) -> str:
-    """A deterministic stand-in for the opaque signature of a thinking block."""
-    seed = f"{resolved.scenario.name}\x1f{resolved.turn}\x1f{resolved.reply.reasoning}".encode()
+def signature(scenario: str, turn: int, thinking: str) -> str:
+    """A deterministic stand-in for the opaque signature of a thinking block: it signs the
+    text, so an edited block no longer matches (rules A6/A7)."""
+    seed = f"{scenario}\x1f{turn}\x1f{thinking}".encode()
     return base64.b64encode(hashlib.blake2b(seed, digest_size=64).digest()).decode()
+
+
+def _signature(resolved: Resolved) -> str:
+    return signature(resolved.scenario.name, resolved.turn, resolved.reply.reasoning or "")
 
 
 def bad(message: str) -> RequestError:
@@ -63,9 +69,9 @@ class Messages(Adapter):
         if not isinstance(body["messages"], list):
             raise bad("messages: Input should be a valid list")
         system = text_of(body.get("system"))
-        messages = [Message("system", system)] if system else []
+        messages = [Message("system", system, at="system")] if system else []
         for i, m in enumerate(body["messages"]):
-            messages += _message(m, i)
+            messages += [replace(x, at=f"messages[{i}]") for x in _message(m, i)]
         conversation = Conversation(
             model=str(body["model"]),
             messages=tuple(_merge_assistants(messages)),
@@ -77,20 +83,24 @@ class Messages(Adapter):
 
     # --- render ------------------------------------------------------------------------
 
-    def call_id(self, resolved: Resolved, index: int) -> str:
-        return scripted_id(resolved, index, "toolu_01", 22)
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        return scripted_id(scenario, turn, index, "toolu_01", 22)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         content: list[dict[str, Any]] = []
         reply = resolved.reply
         if reply.reasoning is not None:
             content.append(
-                {"type": "thinking", "thinking": reply.reasoning, "signature": signature(resolved)}
+                {"type": "thinking", "thinking": reply.reasoning, "signature": _signature(resolved)}
             )
         if _has_text_block(resolved):
             content.append({"type": "text", "text": reply.text})
         for i, call in enumerate(reply.tool_calls):
-            tool_use = {"type": "tool_use", "id": self.call_id(resolved, i), "name": call.name}
+            tool_use = {
+                "type": "tool_use",
+                "id": self.call_id(resolved.scenario, resolved.turn, i),
+                "name": call.name,
+            }
             content.append({**tool_use, "input": _input_object(resolved, i, call)})
         message = _message_head(resolved, parsed, content)
         message["stop_reason"] = STOP_REASONS[reply.finish]
@@ -109,7 +119,7 @@ class Messages(Adapter):
             deltas = [
                 {"type": "thinking_delta", "thinking": p} for p in chunks(reply.reasoning, size)
             ]
-            deltas.append({"type": "signature_delta", "signature": signature(resolved)})
+            deltas.append({"type": "signature_delta", "signature": _signature(resolved)})
             blocks.append(
                 (
                     {"type": "thinking", "thinking": "", "signature": ""},
@@ -124,7 +134,7 @@ class Messages(Adapter):
         for i, call in enumerate(reply.tool_calls):
             block = {
                 "type": "tool_use",
-                "id": self.call_id(resolved, i),
+                "id": self.call_id(resolved.scenario, resolved.turn, i),
                 "name": call.name,
                 "input": {},
             }
@@ -335,9 +345,8 @@ def _merge_assistants(messages: list[Message]) -> list[Message]:
             reasoning = (
                 prev.reasoning if m.reasoning is None else (prev.reasoning or "") + m.reasoning
             )
-            out[-1] = Message(
-                "assistant", text, prev.tool_calls + m.tool_calls, reasoning=reasoning
-            )
+            calls = prev.tool_calls + m.tool_calls
+            out[-1] = replace(prev, text=text, tool_calls=calls, reasoning=reasoning)
         else:
             out.append(m)
     return out

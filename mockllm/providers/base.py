@@ -17,6 +17,8 @@ from ..conversation import Conversation
 from ..engine import Resolved
 from ..errors import RequestError
 from ..ids import HEX, derive
+from ..scenario import Scenario
+from ..validation import RuleContext, RuleSet, Violation
 
 
 class Event(NamedTuple):
@@ -46,6 +48,7 @@ class Adapter(ABC):
     get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
+    rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
 
     @abstractmethod
     def parse(self, body: Any) -> Parsed:
@@ -61,11 +64,15 @@ class Adapter(ABC):
     def error_body(self, error: RequestError, request_id: str) -> bytes: ...
 
     @abstractmethod
-    def call_id(self, resolved: Resolved, index: int) -> str:
-        """The id the client must use to answer call `index` of this reply."""
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        """The id of call `index` in the reply of `turn`: what the client must answer it with."""
 
     @abstractmethod
     def models_body(self) -> bytes: ...
+
+    def validate(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        """Every rule this request breaks, in the order the provider would report them."""
+        return self.rules.run(body, ctx)
 
     def request_id(self, *parts: object) -> str:
         return derive("req_", 32, *parts, alphabet=HEX)
@@ -78,7 +85,7 @@ class Adapter(ABC):
         """Answer GET {get_prefix}{rest}."""
         raise NotImplementedError
 
-    def reset(self) -> None:  # noqa: B027 — most adapters keep no state
+    def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
 
 
@@ -96,12 +103,12 @@ def fragments(text: str, count: int) -> list[str]:
     return chunks(text, max(1, math.ceil(len(text) / count))) if text else []
 
 
-def scripted_id(resolved: Resolved, index: int, prefix: str, length: int, **kw: Any) -> str:
+def scripted_id(scenario: Scenario, turn: int, index: int, prefix: str, length: int) -> str:
     """The scenario's own id for call `index`, else one derived from scenario, turn, position."""
-    explicit = resolved.reply.tool_calls[index].id
-    if explicit is not None:
-        return explicit
-    return derive(prefix, length, resolved.scenario.name, resolved.turn, index, **kw)
+    served = scenario.turn(turn)
+    calls = served.reply.tool_calls if served else ()
+    explicit = calls[index].id if index < len(calls) else None
+    return explicit if explicit is not None else derive(prefix, length, scenario.name, turn, index)
 
 
 def text_of(content: Any) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from ..engine import Resolved
 from ..errors import RequestError
 from ..ids import derive
+from ..scenario import Scenario
 from .base import MODELS, Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
 
 FINGERPRINT = "fp_mockllm"
@@ -94,7 +96,9 @@ class ChatCompletions(Adapter):
             )
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple(_message(m, i) for i, m in enumerate(messages)),
+            messages=tuple(
+                replace(_message(m, i), at=f"messages[{i}]") for i, m in enumerate(messages)
+            ),
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -105,8 +109,8 @@ class ChatCompletions(Adapter):
 
     # --- render ------------------------------------------------------------------------
 
-    def call_id(self, resolved: Resolved, index: int) -> str:
-        return scripted_id(resolved, index, "call_", 24)
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        return scripted_id(scenario, turn, index, "call_", 24)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         reply = resolved.reply
@@ -121,7 +125,7 @@ class ChatCompletions(Adapter):
         if reply.tool_calls:
             message["tool_calls"] = [
                 {
-                    "id": self.call_id(resolved, i),
+                    "id": self.call_id(resolved.scenario, resolved.turn, i),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments},
                 }
@@ -193,7 +197,7 @@ def _deltas(adapter: ChatCompletions, resolved: Resolved) -> list[tuple[dict[str
     for i, call in enumerate(reply.tool_calls):
         start = {
             "index": i,
-            "id": adapter.call_id(resolved, i),
+            "id": adapter.call_id(resolved.scenario, resolved.turn, i),
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }

@@ -6,13 +6,14 @@ import hashlib
 import itertools
 import json
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from ..engine import Resolved
 from ..errors import RequestError
 from ..ids import HEX, derive
+from ..scenario import Scenario
 from .base import Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
 from .openai_chat import INVALID_JSON, missing, openai_error_body, openai_models_body, wrong_type
 
@@ -72,7 +73,7 @@ class Responses(Adapter):
         messages = history + tuple(_items(items or []))
         instructions = body.get("instructions")
         system = (
-            (Message("system", instructions),)
+            (Message("system", instructions, at="instructions"),)
             if isinstance(instructions, str) and instructions
             else ()
         )
@@ -104,12 +105,12 @@ class Responses(Adapter):
                 param="previous_response_id",
                 code="previous_response_not_found",
             )
-        return stored.messages
+        return tuple(replace(m, at=f"previous response {response_id}") for m in stored.messages)
 
     # --- render ------------------------------------------------------------------------
 
-    def call_id(self, resolved: Resolved, index: int) -> str:
-        return scripted_id(resolved, index, "call_", 24)
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        return scripted_id(scenario, turn, index, "call_", 24)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         return self._final(resolved, parsed)
@@ -149,7 +150,7 @@ class Responses(Adapter):
     def _remember(self, resolved: Resolved, parsed: Parsed, body: bytes) -> None:
         reply = resolved.reply
         calls = tuple(
-            ToolCall(self.call_id(resolved, i), c.name, c.arguments)
+            ToolCall(self.call_id(resolved.scenario, resolved.turn, i), c.name, c.arguments)
             for i, c in enumerate(reply.tool_calls)
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
@@ -184,7 +185,7 @@ class Responses(Adapter):
         reply, name, turn = resolved.reply, resolved.scenario.name, resolved.turn
         items: list[dict[str, Any]] = []
         if reply.reasoning is not None:
-            rs_id = derive("rs_", 50, name, turn, "reasoning", alphabet=HEX)
+            rs_id = reasoning_item_id(name, turn)
             items.append({"type": "reasoning", "id": rs_id, "summary": [_summary(reply.reasoning)]})
         if reply.text or not (reply.tool_calls or reply.reasoning is not None):
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
@@ -203,7 +204,7 @@ class Responses(Adapter):
                 {
                     "type": "function_call",
                     "id": derive("fc_", 50, name, turn, i, alphabet=HEX),
-                    "call_id": self.call_id(resolved, i),
+                    "call_id": self.call_id(resolved.scenario, resolved.turn, i),
                     "name": call.name,
                     "arguments": call.arguments,
                     "status": "completed",
@@ -226,6 +227,10 @@ class Responses(Adapter):
 
     def models_body(self) -> bytes:
         return openai_models_body()
+
+
+def reasoning_item_id(scenario: str, turn: int) -> str:
+    return derive("rs_", 50, scenario, turn, "reasoning", alphabet=HEX)
 
 
 def _response_id(resolved: Resolved, parsed: Parsed) -> str:
@@ -341,14 +346,18 @@ def _item_events(
 class _Run:
     """Consecutive output items (message, function_call, reasoning): one assistant reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int) -> None:
+        self.first = first  # index of its first item in `input`
         self.texts: list[str] = []
         self.calls: list[ToolCall] = []
         self.reasoning: list[str] = []
 
     def message(self) -> Message:
         reasoning = "\n".join(self.reasoning) if self.reasoning else None
-        return Message("assistant", "\n".join(self.texts), tuple(self.calls), reasoning=reasoning)
+        text = "\n".join(self.texts)
+        return Message(
+            "assistant", text, tuple(self.calls), reasoning=reasoning, at=f"input[{self.first}]"
+        )
 
 
 def _items(items: list[Any]) -> list[Message]:
@@ -362,17 +371,17 @@ def _items(items: list[Any]) -> list[Message]:
         if kind in ("function_call", "custom_tool_call", "reasoning") or (
             kind == "message" and role == "assistant"
         ):
-            run = run or _Run()
+            run = run or _Run(i)
             _add_output_item(run, item, i)
             continue
         if run is not None:
             out.append(run.message())
             run = None
         if kind == "message":
-            out.append(_input_message(item, i))
+            out.append(replace(_input_message(item, i), at=f"input[{i}]"))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             result = ToolResult(str(item.get("call_id", "")), text_of(item.get("output")))
-            out.append(Message("tool", tool_results=(result,)))
+            out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
     if run is not None:
         out.append(run.message())
     return out

@@ -1,0 +1,282 @@
+"""Chat Completions history rules (protocols.md §7.1), with the providers' own texts.
+
+`flavor: deepseek` swaps in DeepSeek's wordings and adds its thinking-mode rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..validation import Raised, RuleContext, RuleSet, items, schema_problem
+
+RULES = RuleSet()
+SCHEMA_CODE = "invalid_function_parameters"
+
+
+def _tools(body: dict[str, Any]) -> Iterator[tuple[int, str, Any, bool]]:
+    """(index, name, parameters, strict) of each function tool."""
+    for i, t in items(body.get("tools")):
+        function = t.get("function")
+        if t.get("type", "function") == "function" and isinstance(function, dict):
+            yield (
+                i,
+                str(function.get("name", "")),
+                function.get("parameters"),
+                function.get("strict") is True,
+            )
+
+
+def _has_tools(body: dict[str, Any]) -> bool:
+    return isinstance(body.get("tools"), list) and len(body["tools"]) > 0
+
+
+@RULES.rule("C4", "chat.tool_choice_without_tools")
+def _tool_choice_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    if "tool_choice" in body and not _has_tools(body):
+        message = (
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
+            "specified."
+        )
+        yield message, "tool_choice", None
+
+
+@RULES.rule("C5", "chat.parallel_tool_calls_without_tools")
+def _parallel_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    if "parallel_tool_calls" in body and not _has_tools(body):
+        message = (
+            "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when "
+            "'tools' are specified."
+        )
+        yield message, "parallel_tool_calls", None
+
+
+@RULES.rule("C11", "chat.tool_choice_unknown_tool")
+def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    choice = body.get("tool_choice")
+    named = choice.get("function") if isinstance(choice, dict) else None
+    if isinstance(named, dict) and _has_tools(body):
+        offered = {name for _, name, _, _ in _tools(body)}
+        if named.get("name") not in offered:
+            message = (
+                f"Invalid value for 'tool_choice': function '{named.get('name')}' is not in "
+                "'tools'."
+            )
+            yield message, "tool_choice", "invalid_value"
+
+
+@RULES.rule("C10", "chat.schema_invalid")
+def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for i, name, parameters, _ in _tools(body):
+        problem = schema_problem(parameters) if isinstance(parameters, dict) else None
+        if problem:
+            yield (
+                f"Invalid schema for function '{name}': {problem}",
+                f"tools[{i}].function.parameters",
+                SCHEMA_CODE,
+            )
+
+
+@RULES.rule("C9", "chat.schema_not_object")
+def _schema_not_object(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for i, name, parameters, _ in _tools(body):
+        if isinstance(parameters, dict) and parameters.get("type") != "object":
+            message = (
+                f"Invalid schema for function '{name}': schema must be a JSON Schema of "
+                f"'type: \"object\"', got 'type: \"{parameters.get('type')}\"'."
+            )
+            yield message, f"tools[{i}].function.parameters", SCHEMA_CODE
+
+
+@RULES.rule("C6", "chat.schema_missing_properties")
+def _schema_missing_properties(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for i, name, parameters, _ in _tools(body):
+        if (
+            isinstance(parameters, dict)
+            and parameters.get("type") == "object"
+            and "properties" not in parameters
+        ):
+            message = (
+                f"Invalid schema for function '{name}': In context=(), object schema missing "
+                "properties."
+            )
+            yield message, f"tools[{i}].function.parameters", SCHEMA_CODE
+
+
+def strict_problems(
+    name: str, schema: Any, context: tuple[str, ...] = ()
+) -> Iterator[tuple[str, str]]:
+    """Structured Outputs constraints on a `strict: true` schema (C7, C8, R6): every
+    property required and `additionalProperties: false`, on every object schema.
+    Yields (which constraint, the provider's message)."""
+    if not isinstance(schema, dict):
+        return
+    where = f"In context={context!r}" if context else "In context=()"
+    properties = schema.get("properties")
+    if schema.get("type") == "object" and isinstance(properties, dict):
+        required = schema["required"] if isinstance(schema.get("required"), list) else []
+        missing = [key for key in properties if key not in required]
+        if missing:
+            yield (
+                "required",
+                (
+                    f"Invalid schema for function '{name}': {where}, 'required' is required to be "
+                    "supplied "
+                    f"and to be an array including every key in properties. Missing '{missing[0]}'."
+                ),
+            )
+        if schema.get("additionalProperties") is not False:
+            yield (
+                "additionalProperties",
+                (
+                    f"Invalid schema for function '{name}': {where}, 'additionalProperties' is "
+                    "required to "
+                    "be supplied and to be false."
+                ),
+            )
+        for key, sub in properties.items():
+            yield from strict_problems(name, sub, (*context, "properties", key))
+    if isinstance(schema.get("items"), dict):
+        yield from strict_problems(name, schema["items"], (*context, "items"))
+
+
+@RULES.rule("C7", "chat.strict_required_incomplete")
+def _strict_required(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    yield from _strict(body, "required")
+
+
+@RULES.rule("C8", "chat.strict_additional_properties")
+def _strict_additional(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    yield from _strict(body, "additionalProperties")
+
+
+def _strict(body: dict[str, Any], constraint: str) -> Iterator[Raised]:
+    for i, name, parameters, strict in _tools(body):
+        for kind, problem in strict_problems(name, parameters) if strict else ():
+            if kind == constraint:
+                yield problem, f"tools[{i}].function.parameters", SCHEMA_CODE
+
+
+@RULES.rule("D5", "deepseek.forced_tool_choice")
+def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    choice = body.get("tool_choice")
+    if _thinking(body, ctx) and (choice == "required" or isinstance(choice, dict)):
+        yield "Thinking mode does not support this tool_choice", None, "invalid_request_error"
+
+
+@RULES.rule("C2", "chat.tool_without_call")
+def _tool_without_call(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for i, _ in _orphans(body):
+        if ctx.flavor == "deepseek":
+            message = (
+                "Messages with role 'tool' must be a response to a preceding message with "
+                "'tool_calls'"
+            )
+            yield message, None, "invalid_request_error"
+        else:  # the provider's own spelling
+            message = (
+                "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                "message with 'tool_calls'."
+            )
+            yield message, f"messages.[{i}].role", None
+        return
+
+
+@RULES.rule("C3", "chat.unknown_tool_call_id")
+def _unknown_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for _, (call_ids, answered) in _groups(body):
+        for j, call_id in answered:
+            if call_id not in call_ids:
+                message = (
+                    f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' "
+                    "of previous message."
+                )
+                yield message, f"messages.[{j}].tool_call_id", None
+                return
+
+
+@RULES.rule("C1", "chat.tool_call_unanswered")
+def _tool_call_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    for i, (call_ids, answered) in _groups(body):
+        got = {call_id for _, call_id in answered}
+        missing = [c for c in call_ids if c not in got]
+        if missing:
+            if ctx.flavor == "deepseek":
+                message = (
+                    "An assistant message with 'tool_calls' must be followed by tool messages "
+                    "responding "
+                    "to each 'tool_call_id'. (insufficient tool messages following tool_calls "
+                    "message)"
+                )
+                yield message, None, "invalid_request_error"
+            else:
+                message = (
+                    "An assistant message with 'tool_calls' must be followed by tool messages "
+                    "responding "
+                    "to each 'tool_call_id'. The following tool_call_ids did not have response "
+                    "messages: " + ", ".join(missing)
+                )
+                yield message, f"messages.[{i + 1 + len(answered)}].role", None
+            return
+
+
+@RULES.rule("D1", "deepseek.reasoning_content_missing")
+def _deepseek_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    if not _thinking(body, ctx):
+        return
+    for _, m in items(body.get("messages")):
+        if (
+            m.get("role") == "assistant"
+            and m.get("tool_calls")
+            and not isinstance(m.get("reasoning_content"), str)
+        ):
+            yield (
+                "The `reasoning_content` in the thinking mode must be passed back to the API.",
+                None,
+                "invalid_request_error",
+            )
+            return
+
+
+def _thinking(body: dict[str, Any], ctx: RuleContext) -> bool:
+    """DeepSeek thinking mode: asked for, or a reasoning model that was not told not to."""
+    if ctx.flavor != "deepseek":
+        return False
+    thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind is not None:
+        return bool(kind == "enabled")
+    model = str(body.get("model", ""))
+    return "reasoner" in model or model.startswith("deepseek-v4")
+
+
+def _groups(body: dict[str, Any]) -> Iterator[tuple[int, tuple[list[str], list[tuple[int, str]]]]]:
+    """For each assistant message with tool_calls: (its index, (call ids, the (index, id)
+    of the tool messages immediately after it))."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return
+    for i, m in enumerate(messages):
+        if not (isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")):
+            continue
+        call_ids = [c.get("id") for c in m["tool_calls"] if isinstance(c, dict)]
+        answered = []
+        for j in range(i + 1, len(messages)):
+            follower = messages[j]
+            if not (isinstance(follower, dict) and follower.get("role") == "tool"):
+                break
+            answered.append((j, str(follower.get("tool_call_id"))))
+        yield i, ([str(c) for c in call_ids], answered)
+
+
+def _orphans(body: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Tool messages that do not follow an assistant message with tool_calls."""
+    previous_role = None
+    previous_has_calls = False
+    for i, m in items(body.get("messages")):
+        role = m.get("role")
+        if role == "tool" and not (previous_role in ("assistant", "tool") and previous_has_calls):
+            yield i, m
+        if role != "tool":
+            previous_has_calls = role == "assistant" and bool(m.get("tool_calls"))
+        previous_role = role

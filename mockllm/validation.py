@@ -1,0 +1,96 @@
+"""Provider history rules as data: each rule has a stable name and yields violations.
+
+A provider module declares its rules with a `RuleSet`; the app runs them per request and,
+by mode, rejects on the first violation (`strict`), only logs them (`warn`), or skips
+them (`off`). The rule names are the ones in the log, in docs/validation.md and in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .conversation import Conversation
+from .errors import Finding, RequestError
+from .scenario import Scenario
+
+# What a rule check yields: (message, param, code); the rule supplies its name.
+Raised = tuple[str, str | None, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What rules may consult besides the raw body: the parsed conversation (with any
+    server-side history), the scenario, and the provider flavour."""
+
+    conversation: Conversation
+    scenario: Scenario
+    flavor: str = "openai"
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    message: str
+    param: str | None = None
+    code: str | None = None
+    status: int = 400
+
+    def finding(self) -> Finding:
+        return Finding(self.rule, self.message)
+
+    def error(self) -> RequestError:
+        return RequestError(
+            self.status, self.message, kind=self.rule, param=self.param, code=self.code
+        )
+
+
+Check = Callable[[dict[str, Any], RuleContext], Iterable[Raised]]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str  # stable, e.g. "chat.tool_call_unanswered"
+    code: str  # the row in protocols.md §7, e.g. "C1"
+    check: Check
+
+
+@dataclass
+class RuleSet:
+    """An ordered list of rules: the first violation is the one a strict server answers."""
+
+    rules: list[Rule] = field(default_factory=list)
+
+    def rule(self, code: str, name: str) -> Callable[[Check], Check]:
+        def register(check: Check) -> Check:
+            self.rules.append(Rule(name, code, check))
+            return check
+
+        return register
+
+    def run(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        return [
+            Violation(rule.name, message, param, code)
+            for rule in self.rules
+            for message, param, code in rule.check(body, ctx)
+        ]
+
+
+def items(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, mapping) for each mapping in a list; anything else yields nothing."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict):
+                yield i, item
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why `schema` is not a valid JSON Schema (draft 2020-12), or None."""
+    import jsonschema  # deferred: only requests that carry tools pay for it
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        return str(e.message)
+    return None
