@@ -11,10 +11,13 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import Engine
+from .engine import Engine, Resolved
 from .errors import RequestError
+from .faults import body_delivery, stream_delivery
 from .journal import Entry, Journal
 from .providers import ADAPTERS, Adapter, Parsed
+from .responder import Responder
+from .scenario import Fault
 from .validation import RuleContext, Violation
 
 Scope = dict[str, Any]
@@ -24,6 +27,7 @@ Message = dict[str, Any]
 @dataclass(frozen=True)
 class Settings:
     max_body: int = 10 * 1024 * 1024
+    max_stall: float = 30.0  # seconds a `stall` fault holds a connection at most
 
 
 class MockLLM:
@@ -114,7 +118,7 @@ class MockLLM:
         entry.api = adapter.api
         entry.session = session or headers.get("x-mockllm-session") or "default"
         entry.scenario = scenario or headers.get("x-mockllm-scenario") or self.engine.default
-        reply = _Reply(self.journal, entry, send, adapter)
+        reply = Responder(self.journal, entry, send, receive, adapter, self.settings.max_stall)
         try:
             await self._answer(scope, receive, adapter, entry, reply)
         except RequestError as error:  # refused: in the provider's error shape
@@ -128,7 +132,7 @@ class MockLLM:
             self.journal.close(entry)
 
     async def _answer(
-        self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: _Reply
+        self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: Responder
     ) -> None:
         entry.body = await _read_body(scope, receive, self.settings.max_body)
         scenario = self.engine.find(entry.scenario)
@@ -162,13 +166,54 @@ class MockLLM:
             }
             for i, c in enumerate(resolved.reply.tool_calls)
         ]
-        if conv.stream:
+        fault = answer.fault
+        if fault is not None:
+            entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
+        await self._deliver(adapter, parsed, resolved, fault, reply)
+
+    async def _deliver(
+        self,
+        adapter: Adapter,
+        parsed: Parsed,
+        resolved: Resolved,
+        fault: Fault | None,
+        reply: Responder,
+    ) -> None:
+        """Render the reply and send it as the fault (if any) has it delivered."""
+        first_byte = fault.delay.first_byte_ms if fault and fault.delay else 0
+        if fault and fault.http:
+            http = fault.http
+            error = adapter.fault_error(
+                http.status, http.type, http.message, http.code, http.headers
+            )
+            await reply.error(error, first_byte)
+            return
+        stream_error = fault.stream_error if fault else None
+        error = RequestError(500, "")  # replaced below when a stream_error fault applies
+        if stream_error is not None:
+            status = stream_error.status or adapter.stream_error_status
+            error = adapter.fault_error(status, stream_error.type, stream_error.message)
+            if (
+                not parsed.conversation.stream
+            ):  # without a stream, the same failure is an HTTP error
+                await reply.error(error, first_byte)
+                return
+        if parsed.conversation.stream:
             events = adapter.render_stream(resolved, parsed)
-            await reply.stream(b"".join(e.data for e in events))
-        else:
-            body = adapter.render(resolved, parsed)
-            entry.notes += adapter.notes(resolved, parsed)
-            await reply.json(200, body)
+            delivery = stream_delivery(
+                fault, events, lambda sent: adapter.stream_error_events(error, sent)
+            )
+            await reply.deliver(delivery, stream=True)
+            return
+        body = adapter.render(resolved, parsed)
+        reply.entry.notes += adapter.notes(resolved, parsed)
+        by_events = (
+            fault is not None
+            and fault.truncate is not None
+            and fault.truncate.after_events is not None
+        )
+        count = len(adapter.render_stream(resolved, parsed)) if by_events else 0
+        await reply.deliver(body_delivery(fault, body, resolved.reply, count), stream=False)
 
     # --- other routes --------------------------------------------------------------------
 
@@ -192,51 +237,6 @@ class MockLLM:
         await _send(send, 404, adapter.error_body(error, ""), b"application/json")
 
 
-class _Reply:
-    """Sends one response and records exactly what went out."""
-
-    def __init__(self, journal: Journal, entry: Entry, send: Any, adapter: Adapter) -> None:
-        self.journal, self.entry, self._send, self.adapter = journal, entry, send, adapter
-        self.request_id = adapter.request_id("seq", entry.seq)
-        self.started = False
-
-    def _headers(self, content_type: bytes) -> list[tuple[bytes, bytes]]:
-        return [
-            (b"content-type", content_type),
-            (self.adapter.request_id_header.encode(), self.request_id.encode()),
-        ]
-
-    async def error(self, error: RequestError) -> None:
-        self.entry.error = {"kind": error.kind, "message": error.message}
-        self.entry.retry_after = _retry_after(error.headers)
-        body = self.adapter.error_body(error, self.request_id)
-        headers = self._headers(b"application/json")
-        headers += [(k.encode(), v.encode()) for k, v in error.headers]
-        await self._start(error.status, headers)
-        await self._body(body, more=False)
-
-    async def json(self, status: int, body: bytes) -> None:
-        await self._start(status, self._headers(b"application/json"))
-        await self._body(body, more=False)
-
-    async def stream(self, body: bytes) -> None:
-        headers = self._headers(b"text/event-stream; charset=utf-8")
-        headers.append((b"cache-control", b"no-cache"))
-        await self._start(200, headers)
-        await self._body(body, more=False)
-
-    async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
-        self.started = True
-        self.entry.status = status
-        await self._send({"type": "http.response.start", "status": status, "headers": headers})
-
-    async def _body(self, data: bytes, more: bool) -> None:
-        self.journal.record_sent(self.entry, data)
-        if not more:
-            self.journal.close(self.entry)
-        await self._send({"type": "http.response.body", "body": data, "more_body": more})
-
-
 async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
     declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -249,17 +249,6 @@ async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
             raise _too_large(len(body), limit)
         if not message.get("more_body"):
             return bytes(body)
-
-
-def _retry_after(headers: tuple[tuple[str, str], ...]) -> float | None:
-    """The delay an error answer asks for, as the SDKs read it: retry-after-ms first."""
-    found = {k.lower(): v for k, v in headers}
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        try:
-            return float(found[name]) * scale
-        except (KeyError, ValueError):
-            continue
-    return None
 
 
 def _too_large(size: int, limit: int) -> RequestError:

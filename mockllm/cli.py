@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import ScenarioError
+from .scenario import Chaos
 
 DEFAULT_PORT = 8000
 
@@ -79,6 +80,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="largest request body accepted, e.g. 10MB (default); larger gets 413",
     )
+    s.add_argument(
+        "--chaos",
+        type=_chaos,
+        metavar="KIND=RATE,...",
+        help="seeded random faults, e.g. 429=0.1,truncate=0.05 (kinds: "
+        "429, 500, 503, 529, truncate, stream_error, delay)",
+    )
+    s.add_argument("--seed", type=int, default=0, help="seed of the chaos draws (default 0)")
+    s.add_argument(
+        "--max-stall",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="longest a stall fault holds a connection (default 30)",
+    )
     s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.set_defaults(run=_serve)
@@ -107,6 +123,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _chaos(text: str) -> Chaos:
+    from .engine import CHAOS_FAULTS
+
+    rates = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, rate = part.partition("=")
+        try:
+            value = float(rate)
+        except ValueError:
+            value = -1.0
+        if kind not in CHAOS_FAULTS or not 0 <= value <= 1:
+            kinds = ", ".join(CHAOS_FAULTS)
+            raise argparse.ArgumentTypeError(
+                f"{part!r}: expected KIND=RATE with KIND one of {kinds} and RATE in 0..1"
+            )
+        rates.append((kind, value))
+    if sum(r for _, r in rates) > 1:
+        raise argparse.ArgumentTypeError("the rates add up to more than 1")
+    order = list(CHAOS_FAULTS)  # a fixed order, so the same draw picks the same fault
+    return Chaos(tuple(sorted(rates, key=lambda kr: order.index(kr[0]))))
+
+
 def _size(text: str) -> int:
     match = re.fullmatch(r"(\d+)\s*([kKmMgG]?)[bB]?", text.strip())
     if not match:
@@ -129,9 +167,11 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    engine = Engine(scenarios, args.default, args.validation, args.real_time, args.flavor)
+    engine = Engine(
+        scenarios, args.default, args.validation, args.real_time, args.flavor, args.chaos, args.seed
+    )
     journal = Journal(args.log_limit, args.log, args.log_body_cap)
-    app = MockLLM(engine, journal, Settings(max_body=args.max_body))
+    app = MockLLM(engine, journal, Settings(max_body=args.max_body, max_stall=args.max_stall))
     run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
     return 0
 

@@ -5,6 +5,7 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Iterable
@@ -14,7 +15,18 @@ from .conversation import Conversation
 from .divergence import CallId, diverged
 from .errors import Finding, RequestError
 from .expectations import check
-from .scenario import Flavor, Reply, Scenario, ValidationMode
+from .scenario import (
+    Chaos,
+    Delay,
+    Fault,
+    Flavor,
+    HttpFault,
+    Reply,
+    Scenario,
+    StreamError,
+    Truncate,
+    ValidationMode,
+)
 from .validation import Violation
 
 # 2025-01-01T00:00:00Z: what every `created` field shows, so bodies are byte-identical across runs.
@@ -42,6 +54,23 @@ class Answer:
     error: RequestError | None = None
     expectation_failures: list[Finding] = field(default_factory=list)
     violations: list[Finding] = field(default_factory=list)
+    fault: Fault | None = None  # how the reply is delivered wrong, if at all
+    fault_why: str = ""  # scripted (and which attempt), or the chaos draw
+
+
+# Chaos faults, in the order the draw walks them (scenario.CHAOS_KINDS). HTTP ones carry
+# retry-after-ms: 20 so that an SDK's automatic retry stays fast; script an `http` fault
+# for other headers.
+_FAST_RETRY = (("retry-after-ms", "20"),)
+CHAOS_FAULTS: dict[str, Fault] = {
+    "429": Fault(http=HttpFault(429, headers=_FAST_RETRY)),
+    "500": Fault(http=HttpFault(500, headers=_FAST_RETRY)),
+    "503": Fault(http=HttpFault(503, headers=_FAST_RETRY)),
+    "529": Fault(http=HttpFault(529, headers=_FAST_RETRY)),
+    "truncate": Fault(truncate=Truncate()),  # inside call 0's arguments, else half way
+    "stream_error": Fault(stream_error=StreamError()),
+    "delay": Fault(delay=Delay(first_byte_ms=250)),
+}
 
 
 class Engine:
@@ -52,12 +81,16 @@ class Engine:
         validation: ValidationMode = "strict",
         real_time: bool = False,
         flavor: Flavor = "openai",
+        chaos: Chaos | None = None,
+        seed: int = 0,
     ) -> None:
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
         self.default = default
         self.validation: ValidationMode = validation
         self.real_time = real_time
         self.flavor: Flavor = flavor
+        self.chaos = chaos
+        self.seed = seed
         self._attempts: dict[tuple[str, str, int], int] = {}
 
     def add(self, scenario: Scenario) -> bool:
@@ -134,7 +167,37 @@ class Engine:
         if answer.error is None:
             created = int(time.time()) if self.real_time else FIXED_CREATED
             answer.resolved = _resolve(scenario, index, turn.reply, conv, created)
+            answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
         return answer
+
+    def _fault(
+        self, scenario: Scenario, session: str, index: int, attempt: int
+    ) -> tuple[Fault | None, str]:
+        """The scripted fault while its `times` lasts, else a chaos draw, else none."""
+        turn = scenario.turn(index)
+        fault = turn.fault if turn else None
+        if fault is not None and fault.applies(attempt):
+            limit = f" of times: {fault.times}" if fault.times else ""
+            return fault, f"scripted: attempt {attempt}{limit}"
+        chaos = scenario.chaos or self.chaos
+        if chaos is None:
+            return None, ""
+        seed = self.seed if chaos.seed is None else chaos.seed
+        draw = chaos_draw(seed, session, scenario.name, index, attempt)
+        bound = 0.0
+        for kind, rate in chaos.rates:
+            bound += rate
+            if draw < bound:
+                return CHAOS_FAULTS[
+                    kind
+                ], f"chaos: seed {seed}, draw {draw:.4f} < {bound:.4f} ({kind} at {rate:g})"
+        return None, ""
+
+
+def chaos_draw(seed: int, session: str, scenario: str, turn: int, attempt: int) -> float:
+    """A uniform number in [0, 1) that depends on nothing else: a failing run replays exactly."""
+    key = f"{seed}\x1f{session}\x1f{scenario}\x1f{turn}\x1f{attempt}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
 
 
 def _refusal(finding: Finding, kind: str) -> RequestError:

@@ -28,7 +28,7 @@ class Entry:
         "body",
         "bytes_sent",
         "client_disconnected",
-    "closed",
+        "closed",
         "conversation",
         "duration_ms",
         "error",
@@ -74,7 +74,7 @@ class Entry:
         self.finish: str | None = None
         self.text: str | None = None
         self.tool_calls: list[dict[str, str]] = []
-        self.fault: str | None = None
+        self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: list[str] = []  # what the adapter had to adapt to render this reply
         self.retry_after: float | None = None  # seconds an error answer told the client to wait

@@ -63,9 +63,13 @@ class Expect:
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
-    name: str
-    arguments: str  # exactly what goes on the wire
+    name: str  # with near_miss: the offered tool the wrong name is derived from
+    arguments: str  # exactly what goes on the wire (unused with generate)
     id: str | None = None
+    generate: str | None = (
+        None  # derive arguments from the tool's schema: valid, missing_required, …
+    )
+    near_miss: bool = False  # send a plausible wrong name derived from `name`
 
     def arguments_object(self) -> dict[str, Any] | None:
         """The arguments as a JSON object, or None when the text is not one."""
@@ -92,10 +96,102 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class HttpFault:
+    status: int
+    type: str | None = None
+    message: str | None = None
+    code: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    after_events: int | None = None  # None: half way through the stream
+    type: str | None = None
+    message: str | None = None
+    status: int | None = None  # for a non-streamed request
+
+
+@dataclass(frozen=True, slots=True)
+class Truncate:
+    after_events: int | None = None
+    after_bytes: int | None = None
+    call: int | None = None  # inside the arguments of this call
+    # None of the three (chaos): inside call 0's arguments when there is a call, else half way.
+
+    @property
+    def inside(self) -> int | None:
+        """The call whose arguments the cut falls inside, if the cut is placed that way."""
+        if self.call is not None or (self.after_events is None and self.after_bytes is None):
+            return self.call or 0
+        return None
+
+    def describe(self) -> str:
+        if self.after_bytes is not None:
+            return f"after {self.after_bytes} bytes"
+        if self.after_events is not None:
+            return f"after {self.after_events} events"
+        return f"inside the arguments of call {self.inside}"
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    first_byte_ms: int = 0
+    between_chunks_ms: int = 0
+
+
+Disconnect = Literal["close", "reset"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """How a reply is delivered wrong (DESIGN §5). Several parts may combine."""
+
+    http: HttpFault | None = None
+    stream_error: StreamError | None = None
+    truncate: Truncate | None = None
+    disconnect: Disconnect = "reset"
+    delay: Delay | None = None
+    stall: bool = False
+    times: int | None = None  # only the first N attempts
+
+    def applies(self, attempt: int) -> bool:
+        return self.times is None or attempt <= self.times
+
+    @property
+    def kind(self) -> str:
+        """The stable name in the log: the part that decides what the client sees."""
+        for kind in ("http", "stall", "stream_error", "truncate", "delay"):
+            if getattr(self, kind):
+                return kind
+        return "none"
+
+    def describe(self) -> str:
+        if self.http:
+            return f"HTTP {self.http.status}"
+        if self.stall:
+            return "headers, then nothing"
+        if self.stream_error:
+            after = self.stream_error.after_events
+            return f"error event after {'half the' if after is None else after} events"
+        if self.truncate:
+            return f"cut {self.truncate.describe()}, then {self.disconnect}"
+        return f"delay {self.delay}"
+
+
+@dataclass(frozen=True, slots=True)
+class Chaos:
+    rates: tuple[tuple[str, float], ...]  # (fault kind, probability), in a fixed order
+    seed: int | None = None  # None: the server's --seed
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
     reply: Reply
     expect: Expect | None = None
     repeat: bool = False
+    fault: Fault | None = None
+    has_reply: bool = True  # False: only an unconditional HTTP fault answers this turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +208,7 @@ class Scenario:
     validation: ValidationMode | None = None  # None: the server's --validation
     flavor: Flavor | None = None  # None: the server's --flavor
     stream: StreamConfig = field(default_factory=StreamConfig)
+    chaos: Chaos | None = None  # None: the server's --chaos
     source: str = "<mapping>"
 
     def turn(self, index: int) -> Turn | None:
@@ -148,6 +245,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         validation=data.get("validation"),
         flavor=data.get("flavor"),
         stream=StreamConfig(**stream),
+        chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
     )
 
@@ -159,6 +257,7 @@ def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
     for i, turn in enumerate(scenario.turns):
         if turn.repeat and i != last:
             problems.append(_at(locate(("turns", i, "repeat")), "only the last turn can repeat"))
+        problems += _check_turn_shape(turn, i, locate)
         expect = turn.expect
         if expect is None:
             continue
@@ -172,6 +271,44 @@ def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
                 problems += _check_regex(result.regex, where)
         if expect.tool_results:
             problems += _check_result_count(scenario, i, len(expect.tool_results), locate)
+    if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
+        problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
+    return problems
+
+
+def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
+    """A reply must exist unless an unconditional HTTP fault replaces it; faults must fit it."""
+    problems = []
+    fault = turn.fault
+    if not turn.has_reply and (fault is None or fault.http is None or fault.times is not None):
+        why = (
+            "later attempts, past times, are answered by it"
+            if fault and fault.http
+            else "only an HTTP fault replaces it"
+        )
+        problems.append(_at(locate(("turns", i)), f"missing required key 'reply' ({why})"))
+    truncate = fault.truncate if fault else None
+    if truncate is not None:
+        ways = [
+            w for w in (truncate.after_events, truncate.after_bytes, truncate.call) if w is not None
+        ]
+        where = locate(("turns", i, "fault", "truncate"))
+        if len(ways) != 1:
+            problems.append(
+                _at(
+                    where,
+                    "give exactly one of after_events, after_bytes, or inside: arguments with call",
+                )
+            )
+        elif truncate.call is not None and truncate.call >= len(turn.reply.tool_calls):
+            calls = len(turn.reply.tool_calls)
+            problems.append(
+                _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
+            )
+    for j, call in enumerate(turn.reply.tool_calls):
+        if call.generate is not None and call.arguments != "{}":
+            where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
+            problems.append(_at(where, "give arguments or generate, not both"))
     return problems
 
 
@@ -199,18 +336,58 @@ def _at(where: Problem, message: str) -> Problem:
 
 def _turn(data: Mapping[str, Any]) -> Turn:
     expect = data.get("expect")
+    fault = data.get("fault")
     return Turn(
-        reply=_reply(data["reply"]),
+        reply=_reply(data.get("reply", {})),
         expect=_expect(expect) if expect is not None else None,
         repeat=data.get("repeat", False),
+        fault=_fault(fault) if fault is not None else None,
+        has_reply="reply" in data,
     )
+
+
+def _fault(data: Mapping[str, Any]) -> Fault:
+    http = data.get("http")
+    error = data.get("stream_error")
+    truncate = data.get("truncate")
+    delay = data.get("delay")
+    return Fault(
+        http=_http(http) if http is not None else None,
+        stream_error=StreamError(**error) if error is not None else None,
+        truncate=_truncate(truncate) if truncate is not None else None,
+        disconnect=data.get("disconnect", "reset"),
+        delay=Delay(**delay) if delay is not None else None,
+        stall=data.get("stall", False),
+        times=data.get("times"),
+    )
+
+
+def _truncate(data: Mapping[str, Any]) -> Truncate:
+    call = data.get("call", 0 if "inside" in data else None)  # inside: arguments means call 0
+    return Truncate(data.get("after_events"), data.get("after_bytes"), call)
+
+
+def _http(data: Mapping[str, Any]) -> HttpFault:
+    headers = tuple((str(k).lower(), _header_value(v)) for k, v in data.get("headers", {}).items())
+    return HttpFault(
+        data["status"], data.get("type"), data.get("message"), data.get("code"), headers
+    )
+
+
+def _header_value(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+CHAOS_KINDS = ("429", "500", "503", "529", "truncate", "stream_error", "delay")
+
+
+def _chaos(data: Mapping[str, Any]) -> Chaos:
+    rates = tuple((k, float(data[k])) for k in CHAOS_KINDS if k in data)  # a fixed order
+    return Chaos(rates, data.get("seed"))
 
 
 def _reply(data: Mapping[str, Any]) -> Reply:
-    calls = tuple(
-        ScriptedCall(c["name"], dump_arguments(c.get("arguments", {})), c.get("id"))
-        for c in data.get("tool_calls", ())
-    )
+    calls = tuple(_call(c) for c in data.get("tool_calls", ()))
     usage = data.get("usage", {})
     return Reply(
         text=data.get("text", ""),
@@ -218,6 +395,18 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         tool_calls=calls,
         finish=data.get("finish", "tool_calls" if calls else "stop"),
         usage=Usage(usage.get("input"), usage.get("output")),
+    )
+
+
+def _call(data: Mapping[str, Any]) -> ScriptedCall:
+    name = data["name"]
+    near_miss = isinstance(name, Mapping)
+    return ScriptedCall(
+        name=name["near_miss"] if near_miss else name,
+        arguments=dump_arguments(data.get("arguments", {})),
+        id=data.get("id"),
+        generate=data.get("generate"),
+        near_miss=near_miss,
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import uvicorn
 
 from .app import MockLLM
+from .responder import quiet_scripted_aborts
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -42,6 +43,7 @@ class _Server(uvicorn.Server):
 
 
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
+    quiet_scripted_aborts()
     sock = bind(host, port)
     url = url_of(sock)
 

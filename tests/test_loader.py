@@ -86,7 +86,7 @@ ERRORS = [
     (
         "unknown key",
         "turns:\n  - reply: {text: a}\n    replay: {}\n",
-        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, repeat); did you mean 'reply'?",
+        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, fault, repeat); did you mean 'reply'?",
     ),
     (
         "enum",
@@ -98,7 +98,11 @@ ERRORS = [
         "turns:\n  - reply:\n      tool_calls: [{name: f, arguments: 5}]\n",
         "s.yaml:3:41: turns[0].reply.tool_calls[0].arguments: expected a mapping or a string, got the number 5",
     ),
-    ("required", "turns:\n  - expect: {}\n", "s.yaml:2:5: turns[0]: missing required key 'reply'"),
+    (
+        "required",
+        "turns:\n  - expect: {}\n",
+        "s.yaml:2:5: turns[0]: missing required key 'reply' (only an HTTP fault replaces it)",
+    ),
     ("missing turns", "name: x\n", "s.yaml:1:1: missing required key 'turns'"),
     (
         "text match key",

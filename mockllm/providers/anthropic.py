@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -33,6 +33,15 @@ ERROR_TYPES = {
     504: "timeout_error",
     529: "overloaded_error",
 }
+# What Anthropic sends with these statuses (protocols.md §4.5; the 429 text as seen in public
+# reports, unverified here).
+FAULT_MESSAGES = {
+    429: "Number of request tokens has exceeded your per-minute rate limit "
+    "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. "
+    "Please reduce the prompt length or the maximum tokens requested, or try again later.",
+    500: "Internal server error",
+    529: "Overloaded",
+}
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
 
@@ -57,6 +66,7 @@ class Messages(Adapter):
     routes = ("v1/messages",)
     request_id_header = "request-id"
     invalid_json_message = "mockllm: the request body is not valid JSON"
+    stream_error_status = 529  # the API's mid-stream error is overloaded_error
 
     # --- parse -------------------------------------------------------------------------
 
@@ -113,55 +123,43 @@ class Messages(Adapter):
         start["stop_reason"] = None
         start["usage"] = {**_usage(resolved), "output_tokens": 1}
         events = [_event("message_start", {"message": start}, "head")]
-        blocks: list[tuple[dict[str, Any], list[dict[str, Any]], str, str]] = []
-        size = resolved.scenario.stream.text_chunk_chars
+        for index, block in enumerate(self._blocks(resolved)):
+            events += block.events(index)
+            if index == 0:  # the API pings right after the first block starts
+                events.insert(2, _event("ping", {}, block.start_part))
+        stop = {"stop_reason": STOP_REASONS[reply.finish], "stop_sequence": None}
+        usage = {"output_tokens": resolved.output_tokens}
+        events.append(_event("message_delta", {"delta": stop, "usage": usage}, "tail"))
+        events.append(_event("message_stop", {}, "done"))
+        return events
+
+    def _blocks(self, resolved: Resolved) -> list[_Block]:
+        reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
+        blocks: list[_Block] = []
         if reply.reasoning is not None:
-            deltas = [
+            deltas: list[dict[str, Any]] = [
                 {"type": "thinking_delta", "thinking": p} for p in chunks(reply.reasoning, size)
             ]
             deltas.append({"type": "signature_delta", "signature": _signature(resolved)})
-            blocks.append(
-                (
-                    {"type": "thinking", "thinking": "", "signature": ""},
-                    deltas,
-                    "reasoning",
-                    "reasoning",
-                )
-            )
+            thinking = {"type": "thinking", "thinking": "", "signature": ""}
+            blocks.append(_Block(thinking, deltas, "reasoning", "reasoning", "reasoning"))
         if _has_text_block(resolved):
             deltas = [{"type": "text_delta", "text": p} for p in chunks(reply.text, size)]
-            blocks.append(({"type": "text", "text": ""}, deltas, "text", "text"))
+            blocks.append(_Block({"type": "text", "text": ""}, deltas, "text", "text", "text"))
         for i, call in enumerate(reply.tool_calls):
-            block = {
+            call_id = self.call_id(resolved.scenario, resolved.turn, i)
+            tool_use: dict[str, Any] = {
                 "type": "tool_use",
-                "id": self.call_id(resolved.scenario, resolved.turn, i),
+                "id": call_id,
                 "name": call.name,
                 "input": {},
             }
-            pieces = ["", *fragments(call.arguments, resolved.scenario.stream.argument_fragments)]
+            pieces = fragments(call.arguments, resolved.scenario.stream.argument_fragments)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
-            blocks.append((block, deltas, f"call:{i}", f"args:{i}"))
-        for index, (block, deltas, start_part, delta_part) in enumerate(blocks):
-            events.append(
-                _event("content_block_start", {"index": index, "content_block": block}, start_part)
-            )
-            if index == 0:
-                events.append(_event("ping", {}, start_part))
-            events += [
-                _event("content_block_delta", {"index": index, "delta": d}, delta_part)
-                for d in deltas
-            ]
-            events.append(_event("content_block_stop", {"index": index}, delta_part))
-        stop = {"stop_reason": STOP_REASONS[reply.finish], "stop_sequence": None}
-        events.append(
-            _event(
-                "message_delta",
-                {"delta": stop, "usage": {"output_tokens": resolved.output_tokens}},
-                "tail",
-            )
-        )
-        events.append(_event("message_stop", {}, "done"))
-        return events
+            # The API opens every tool_use with an empty fragment: part of the call's start.
+            opening = [{"type": "input_json_delta", "partial_json": ""}]
+            blocks.append(_Block(tool_use, deltas, f"call:{i}", f"args:{i}", f"done:{i}", opening))
+        return blocks
 
     def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
         notes = []
@@ -185,6 +183,19 @@ class Messages(Adapter):
             }
         )
 
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        return (
+            ERROR_TYPES.get(status, "api_error"),
+            FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}"),
+            None,
+        )
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        error_type = error.error_type or ERROR_TYPES.get(error.status, "api_error")
+        return [
+            _event("error", {"error": {"type": error_type, "message": error.message}}, "tail").data
+        ]
+
     def request_id(self, *parts: object) -> str:
         return derive("req_011C", 20, *parts)
 
@@ -197,6 +208,36 @@ class Messages(Adapter):
         return dumps(
             {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One content block of a streamed message, and the event parts it is tagged with."""
+
+    start: dict[str, Any]
+    deltas: list[dict[str, Any]]
+    start_part: str
+    delta_part: str
+    stop_part: str
+    opening: list[dict[str, Any]] = field(default_factory=list)
+
+    def events(self, index: int) -> list[Event]:
+        out = [
+            _event(
+                "content_block_start",
+                {"index": index, "content_block": self.start},
+                self.start_part,
+            )
+        ]
+        out += [
+            _event("content_block_delta", {"index": index, "delta": d}, self.start_part)
+            for d in self.opening
+        ]
+        out += [
+            _event("content_block_delta", {"index": index, "delta": d}, self.delta_part)
+            for d in self.deltas
+        ]
+        return [*out, _event("content_block_stop", {"index": index}, self.stop_part)]
 
 
 def _event(kind: str, payload: dict[str, Any], part: str) -> Event:

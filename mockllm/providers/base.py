@@ -25,7 +25,8 @@ class Event(NamedTuple):
     """One complete SSE frame, tagged with what it carries so faults can find their place.
 
     part: "head" (role / lifecycle start), "reasoning", "text", "call:I" (call I begins),
-    "args:I" (a fragment of call I's arguments), "tail" (finish, usage), "done" (terminator).
+    "args:I" (a fragment of call I's arguments), "done:I" (call I closes), "tail" (finish,
+    usage), "done" (the terminator: [DONE], message_stop, response.completed).
     """
 
     data: bytes
@@ -48,6 +49,7 @@ class Adapter(ABC):
     get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
+    stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
 
     @abstractmethod
@@ -69,6 +71,33 @@ class Adapter(ABC):
 
     @abstractmethod
     def models_body(self) -> bytes: ...
+
+    def fault_error(
+        self,
+        status: int,
+        error_type: str | None = None,
+        message: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> RequestError:
+        """A scripted HTTP error in this provider's words, unless the scenario gives its own."""
+        default_type, default_message, default_code = self.fault_texts(status)
+        return RequestError(
+            status,
+            message or default_message,
+            kind="fault",
+            code=code or default_code,
+            error_type=error_type or default_type,
+            headers=headers,
+        )
+
+    @abstractmethod
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        """(error type, message, code) the provider sends with this status."""
+
+    @abstractmethod
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        """The in-band error frame(s) that end a stream after `sent` events."""
 
     def validate(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         """Every rule this request breaks, in the order the provider would report them."""

@@ -42,6 +42,36 @@ def openai_error_body(error: RequestError) -> bytes:
     )
 
 
+# What OpenAI sends with these statuses (protocols.md §2.6; 503 and 529 wordings unverified).
+OPENAI_FAULT_TEXTS: dict[int, tuple[str, str, str | None]] = {
+    429: (
+        "requests",
+        "Rate limit reached for requests per min (RPM) in organization org-mockllm: Limit 3, "
+        "Used 3, Requested 1. Please try again in 1s. Visit "
+        "https://platform.openai.com/account/rate-limits to learn more.",
+        "rate_limit_exceeded",
+    ),
+    500: (
+        "server_error",
+        "The server had an error while processing your request. Sorry about that!",
+        None,
+    ),
+    503: ("server_error", "The server is overloaded or not ready yet.", None),
+    529: ("server_error", "The server is overloaded or not ready yet.", None),
+}
+
+
+def openai_fault_texts(status: int) -> tuple[str, str, str | None]:
+    return OPENAI_FAULT_TEXTS.get(
+        status, (openai_error_type(status), f"mockllm fault: HTTP {status}", None)
+    )
+
+
+def openai_error_frame(error: RequestError) -> bytes:
+    """The `data: {"error": …}` frame that ends a Chat Completions stream in error."""
+    return b"data: " + openai_error_body(error) + b"\n\n"
+
+
 def openai_models_body() -> bytes:
     data = [
         {"id": m, "object": "model", "created": 1735689600, "owned_by": "mockllm"} for m in MODELS
@@ -176,6 +206,12 @@ class ChatCompletions(Adapter):
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
+
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        return openai_fault_texts(status)
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        return [openai_error_frame(error)]
 
     def models_body(self) -> bytes:
         return openai_models_body()

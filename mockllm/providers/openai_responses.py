@@ -15,7 +15,14 @@ from ..errors import RequestError
 from ..ids import HEX, derive
 from ..scenario import Scenario
 from .base import Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
-from .openai_chat import INVALID_JSON, missing, openai_error_body, openai_models_body, wrong_type
+from .openai_chat import (
+    INVALID_JSON,
+    missing,
+    openai_error_body,
+    openai_fault_texts,
+    openai_models_body,
+    wrong_type,
+)
 
 INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
 # Request fields the real API echoes on the response object, with its defaults.
@@ -225,6 +232,19 @@ class Responses(Adapter):
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
 
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        return openai_fault_texts(status)
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        payload = {
+            "type": "error",
+            "sequence_number": sent,
+            "code": error.code or error.error_type,
+            "message": error.message,
+            "param": error.param,
+        }
+        return [b"event: error\ndata: " + dumps(payload) + b"\n\n"]
+
     def models_body(self) -> bytes:
         return openai_models_body()
 
@@ -333,10 +353,10 @@ def _item_events(
         for p in pieces
     ]
     done = {**at, "name": item["name"], "arguments": item["arguments"]}
-    out.append(event("response.function_call_arguments.done", done, f"args:{call}"))
+    out.append(event("response.function_call_arguments.done", done, f"done:{call}"))
     return [
         *out,
-        event("response.output_item.done", {"output_index": index, "item": item}, f"args:{call}"),
+        event("response.output_item.done", {"output_index": index, "item": item}, f"done:{call}"),
     ]
 
 

@@ -1,0 +1,126 @@
+"""Faults act on the rendered reply, never inside adapters (DESIGN §5, §11).
+
+A `Delivery` says what goes out and how: the chunks (SSE frames, or one JSON body), the
+pauses, and how the response ends — `complete`, `close` (a clean end of body that lacks
+the tail), `reset` (aborted mid-body), or `stall` (headers, then nothing). The app carries
+it out; these functions only decide it, so they are pure and tested in-process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from .providers.base import Event
+from .scenario import Fault, Reply, Truncate
+
+Ending = Literal["complete", "close", "reset", "stall"]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    chunks: list[bytes]
+    ending: Ending = "complete"
+    first_byte_ms: int = 0
+    between_ms: int = 0
+
+    @property
+    def paced(self) -> bool:
+        """Whether chunks must go out one by one (else one coalesced send is enough)."""
+        return self.between_ms > 0 or self.ending == "stall"
+
+
+def stream_delivery(
+    fault: Fault | None, events: list[Event], error_events: Callable[[int], list[bytes]]
+) -> Delivery:
+    """The SSE frames of a streamed reply, as the fault lets them through."""
+    frames = [e.data for e in events]
+    if fault is None:
+        return Delivery(frames)
+    pace = _pace(fault)
+    if fault.stall:
+        return Delivery([], "stall", **pace)
+    if fault.stream_error is not None:
+        after = fault.stream_error.after_events
+        cut = len(frames) // 2 if after is None else min(after, len(frames))
+        return Delivery(frames[:cut] + error_events(cut), "complete", **pace)
+    if fault.truncate is not None:
+        return Delivery(_cut_events(fault.truncate, events), fault.disconnect, **pace)
+    return Delivery(frames, "complete", **pace)
+
+
+def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 0) -> Delivery:
+    """A non-streamed JSON body, as the fault lets it through (stream_error and http are
+    answered as HTTP errors by the app before this). `events`: how many events the same
+    reply streams as, so `after_events` cuts the body at the same fraction."""
+    if fault is None:
+        return Delivery([body])
+    pace = _pace(fault)
+    if fault.stall:
+        return Delivery([], "stall", **pace)
+    if fault.truncate is not None:
+        cut = _body_cut(fault.truncate, body, reply, events)
+        return Delivery([body[:cut]], fault.disconnect, **pace)
+    return Delivery([body], "complete", **pace)
+
+
+def _pace(fault: Fault) -> dict[str, int]:
+    delay = fault.delay
+    return (
+        {"first_byte_ms": delay.first_byte_ms, "between_ms": delay.between_chunks_ms}
+        if delay
+        else {}
+    )
+
+
+def _cut_events(truncate: Truncate, events: list[Event]) -> list[bytes]:
+    frames = [e.data for e in events]
+    if truncate.after_bytes is not None:
+        return [b"".join(frames)[: truncate.after_bytes]]
+    if truncate.after_events is not None:
+        return frames[: truncate.after_events]
+    return frames[: _inside_arguments(truncate.inside or 0, events)]
+
+
+def _inside_arguments(call: int, events: list[Event]) -> int:
+    """How many events to send to stop mid-way through call `call`'s argument fragments:
+    its start, then the first half of its fragments (none when it has only one)."""
+    starts = [i for i, e in enumerate(events) if e.part == f"call:{call}"]
+    fragments = [i for i, e in enumerate(events) if e.part == f"args:{call}"]
+    if len(fragments) >= 2:
+        return fragments[len(fragments) // 2 - 1] + 1
+    return starts[-1] + 1 if starts else len(events) // 2
+
+
+def _body_cut(truncate: Truncate, body: bytes, reply: Reply, events: int) -> int:
+    """The byte a non-streamed body is cut at: the same byte count, the middle of call I's
+    arguments as they appear in the body, or the same fraction of the events."""
+    if truncate.after_bytes is not None:
+        return truncate.after_bytes
+    if truncate.after_events is not None:
+        return (
+            len(body) * min(truncate.after_events, events) // events if events else len(body) // 2
+        )
+    call = truncate.inside
+    if call is not None and call < len(reply.tool_calls):
+        span = _arguments_span(body, reply, call)
+        if span is not None:
+            return (span[0] + span[1]) // 2
+    return len(body) // 2
+
+
+def _arguments_span(body: bytes, reply: Reply, call: int) -> tuple[int, int] | None:
+    """Where call `call`'s arguments sit in the body: as an escaped JSON string (OpenAI)
+    or as an object (Anthropic `input`)."""
+    arguments = reply.tool_calls[call].arguments
+    candidates = [json.dumps(arguments, ensure_ascii=False)]
+    parsed = reply.tool_calls[call].arguments_object()
+    if parsed is not None:
+        candidates.append(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")))
+    for text in candidates:
+        start = body.find(text.encode())
+        if start >= 0:
+            return start, start + len(text.encode())
+    return None

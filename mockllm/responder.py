@@ -1,0 +1,126 @@
+"""Send one response over raw ASGI, carry out a `Delivery`, and record what went out.
+
+Pauses watch for the client hanging up (`client_disconnected` in the log). A `reset`
+ending returns without finishing the body: uvicorn then closes the connection before the
+final chunk, which every SDK sees as an aborted transfer (protocols.md §1.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from .errors import RequestError
+from .faults import Delivery
+from .journal import Entry, Journal
+from .providers import Adapter
+
+SSE = b"text/event-stream; charset=utf-8"
+JSON = b"application/json"
+_ABORT_NOTICE = "ASGI callable returned without completing response."
+
+
+class Responder:
+    def __init__(
+        self,
+        journal: Journal,
+        entry: Entry,
+        send: Any,
+        receive: Any,
+        adapter: Adapter,
+        max_stall: float,
+    ) -> None:
+        self.journal, self.entry, self.adapter = journal, entry, adapter
+        self._send, self._receive, self.max_stall = send, receive, max_stall
+        self.request_id = adapter.request_id("seq", entry.seq)
+        self.started = False
+
+    async def error(self, error: RequestError, first_byte_ms: int = 0) -> None:
+        self.entry.error = {"kind": error.kind, "message": error.message}
+        self.entry.retry_after = _retry_after(error.headers)
+        if first_byte_ms and not await self._pause(first_byte_ms / 1000):
+            return
+        body = self.adapter.error_body(error, self.request_id)
+        headers = self._headers(JSON, len(body)) + [
+            (k.encode(), v.encode()) for k, v in error.headers
+        ]
+        await self._start(error.status, headers)
+        await self._body(body, more=False)
+
+    async def deliver(self, delivery: Delivery, stream: bool) -> None:
+        if delivery.first_byte_ms and not await self._pause(delivery.first_byte_ms / 1000):
+            return
+        body = b"".join(delivery.chunks)
+        # A complete JSON body says its length; a stream or a cut body is chunked.
+        length = len(body) if not stream and delivery.ending == "complete" else None
+        headers = self._headers(SSE if stream else JSON, length)
+        if stream:
+            headers.append((b"cache-control", b"no-cache"))
+        await self._start(200, headers)
+        if not delivery.paced:  # the fast path: one send
+            await self._body(body, more=delivery.ending == "reset")
+            return
+        for i, chunk in enumerate(delivery.chunks):
+            if i and delivery.between_ms and not await self._pause(delivery.between_ms / 1000):
+                return
+            await self._body(chunk, more=True)
+        if delivery.ending == "stall":
+            if await self._pause(self.max_stall):
+                self.entry.notes.append(f"stalled for --max-stall {self.max_stall:g} s, then reset")
+        elif delivery.ending != "reset":
+            await self._body(b"", more=False)
+        # "reset" and a stall end with the body unfinished: uvicorn drops the connection
+
+    async def _pause(self, seconds: float) -> bool:
+        """Wait, unless the client hangs up first: then log it and say so (False)."""
+        try:
+            message = await asyncio.wait_for(self._receive(), seconds)
+        except asyncio.TimeoutError:
+            return True
+        if message.get("type") == "http.disconnect":
+            self.entry.client_disconnected = True
+            return False
+        return True
+
+    def _headers(self, content_type: bytes, length: int | None = None) -> list[tuple[bytes, bytes]]:
+        headers = [
+            (b"content-type", content_type),
+            (self.adapter.request_id_header.encode(), self.request_id.encode()),
+        ]
+        if length is not None:
+            headers.append((b"content-length", str(length).encode()))
+        return headers
+
+    async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        self.started = True
+        self.entry.status = status
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def _body(self, data: bytes, more: bool) -> None:
+        self.journal.record_sent(self.entry, data)
+        if not more:
+            self.journal.close(self.entry)
+        await self._send({"type": "http.response.body", "body": data, "more_body": more})
+
+
+def _retry_after(headers: tuple[tuple[str, str], ...]) -> float | None:
+    """The delay an error answer asks for, as the SDKs read it: retry-after-ms first."""
+    found = {k.lower(): v for k, v in headers}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(found[name]) * scale
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+class _QuietAborts(logging.Filter):
+    """uvicorn reports a body left unfinished; for a scripted reset that is the point."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != _ABORT_NOTICE
+
+
+def quiet_scripted_aborts() -> None:
+    logging.getLogger("uvicorn.error").addFilter(_QuietAborts())
