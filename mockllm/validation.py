@@ -7,8 +7,10 @@ them (`off`). The rule names are the ones in the log, in docs/validation.md and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .conversation import Conversation
@@ -86,11 +88,17 @@ def items(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def schema_problem(schema: Any) -> str | None:
-    """Why `schema` is not a valid JSON Schema (draft 2020-12), or None."""
+    """Why `schema` is not a valid JSON Schema (draft 2020-12), or None. A harness sends the
+    same tools on every request, so the (slow) meta-schema check runs once per schema."""
+    return _schema_problem(json.dumps(schema, sort_keys=True))
+
+
+@lru_cache(maxsize=1024)
+def _schema_problem(text: str) -> str | None:
     import jsonschema  # deferred: only requests that carry tools pay for it
 
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.Draft202012Validator.check_schema(json.loads(text))
     except jsonschema.SchemaError as e:
         return str(e.message)
     return None
