@@ -7,7 +7,7 @@ NODE_STAMP := tests/node/node_modules/.installed
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint clean
+.PHONY: help serve test lint bench clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -30,9 +30,13 @@ test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Pyt
 	$(BIN)/pytest -n auto $(ARGS)
 
 lint: $(STAMP) ## ruff and mypy
-	$(BIN)/ruff check mockllm tests
-	$(BIN)/ruff format --check mockllm tests
+	$(BIN)/ruff check mockllm tests bench
+	$(BIN)/ruff format --check mockllm tests bench
 	$(BIN)/mypy
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/node/node_modules
+
+bench: $(STAMP) ## benchmark mockllm against bare starlette/ASGI floors (ARGS="--quick ...")
+	@sh bench/ensure-wrk.sh
+	$(BIN)/python -m bench $(ARGS)

@@ -1,0 +1,318 @@
+"""Medians, ratios to the floors, target verdicts: the table and the JSONL record."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .run import Samples, Settings
+from .servers import ROOT, ServerDef
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    digits: int = 0
+
+
+METRICS = [
+    Metric("startup_ms", "startup to first answer", "ms", 1),
+    Metric("ns_c1_rps", "non-stream c=1 throughput", "req/s"),
+    Metric("ns_c1_p50_us", "non-stream c=1 latency p50", "µs"),
+    Metric("ns_c1_p99_us", "non-stream c=1 latency p99 ^", "µs"),
+    Metric("ns_c1_max_us", "non-stream c=1 latency max", "µs"),
+    Metric("ns_c1_cpu_us", "non-stream c=1 server CPU", "µs/req", 1),
+    Metric("ns_c32_rps", "non-stream c=32 throughput", "req/s"),
+    Metric("ns_c32_p50_us", "non-stream c=32 latency p50", "µs"),
+    Metric("ns_c32_p99_us", "non-stream c=32 latency p99 ^", "µs"),
+    Metric("ns_c32_cpu_us", "non-stream c=32 server CPU *", "µs/req", 1),
+    Metric("st_c1_ttfb_us", "stream c=1 first byte p50 +", "µs"),
+    Metric("st_c1_full_us", "stream c=1 full stream p50 +", "µs"),
+    Metric("st_c1_rps", "stream c=1 throughput", "streams/s"),
+    Metric("st_c1_cpu_us", "stream c=1 server CPU", "µs/stream", 1),
+    Metric("st_c32_ttfb_us", "stream c=32 first byte p50 +", "µs"),
+    Metric("st_c32_full_us", "stream c=32 full stream p50 +", "µs"),
+    Metric("st_c32_rps", "stream c=32 throughput", "streams/s"),
+    Metric("st_c32_cpu_us", "stream c=32 server CPU *", "µs/stream", 1),
+    Metric("rss_idle_mb", "RSS idle", "MB", 1),
+    Metric("rss_after_mb", "RSS after {n} requests", "MB", 1),
+]
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A target from the issue: reported with a verdict, never asserted."""
+
+    metric: str
+    limit: float
+    relative: bool  # True: × the floor's figure; False: absolute, in the metric's unit
+
+    def describe(self, unit: str) -> str:
+        return f"<={self.limit:g}x floor" if self.relative else f"<={self.limit:g} {unit}"
+
+    def met(self, value: float, floor: float) -> bool | None:
+        bound = self.limit * floor if self.relative else self.limit
+        return None if math.isnan(value) or math.isnan(bound) else value <= bound
+
+
+GOALS = {
+    g.metric: g
+    for g in (
+        Goal("startup_ms", 1.3, relative=True),
+        Goal("ns_c1_p50_us", 2.0, relative=True),
+        Goal("ns_c32_cpu_us", 1.3, relative=True),
+        Goal("st_c32_cpu_us", 0.6, relative=True),
+        Goal("rss_after_mb", 60, relative=False),
+    )
+}
+
+
+# --- medians and ratios --------------------------------------------------------------------------
+
+
+def medians(samples: Samples) -> dict[str, dict[str, float]]:
+    return {
+        server: {key: _median(values) for key, values in metrics.items()}
+        for server, metrics in samples.items()
+    }
+
+
+def _median(values: list[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return statistics.median(finite) if finite else math.nan
+
+
+def ratio(value: float, floor: float) -> float:
+    return value / floor if floor and not math.isnan(floor) else math.nan
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Everything a run produced, ready to print or store."""
+
+    servers: list[ServerDef]
+    samples: Samples
+    settings: Settings
+    environment: dict[str, Any]
+
+    @property
+    def subject(self) -> ServerDef:
+        return self.servers[0]
+
+    @property
+    def floors(self) -> list[ServerDef]:
+        return [s for s in self.servers if s.role == "floor"]
+
+    @property
+    def medians(self) -> dict[str, dict[str, float]]:
+        return medians(self.samples)
+
+    def value(self, server: str, key: str) -> float:
+        return self.medians.get(server, {}).get(key, math.nan)
+
+    def verdicts(self) -> dict[str, bool | None]:
+        """Each goal checked against the first floor (the starlette floor)."""
+        if not self.floors:
+            return {}
+        floor = self.floors[0].name
+        return {
+            key: goal.met(self.value(self.subject.name, key), self.value(floor, key))
+            for key, goal in GOALS.items()
+        }
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def table(outcome: Outcome) -> str:
+    medians_ = outcome.medians
+    subject, floors = outcome.subject.name, [f.name for f in outcome.floors]
+    names = [s.name for s in outcome.servers]
+    verdicts = outcome.verdicts()
+    header = ["metric", "unit", *names, *(f"x{f}" for f in floors), "target", ""]
+    rows = [header]
+    for m in METRICS:
+        values = [medians_.get(n, {}).get(m.key, math.nan) for n in names]
+        mine = medians_.get(subject, {}).get(m.key, math.nan)
+        ratios = [ratio(mine, medians_.get(f, {}).get(m.key, math.nan)) for f in floors]
+        goal = GOALS.get(m.key)
+        verdict = {True: "PASS", False: "FAIL", None: "n/a"}[verdicts.get(m.key)] if goal else ""
+        rows.append(
+            [
+                m.label.format(n=_count(outcome.settings.memory_requests)),
+                m.unit,
+                *(_number(v, m.digits) for v in values),
+                *(_ratio(r) for r in ratios),
+                goal.describe(m.unit) if goal else "",
+                verdict,
+            ]
+        )
+    return "\n".join([*_title(outcome), "", *_grid(rows), "", *_legend(outcome)])
+
+
+def _title(outcome: Outcome) -> list[str]:
+    env, s = outcome.environment, outcome.settings
+    pinned = f"server on cpu {s.cpus[0]}, load on cpu {s.cpus[1]}" if s.cpus else "not pinned"
+    loadgen = env["wrk"] or "bundled asyncio client (wrk not installed)"
+    return [
+        f"mockllm bench  {env['time']}  commit {env['commit']}  {env['cpu']} x{env['cpus']}",
+        f"load: {loadgen}; {pinned}",
+        f"median of {s.rounds} interleaved round(s), {s.seconds} s per load run; "
+        f"startup: median of {s.startups} cold starts",
+    ]
+
+
+def _grid(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
+        cells += [cell.rjust(w) for cell, w in zip(row[2:-2], widths[2:-2], strict=True)]
+        cells += [row[-2].ljust(widths[-2]), row[-1]]
+        lines.append("  ".join(cells).rstrip())
+    lines.insert(1, "-" * len(lines[0]))
+    return lines
+
+
+def _legend(outcome: Outcome) -> list[str]:
+    subject = outcome.subject.name
+    lines = [f"{s.name}: {s.about}" for s in outcome.servers]
+    lines += [
+        f"x<floor> = {subject} / floor, both from this run; targets compare with the first floor.",
+        "* primary figure: server utime+stime over the run / completed requests (steadier "
+        "than req/s).",
+        "stream = 50 SSE data: frames; floors send "
+        + (
+            "one ASGI send per frame (as an SSE server does)"
+            if outcome.settings.stream_sends == "event"
+            else "the whole stream in one ASGI send"
+        )
+        + f", {subject} sends the whole stream in one.",
+        "^ wrk's p99 includes its coordinated-omission correction: one stall (see max) "
+        "counts as if requests had kept arriving at the measured rate.",
+        f"RSS after: a fresh server, {outcome.settings.memory_requests} non-stream requests "
+        "at c=32 (mockllm logs each in its ring, default --log-limit 10000).",
+        "+ from the bundled asyncio client (first byte = first body byte; wrk cannot see it); "
+        + ("other figures from wrk." if outcome.settings.use_wrk else "so is everything else."),
+    ]
+    return lines
+
+
+def _number(value: float, digits: int) -> str:
+    return "-" if math.isnan(value) else f"{value:,.{digits}f}"
+
+
+def _ratio(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2f}x"
+
+
+def _count(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+# --- the JSONL record ----------------------------------------------------------------------
+
+
+def record(outcome: Outcome) -> dict[str, Any]:
+    medians_, subject = outcome.medians, outcome.subject.name
+    settings = asdict(outcome.settings)
+    del settings["workdir"]  # a temporary folder, gone by now
+    return {
+        **outcome.environment,
+        "settings": settings,
+        "servers": {
+            s.name: {
+                "role": s.role,
+                "about": s.about,
+                "median": _clean(medians_.get(s.name, {})),
+                "samples": {k: _clean_list(v) for k, v in outcome.samples.get(s.name, {}).items()},
+            }
+            for s in outcome.servers
+        },
+        "ratios": {f.name: _clean(_ratios(medians_, subject, f.name)) for f in outcome.floors},
+        "targets": {
+            key: {"target": GOALS[key].describe(_unit(key)), "pass": verdict}
+            for key, verdict in outcome.verdicts().items()
+        },
+    }
+
+
+def _ratios(medians_: dict[str, dict[str, float]], subject: str, floor: str) -> dict[str, float]:
+    floor_figures = medians_.get(floor, {})
+    return {k: ratio(v, floor_figures.get(k, math.nan)) for k, v in medians_[subject].items()}
+
+
+def append(path: Path, entry: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as out:
+        out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _unit(key: str) -> str:
+    return next(m.unit for m in METRICS if m.key == key)
+
+
+def _clean(figures: dict[str, float]) -> dict[str, float | None]:
+    """JSON has no NaN: a figure that could not be measured is null."""
+    return {k: None if math.isnan(v) else round(v, 3) for k, v in figures.items()}
+
+
+def _clean_list(values: list[float]) -> list[float | None]:
+    return [None if math.isnan(v) else round(v, 3) for v in values]
+
+
+# --- where the run happened -----------------------------------------------------------------
+
+
+_PACKAGES = ("mockllm-server", "uvicorn", "starlette", "httptools", "uvloop")
+
+
+def environment(wrk: str | None) -> dict[str, Any]:
+    return {
+        "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": _commit(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "wrk": wrk,
+        "packages": {p: _version(p) for p in _PACKAGES},
+    }
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or sys.platform
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None

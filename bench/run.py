@@ -1,0 +1,247 @@
+"""The measurement phases: reference replies, cold starts, load rounds, memory.
+
+Every phase is interleaved across servers (mockllm, floor, asgi, mockllm, …) so a
+slow stretch of the machine hits every server alike. Each server process is fresh
+per round; the harness and its load generators stay on the load core.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import proc
+from .floor_common import save_reply
+from .load import LoadResult, Target, client_run, wrk_count, wrk_run
+from .servers import (
+    MOCKLLM,
+    Context,
+    Running,
+    ServerDef,
+    free_port,
+    launch,
+    post,
+    stop,
+    wait_answered,
+)
+from .workload import STREAM, STREAM_EVENTS, TOOL_CALL, request_body
+
+CONCURRENCY = (1, 32)
+
+
+@dataclass(frozen=True)
+class Settings:
+    rounds: int
+    seconds: float  # per load run (wrk rounds to whole seconds)
+    ttfb_seconds: float  # per asyncio TTFB run
+    warmup_seconds: float
+    startups: int
+    memory_requests: int
+    use_wrk: bool
+    cpus: tuple[int, int] | None  # (server core, load core), None: not pinned
+    stream_sends: str
+    workdir: Path
+
+
+# server name → metric key → one value per round (per cold start for startup)
+Samples = dict[str, dict[str, list[float]]]
+
+
+@dataclass
+class Reference:
+    """mockllm's replies, which the floors send verbatim."""
+
+    bodies: Path
+    tool_call: bytes
+    stream: bytes
+
+
+_STARTED = time.perf_counter()
+
+
+def progress(text: str) -> None:
+    elapsed = time.perf_counter() - _STARTED
+    print(f"bench [{elapsed:5.1f} s] {text}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def started(server: ServerDef, settings: Settings, bodies: Path) -> Iterator[Running]:
+    ctx = Context(free_port(), bodies, settings.stream_sends)
+    cpu = settings.cpus[0] if settings.cpus else None
+    running = launch(server, ctx, cpu, settings.workdir / f"{server.name}.log")
+    try:
+        yield running
+    finally:
+        stop(running)
+
+
+# --- reference -----------------------------------------------------------------------------------
+
+
+def fetch_reference(settings: Settings) -> Reference:
+    """Ask mockllm once for both replies; check the stream really has 50 frames."""
+    bodies = settings.workdir / "bodies"
+    bodies.mkdir(exist_ok=True)
+    with started(MOCKLLM, settings, bodies) as running:
+        wait_answered(running)
+        replies = {}
+        for kind, scenario, stream in (("tool-call", TOOL_CALL, False), ("stream", STREAM, True)):
+            answer = post(running.port, running.path(scenario), request_body(stream))
+            if answer.status != 200:
+                raise RuntimeError(f"mockllm answered {answer.status}: {answer.body[:500]!r}")
+            save_reply(bodies, kind, answer.headers, answer.body)
+            replies[kind] = answer.body
+    frames = sum(1 for line in replies["stream"].split(b"\n") if line.startswith(b"data:"))
+    if frames != STREAM_EVENTS:
+        raise RuntimeError(
+            f"bench-stream streams {frames} data: frames, not {STREAM_EVENTS}; "
+            "adjust the text length in bench/scenarios/bench-stream.yaml"
+        )
+    return Reference(bodies, replies["tool-call"], replies["stream"])
+
+
+# --- cold starts -------------------------------------------------------------------------------
+
+
+def measure_startups(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
+    samples: Samples = {s.name: {"startup_ms": []} for s in servers}
+    for i in range(settings.startups):
+        for server in servers:
+            with started(server, settings, ref.bodies) as running:
+                seconds = wait_answered(running)
+            samples[server.name]["startup_ms"].append(seconds * 1e3)
+        progress(f"cold start {i + 1}/{settings.startups} done")
+    return samples
+
+
+# --- load rounds ----------------------------------------------------------------------------------
+
+
+def measure_rounds(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
+    samples: Samples = {s.name: {} for s in servers}
+    for r in range(settings.rounds):
+        for server in servers:
+            progress(f"round {r + 1}/{settings.rounds}: {server.name}")
+            with started(server, settings, ref.bodies) as running:
+                figures = one_round(running, settings, ref)
+            for key, value in figures.items():
+                samples[server.name].setdefault(key, []).append(value)
+    return samples
+
+
+def one_round(running: Running, settings: Settings, ref: Reference) -> dict[str, float]:
+    wait_answered(running)
+    check_replies(running, ref)
+    figures = {"rss_idle_mb": proc.rss_mb(running.pid)}
+    plain = Target(running.port, running.path(TOOL_CALL), request_body(stream=False))
+    stream = Target(running.port, running.path(STREAM), request_body(stream=True))
+    if settings.warmup_seconds:  # steady state first
+        _load(running, plain, 32, settings, settings.warmup_seconds)
+    for c in CONCURRENCY:
+        result, cpu = _measured(running, plain, c, settings)
+        figures |= _figures(f"ns_c{c}", result, cpu)
+    for c in CONCURRENCY:
+        result, cpu = _measured(running, stream, c, settings)
+        figures |= _figures(f"st_c{c}", result, cpu)
+        # wrk cannot see the first byte: first byte and full time come from one asyncio run,
+        # so the pair is consistent (the same client's overhead is in both).
+        probe = result
+        if settings.use_wrk:
+            probe = client_run(stream, c, seconds=settings.ttfb_seconds)
+            _note_errors(running, probe)
+        figures[f"st_c{c}_ttfb_us"] = _or_nan(probe.ttfb_p50_us)
+        figures[f"st_c{c}_full_us"] = probe.p50_us
+    return figures
+
+
+def check_replies(running: Running, ref: Reference) -> None:
+    """Same request, same bytes: a floor (or mockllm) that drifted would void the ratios."""
+    if running.server.role == "peer":
+        return  # a peer sends its own bytes
+    expected_replies = ((TOOL_CALL, False, ref.tool_call), (STREAM, True, ref.stream))
+    for scenario, stream, expected in expected_replies:
+        answer = post(running.port, running.path(scenario), request_body(stream))
+        if answer.status != 200 or answer.body != expected:
+            raise RuntimeError(
+                f"{running.server.name} does not answer {scenario} with mockllm's bytes "
+                f"(status {answer.status}, {len(answer.body)} vs {len(expected)} bytes)"
+            )
+
+
+def _measured(
+    running: Running, target: Target, connections: int, settings: Settings
+) -> tuple[LoadResult, float]:
+    """One load run and the server's CPU µs per completed request during it."""
+    before = proc.cpu_seconds(running.pid)
+    result = _load(running, target, connections, settings, settings.seconds)
+    spent = proc.cpu_seconds(running.pid) - before
+    return result, spent * 1e6 / result.requests if result.requests else math.nan
+
+
+def _load(
+    running: Running, target: Target, connections: int, settings: Settings, seconds: float
+) -> LoadResult:
+    if settings.use_wrk:
+        result = wrk_run(target, connections, seconds, settings.workdir)
+    else:
+        result = client_run(target, connections, seconds=seconds)
+    _note_errors(running, result)
+    return result
+
+
+def _figures(prefix: str, result: LoadResult, cpu_us: float) -> dict[str, float]:
+    return {
+        f"{prefix}_rps": result.rate,
+        f"{prefix}_p50_us": result.p50_us,
+        f"{prefix}_p99_us": result.p99_us,
+        f"{prefix}_max_us": result.max_us,
+        f"{prefix}_cpu_us": cpu_us,
+    }
+
+
+def _note_errors(running: Running, result: LoadResult) -> None:
+    if result.errors:
+        progress(
+            f"warning: {running.server.name}: {result.errors} failed requests "
+            f"at c={result.connections} ({result.tool})"
+        )
+
+
+def _or_nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+# --- memory ---------------------------------------------------------------------------------------
+
+
+def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
+    """RSS of a fresh server before and after `memory_requests` logged requests."""
+    samples: Samples = {}
+    for server in servers:
+        progress(f"memory: {settings.memory_requests} requests to {server.name}")
+        with started(server, settings, ref.bodies) as running:
+            wait_answered(running)
+            idle = proc.rss_mb(running.pid)
+            target = Target(running.port, running.path(TOOL_CALL), request_body(stream=False))
+            n = settings.memory_requests
+            if settings.use_wrk:
+                result = wrk_count(target, 32, n, settings.workdir)
+            else:
+                result = client_run(target, 32, count=n)
+            _note_errors(running, result)
+            after = proc.rss_mb(running.pid)
+        samples[server.name] = {"rss_before_load_mb": [idle], "rss_after_mb": [after]}
+    return samples
+
+
+def merge(*parts: Samples) -> Samples:
+    merged: Samples = {}
+    for part in parts:
+        for server, metrics in part.items():
+            merged.setdefault(server, {}).update(metrics)
+    return merged
