@@ -8,6 +8,9 @@ from functools import lru_cache
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
+# Each digest byte picks one character (a slight bias toward the first 8 letters: ids need
+# to look right and never repeat, not to be uniform).
+_TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX)}
 
 
 @lru_cache(maxsize=65536)
@@ -16,10 +19,10 @@ def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> s
     seed = "\x1f".join(
         map(str, (prefix, *parts))
     )  # the prefix too: toolu_ ids never echo call_ ids
-    digest = hashlib.blake2b(seed.encode(), digest_size=64).digest()
-    n = int.from_bytes(digest, "big")
-    out = []
-    for _ in range(length):
-        n, r = divmod(n, len(alphabet))
-        out.append(alphabet[r])
-    return prefix + "".join(out)
+    if alphabet == HEX:
+        return (
+            prefix
+            + hashlib.blake2b(seed.encode(), digest_size=(length + 1) // 2).hexdigest()[:length]
+        )
+    digest = hashlib.blake2b(seed.encode(), digest_size=length).digest()
+    return prefix + digest.translate(_TABLES[alphabet]).decode()

@@ -33,8 +33,19 @@ class Responder:
     ) -> None:
         self.journal, self.entry, self.adapter = journal, entry, adapter
         self._send, self._receive, self.max_stall = send, receive, max_stall
-        self.request_id = adapter.request_id("seq", entry.seq)
+        self._request_id: str | None = None  # set once the turn is known; see request_id
         self.started = False
+
+    @property
+    def request_id(self) -> str:
+        """Deterministic: from session, scenario, turn and attempt once known, else the seq."""
+        if self._request_id is None:
+            self._request_id = self.adapter.request_id("seq", self.entry.seq)
+        return self._request_id
+
+    @request_id.setter
+    def request_id(self, value: str) -> None:
+        self._request_id = value
 
     async def error(self, error: RequestError, first_byte_ms: int = 0) -> None:
         self.entry.error = {"kind": error.kind, "message": error.message}
