@@ -39,8 +39,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 def measure(code: str, runs: int) -> list[float]:
     return [
-        float(subprocess.check_output([sys.executable, "-c", code], text=True))
-        for _ in range(runs)
+        float(subprocess.check_output([sys.executable, "-c", code], text=True)) for _ in range(runs)
     ]
 
 
@@ -48,8 +47,10 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     for name, code in (("thread", _THREAD), ("subprocess", _SUBPROCESS)):
         ms = measure(code, runs)
-        print(f"{name:>10}: median {statistics.median(ms):6.0f} ms"
-              f"  (min {min(ms):.0f}, max {max(ms):.0f}, {runs} runs)")
+        print(
+            f"{name:>10}: median {statistics.median(ms):6.0f} ms"
+            f"  (min {min(ms):.0f}, max {max(ms):.0f}, {runs} runs)"
+        )
 
 
 if __name__ == "__main__":

@@ -33,10 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mockllm", "mockllm fake LLM server")
     group.addoption(
         "--mockllm-scenarios",
-        nargs="+",
+        action="append",  # repeated, not nargs="+": that would swallow the test paths after it
         default=[],
         metavar="PATH",
-        help="scenario files or folders the server loads, besides the bundled library",
+        help="a scenario file or folder the server loads, besides the bundled library (repeatable)",
     )
     group.addoption(
         "--mockllm-url",
@@ -71,7 +71,11 @@ def mockllm_server(pytestconfig: pytest.Config) -> Iterator[RunningServer]:
     from .loader import BUNDLED
     from .server import serve
 
-    with serve([BUNDLED, *_startup_scenarios(pytestconfig)]) as server:
+    try:
+        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)])
+    except ScenarioError as e:
+        pytest.fail(f"mockllm: cannot start the server:\n{e}", pytrace=False)
+    with server:
         yield server
 
 

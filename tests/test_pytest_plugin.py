@@ -127,6 +127,7 @@ def said(url):
 def test_startup_scenarios_besides_the_bundled_ones(mockllm):
     assert said(mockllm.url("from-ini")) == "ini"
     assert said(mockllm.url("from-flag")) == "flag"
+    assert said(mockllm.url("from-second-flag")) == "second"
     assert said(mockllm.url("hello")).startswith("Hello!")
 
 MAPPED = {"name": "mapped", "turns": [{"reply": {"text": "mapping"}}]}
@@ -157,8 +158,16 @@ def test_ini_option_flag_and_marker_add_scenarios(pytester: pytest.Pytester) -> 
     _scenario(pytester.path / "elsewhere" / "from-flag.yml", "flag")
     _scenario(pytester.path / "data" / "marked.yaml", "file")
     (pytester.path / "data" / "broken.yaml").write_text("turns: [{reply: {txt: x}}]\n")
+    _scenario(pytester.path / "more" / "from-second-flag.yaml", "second")
     result = pytester.runpytest(
-        "--strict-markers", "-p", "no:cacheprovider", "--mockllm-scenarios", "elsewhere"
+        "--strict-markers",
+        "-p",
+        "no:cacheprovider",
+        "--mockllm-scenarios",
+        "elsewhere",
+        "--mockllm-scenarios",
+        "more/from-second-flag.yaml",
+        "test_options.py",  # after the flag, and still a test path
     )
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(
@@ -167,6 +176,18 @@ def test_ini_option_flag_and_marker_add_scenarios(pytester: pytest.Pytester) -> 
             "mockllm: a scenario of @pytest.mark.mockllm is wrong:",
             "*/data/broken.yaml:1:18: turns[[]0[]].reply.txt: unknown key 'txt'*",
         ]
+    )
+
+
+def test_a_broken_startup_scenario_fails_the_tests_that_use_the_server(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_uses(mockllm): pass\ndef test_does_not(): pass\n")
+    (pytester.path / "broken.yaml").write_text("turns: [{reply: {text: x, finsh: stop}}]\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mockllm-scenarios", "broken.yaml")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["mockllm: cannot start the server:", "*broken.yaml:1:27: turns[[]0[]].reply.finsh: *"]
     )
 
 
