@@ -5,12 +5,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .errors import MockLLMError, Problem, RequestError, ScenarioError
+from .errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
 from .loader import load_mapping, load_paths, load_text
 from .scenario import Scenario
 
 if TYPE_CHECKING:
-    from .client import Client, ClientError
+    from .client import Client
     from .records import Check, LogEntry, LogResponse, Verdict
     from .server import RunningServer, serve
     from .session import Session
@@ -22,7 +22,6 @@ __version__ = "0.1.0"
 _LAZY = {
     "Check": "records",
     "Client": "client",
-    "ClientError": "client",
     "LogEntry": "records",
     "LogResponse": "records",
     "RunningServer": "server",

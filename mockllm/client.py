@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import quote, urlencode
 
-from .errors import MockLLMError
+from .errors import ClientError
 from .loader import load_mapping, load_paths, load_text, parse_yaml
 from .records import LogEntry, Verdict
 
@@ -27,14 +27,6 @@ ScenarioSource = str | Path | Mapping[str, Any]
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-class ClientError(MockLLMError):
-    """The server refused an admin request, or could not be reached."""
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class Client:
