@@ -153,11 +153,8 @@ def _size(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .app import MockLLM, Settings
-    from .engine import Engine
-    from .journal import Journal
     from .loader import BUNDLED, load_paths
-    from .server import run
+    from .server import build_app, run
 
     if args.ready_file and Path(args.ready_file).is_dir():
         print(f"mockllm: --ready-file {args.ready_file!r} is a folder", file=sys.stderr)
@@ -167,11 +164,20 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    engine = Engine(
-        scenarios, args.default, args.validation, args.real_time, args.flavor, args.chaos, args.seed
+    app = build_app(
+        scenarios,
+        default=args.default,
+        validation=args.validation,
+        flavor=args.flavor,
+        chaos=args.chaos,
+        seed=args.seed,
+        real_time=args.real_time,
+        log=args.log,
+        log_limit=args.log_limit,
+        log_body_cap=args.log_body_cap,
+        max_body=args.max_body,
+        max_stall=args.max_stall,
     )
-    journal = Journal(args.log_limit, args.log, args.log_body_cap)
-    app = MockLLM(engine, journal, Settings(max_body=args.max_body, max_stall=args.max_stall))
     run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
     return 0
 

@@ -2,7 +2,8 @@
 
 MockLLMError
 ├── ScenarioError      a scenario file or mapping is wrong: where, and what was allowed
-└── RequestError       an incoming request cannot be answered; rendered by the adapter
+├── RequestError       an incoming request cannot be answered; rendered by the adapter
+└── ClientError        `mockllm.Client`: the server refused an admin request, or is unreachable
 """
 
 from __future__ import annotations
@@ -76,3 +77,11 @@ class RequestError(MockLLMError):
         self.code = code
         self.error_type = error_type  # the provider's error `type`; None: derived from status
         self.headers = headers
+
+
+class ClientError(MockLLMError):
+    """An admin request failed; `status` is None when the server could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -80,6 +80,14 @@ def load_text(text: str, source: str = "<text>", default_name: str | None = None
     return load_mapping(data, source, default_name, marks, keys)
 
 
+def parse_yaml(text: str, source: str = "<text>") -> Any:
+    """The document as plain data, read exactly as `load_text` reads it (YAML 1.2 booleans)."""
+    try:
+        return _parse(text, source)[0]
+    except yaml.YAMLError as e:
+        raise ScenarioError([_yaml_problem(e, source)]) from None
+
+
 def load_mapping(
     data: Any,
     source: str = "<mapping>",

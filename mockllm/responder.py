@@ -133,5 +133,8 @@ class _QuietAborts(logging.Filter):
         return record.getMessage() != _ABORT_NOTICE
 
 
+_QUIET = _QuietAborts()
+
+
 def quiet_scripted_aborts() -> None:
-    logging.getLogger("uvicorn.error").addFilter(_QuietAborts())
+    logging.getLogger("uvicorn.error").addFilter(_QUIET)  # adding the same filter twice is a no-op

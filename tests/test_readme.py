@@ -1,5 +1,6 @@
 """The README's code runs against a real server and prints what its comments say:
-Python blocks in-process, JavaScript blocks with Node and the pinned SDKs."""
+Python blocks in-process, JavaScript blocks with Node and the pinned SDKs; test files
+(```python file=NAME blocks, here and in docs/pytest.md) pass under pytest."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import re
 import subprocess
 import uuid
 
+import pytest
+
 from .support import ROOT, ServerProcess
+
+pytest_plugins = ["pytester"]
 
 NODE_DIR = ROOT / "tests" / "node"
 
@@ -55,3 +60,19 @@ def test_readme_node_blocks_run_and_print_what_they_claim(server: ServerProcess)
             script.unlink()
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == claimed_output(code, "//")
+
+
+def doc_test_files(doc: str) -> list[tuple[str, str]]:
+    """(file name, code) of each ```python file=NAME block."""
+    return re.findall(r"```python file=(\S+)\n(.*?)```", (ROOT / doc).read_text(), re.S)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/pytest.md"])
+def test_doc_test_files_pass_under_pytest(pytester: pytest.Pytester, doc: str) -> None:
+    files = doc_test_files(doc)
+    assert files, f"{doc} should show a pytest test"
+    for name, code in files:
+        (pytester.path / name).write_text(code)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    tests = sum(len(re.findall(r"^\s*def test_", code, re.M)) for _, code in files)
+    result.assert_outcomes(passed=tests)

@@ -1,0 +1,147 @@
+"""A client for a running mockllm server's admin routes — standard library only.
+
+`pip install mockllm-server` is all a CI job needs to read the log of a server started
+elsewhere, so this speaks HTTP with urllib rather than pulling in an HTTP library.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from urllib.parse import quote, urlencode
+
+from .errors import ClientError
+from .loader import load_mapping, load_paths, load_text, parse_yaml
+from .records import LogEntry, Verdict
+
+if TYPE_CHECKING:
+    from .session import Session
+
+Api = Literal["openai", "anthropic"]
+# YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
+ScenarioSource = str | Path | Mapping[str, Any]
+
+# A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class Client:
+    """`Client("http://127.0.0.1:8000")`: the request log, scenarios and resets of one server."""
+
+    def __init__(self, base_url: str, timeout: float = 10.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r})"
+
+    def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str:
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not."""
+        if api not in ("openai", "anthropic"):
+            raise ValueError(f"api must be 'openai' or 'anthropic', not {api!r}")
+        path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
+        return self.base_url + path + ("/v1" if api == "openai" else "")
+
+    def session(self, name: str) -> Session:
+        from .session import Session
+
+        return Session(self, name)
+
+    def health(self) -> dict[str, Any]:
+        result: dict[str, Any] = self._call("GET", "/_mockllm/health")
+        return result
+
+    def scenarios(self) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = self._call("GET", "/_mockllm/scenarios")
+        return result
+
+    def add_scenario(self, source: ScenarioSource) -> str:
+        """Add (or replace) one scenario; returns its name. It is checked here first, so a
+        mistake raises ScenarioError located in your file, not in the server's copy."""
+        names = self.add_scenarios(source)
+        if len(names) != 1:
+            raise ValueError(f"{source} holds {len(names)} scenarios; use add_scenarios()")
+        return names[0]
+
+    def add_scenarios(self, *sources: ScenarioSource) -> list[str]:
+        """Add every scenario in these sources (folders are searched recursively)."""
+        documents = [doc for source in sources for doc in _documents(source)]
+        for doc in documents:  # all were checked before the first is sent
+            self._call("POST", "/_mockllm/scenarios", body=doc.body, content_type=doc.type)
+        return [doc.name for doc in documents]
+
+    def requests(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> list[LogEntry]:
+        query = {"session": session, "scenario": scenario, "since": since or None}
+        return [LogEntry.from_json(e) for e in self._call("GET", "/_mockllm/requests", query)]
+
+    def verdict(self, session: str) -> Verdict:
+        return Verdict.from_json(self._call("GET", "/_mockllm/verdict", {"session": session}))
+
+    def clear(self, session: str | None = None) -> int:
+        """Forget the log (of one session); returns how many entries went."""
+        return int(self._call("DELETE", "/_mockllm/requests", {"session": session})["deleted"])
+
+    def reset(self, session: str | None = None) -> int:
+        """A fresh start (for one session): attempt counters and log; returns entries deleted."""
+        return int(self._call("POST", "/_mockllm/reset", {"session": session})["deleted"])
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        params = urlencode({k: v for k, v in (query or {}).items() if v is not None})
+        url = self.base_url + path + (f"?{params}" if params else "")
+        request = urllib.request.Request(url, data=body, method=method)
+        if body is not None:
+            request.add_header("Content-Type", content_type)
+        try:
+            with _OPENER.open(request, timeout=self.timeout) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as e:
+            raise ClientError(f"{method} {url}: {e.code} {_message(e)}", e.code) from None
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise ClientError(f"{method} {url}: cannot reach mockllm: {reason}") from None
+
+
+class _Document(NamedTuple):
+    name: str
+    body: bytes
+    type: str
+
+
+def _documents(source: ScenarioSource) -> list[_Document]:
+    """One body to POST per scenario in `source`, each checked as the server will check it."""
+    if isinstance(source, Mapping):
+        return [_json(load_mapping(source).name, source)]
+    if isinstance(source, str) and "\n" in source:
+        name = load_text(source, "<add_scenario>").name
+        return [_Document(name, source.encode(), "application/yaml")]
+    found = []
+    for scenario in load_paths([source]):
+        data = parse_yaml(Path(scenario.source).read_text("utf-8"), scenario.source)
+        # A file's name defaults to its stem, which the server cannot know: say it.
+        found.append(_json(scenario.name, {**data, "name": scenario.name}))
+    return found
+
+
+def _json(name: str, data: Mapping[str, Any]) -> _Document:
+    return _Document(name, json.dumps(data, ensure_ascii=False).encode(), "application/json")
+
+
+def _message(error: urllib.error.HTTPError) -> str:
+    body = error.read().decode("utf-8", "replace")
+    try:
+        return str(json.loads(body)["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return body or str(error.reason)

@@ -1,0 +1,148 @@
+"""pytest plugin (entry point `pytest11`, loaded when mockllm is installed).
+
+Fixtures:
+    mockllm          a fresh `Session` per test: `url()`, `requests()`, assertions
+    mockllm_client   the `Client` of this process's server
+    mockllm_server   that server, running on a thread of this process (the `RunningServer`)
+
+One server per test process (so one per xdist worker), started on first use. A test's
+session is reset before it runs, and at teardown any exception the server hit while
+answering it fails the test with the server's traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import ScenarioError
+from .transcript import plural
+
+if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
+    from .client import Client, ScenarioSource  # should not pay for uvicorn
+    from .server import RunningServer
+    from .session import Session
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mockllm", "mockllm fake LLM server")
+    group.addoption(
+        "--mockllm-scenarios",
+        action="append",  # repeated, not nargs="+": that would swallow the test paths after it
+        default=[],
+        metavar="PATH",
+        help="a scenario file or folder the server loads, besides the bundled library (repeatable)",
+    )
+    group.addoption(
+        "--mockllm-url",
+        metavar="URL",
+        help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
+    )
+    parser.addini(
+        "mockllm_scenarios",
+        type="paths",
+        default=[],
+        help="scenario files or folders the server loads, besides the bundled library",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "mockllm(*scenarios, scenarios=...): scenarios this test adds to the server "
+        "(files, folders, YAML text or mappings; paths relative to the test file)",
+    )
+
+
+def _startup_scenarios(config: pytest.Config) -> list[Path]:
+    cli = [config.invocation_params.dir / p for p in config.getoption("mockllm_scenarios")]
+    return [*config.getini("mockllm_scenarios"), *cli]
+
+
+@pytest.fixture(scope="session")
+def mockllm_server(pytestconfig: pytest.Config) -> Iterator[RunningServer]:
+    if pytestconfig.getoption("mockllm_url"):
+        raise pytest.UsageError("mockllm_server: no server in this process with --mockllm-url")
+    from .loader import BUNDLED
+    from .server import serve
+
+    try:
+        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)])
+    except ScenarioError as e:
+        pytest.fail(f"mockllm: cannot start the server:\n{e}", pytrace=False)
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) -> Client:
+    url = pytestconfig.getoption("mockllm_url")
+    if not url:
+        server: RunningServer = request.getfixturevalue("mockllm_server")
+        return server.client
+    from .client import Client
+
+    client = Client(url)
+    client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own
+    return client
+
+
+@pytest.fixture
+def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[Session]:
+    session = mockllm_client.session(_session_name(request.node))
+    session.reset()  # a rerun of the same test starts clean too
+    _add_marker_scenarios(mockllm_client, request.node)
+    yield session
+    _fail_on_server_errors(session)
+
+
+def _session_name(item: pytest.Item) -> str:
+    """Readable in the log and a URL path segment; unique per test id."""
+    digest = hashlib.blake2b(item.nodeid.encode(), digest_size=4).hexdigest()
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", item.name)[:40].strip("-") + "-" + digest
+
+
+def _add_marker_scenarios(client: Client, item: pytest.Item) -> None:
+    sources = _marker_scenarios(item)
+    try:
+        client.add_scenarios(*sources)
+    except ScenarioError as e:  # the problems say where; a traceback into mockllm would not
+        pytest.fail(f"mockllm: a scenario of @pytest.mark.mockllm is wrong:\n{e}", pytrace=False)
+
+
+def _marker_scenarios(item: pytest.Item) -> list[ScenarioSource]:
+    here = item.path.parent
+    sources: list[ScenarioSource] = []
+    for marker in reversed(list(item.iter_markers("mockllm"))):  # module, class, then test
+        unknown = set(marker.kwargs) - {"scenarios"}
+        if unknown:
+            raise TypeError(f"@pytest.mark.mockllm takes scenarios=..., not {sorted(unknown)}")
+        given = marker.kwargs.get("scenarios", ())
+        listed = [given] if isinstance(given, (str, Path, Mapping)) else list(given)
+        sources += [_resolve(s, here) for s in [*marker.args, *listed]]
+    return sources
+
+
+def _resolve(source: Any, here: Path) -> ScenarioSource:
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source):
+        return here / source  # an absolute path stays as it is
+    if not isinstance(source, (str, Mapping)):
+        raise TypeError(f"mockllm marker: cannot load a scenario from {source!r}")
+    return source
+
+
+def _fail_on_server_errors(session: Session) -> None:
+    crashed = session.server_errors()
+    if crashed:
+        count = plural(len(crashed), "request")
+        lines = [f"mockllm: the server raised an exception while answering {count} of this test:"]
+        for entry in crashed:
+            turn = "?" if entry.turn is None else entry.turn
+            lines += ["", f"log seq {entry.seq}: {entry.path} ({entry.api}, turn {turn})"]
+            lines.append(str(entry.server_error).rstrip())
+        pytest.fail("\n".join(lines), pytrace=False)

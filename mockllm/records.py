@@ -1,0 +1,158 @@
+"""Typed views of what the admin routes return: log entries and verdicts.
+
+They are read from JSON (a server's `/_mockllm/requests`, a `--log` file), so they
+reuse the neutral conversation dataclasses and tolerate fields they do not know yet;
+`raw` always keeps the whole object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from .conversation import Message, Role, ToolCall, ToolResult
+from .errors import Finding
+
+Json = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class LogResponse:
+    """What mockllm answered to one request."""
+
+    status: int
+    finish: str | None = None
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()  # with the ids as sent on this wire
+    fault: str | None = None
+    error: Mapping[str, str] | None = field(default=None, compare=False)  # {kind, message}
+    notes: tuple[str, ...] = ()
+    bytes_sent: int = 0
+    body: str = field(default="", repr=False)
+    body_truncated: bool = False
+
+    @classmethod
+    def from_json(cls, data: Json) -> LogResponse:
+        return cls(
+            status=int(data["status"]),
+            finish=data.get("finish"),
+            text=data.get("text"),
+            tool_calls=tuple(_call(c) for c in data.get("tool_calls") or ()),
+            fault=data.get("fault"),
+            error=data.get("error"),
+            notes=tuple(data.get("notes") or ()),
+            bytes_sent=int(data.get("bytes_sent") or 0),
+            body=data.get("body") or "",
+            body_truncated=bool(data.get("body_truncated")),
+        )
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One request in the log (docs/http-api.md, "A log entry")."""
+
+    seq: int
+    time: str
+    session: str | None
+    scenario: str | None
+    api: str | None
+    path: str
+    stream: bool
+    turn: int | None
+    attempt: int | None
+    conversation: tuple[Message, ...]  # empty when the body did not parse
+    tools: tuple[str, ...]  # names offered
+    tool_results: tuple[ToolResult, ...]  # sent after the last assistant reply
+    violations: tuple[Finding, ...]
+    expectation_failures: tuple[Finding, ...]
+    response: LogResponse | None  # None while the response is still being sent
+    server_error: str | None = field(default=None, repr=False)  # a traceback
+    duration_ms: float | None = None
+    client_disconnected: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    request: Any = field(default=None, compare=False, repr=False)  # the body as received
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The calls mockllm sent in its reply (none for an error or a pending reply)."""
+        return self.response.tool_calls if self.response else ()
+
+    @classmethod
+    def from_json(cls, data: Json) -> LogEntry:
+        response = data.get("response")
+        return cls(
+            seq=int(data["seq"]),
+            time=str(data.get("time", "")),
+            session=data.get("session"),
+            scenario=data.get("scenario"),
+            api=data.get("api"),
+            path=data.get("path", ""),
+            stream=bool(data.get("stream")),
+            turn=data.get("turn"),
+            attempt=data.get("attempt"),
+            conversation=tuple(_message(m) for m in data.get("conversation") or ()),
+            tools=tuple(data.get("tools") or ()),
+            tool_results=tuple(_result(r) for r in data.get("tool_results") or ()),
+            violations=tuple(_finding(f) for f in data.get("violations") or ()),
+            expectation_failures=tuple(_finding(f) for f in data.get("expectation_failures") or ()),
+            response=LogResponse.from_json(response) if response else None,
+            server_error=data.get("server_error"),
+            duration_ms=data.get("duration_ms"),
+            client_disconnected=bool(data.get("client_disconnected")),
+            headers=data.get("headers") or {},
+            request=data.get("request"),
+            raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The server's judgement of a session's tool protocol (GET /_mockllm/verdict)."""
+
+    session: str
+    ok: bool
+    checks: tuple[Check, ...]
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if not c.ok)
+
+    @classmethod
+    def from_json(cls, data: Json) -> Verdict:
+        checks = tuple(
+            Check(str(c["name"]), bool(c["ok"]), str(c.get("message", "")))
+            for c in data.get("checks") or ()
+        )
+        return cls(str(data["session"]), bool(data["ok"]), checks, data)
+
+
+def _call(data: Json) -> ToolCall:
+    return ToolCall(str(data["id"]), str(data["name"]), str(data.get("arguments", "")))
+
+
+def _result(data: Json) -> ToolResult:
+    return ToolResult(str(data["call_id"]), str(data.get("content", "")), data.get("is_error"))
+
+
+def _finding(data: Json) -> Finding:
+    return Finding(str(data["rule"]), str(data["message"]))
+
+
+def _message(data: Json) -> Message:
+    return Message(
+        role=cast(Role, data["role"]),
+        text=data.get("text") or "",
+        tool_calls=tuple(_call(c) for c in data.get("tool_calls") or ()),
+        tool_results=tuple(_result(r) for r in data.get("tool_results") or ()),
+        reasoning=data.get("reasoning"),
+    )

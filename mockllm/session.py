@@ -1,0 +1,80 @@
+"""One session of a server: its URLs, its log, and the assertions over them.
+
+This is what the pytest fixture `mockllm` yields (one session per test), and what
+`Client.session(name)` gives a unittest or a script — one implementation for both.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from . import assertions
+from .records import LogEntry, Verdict
+
+if TYPE_CHECKING:
+    from .client import Api, Client, ScenarioSource
+
+
+class Session:
+    def __init__(self, client: Client, name: str) -> None:
+        self.client = client
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<mockllm session {self.name!r} on {self.client.base_url}>"
+
+    def url(self, scenario: str, api: Api = "openai") -> str:
+        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`."""
+        return self.client.url(scenario, self.name, api)
+
+    def add_scenario(self, source: ScenarioSource) -> str:
+        """Scenarios are server-wide (sessions isolate requests, not scenarios)."""
+        return self.client.add_scenario(source)
+
+    def requests(self, scenario: str | None = None) -> list[LogEntry]:
+        return self.client.requests(self.name, scenario)
+
+    def verdict(self) -> Verdict:
+        return self.client.verdict(self.name)
+
+    def clear(self) -> int:
+        return self.client.clear(self.name)
+
+    def reset(self) -> int:
+        return self.client.reset(self.name)
+
+    def transcript(self) -> str:
+        from .transcript import transcript
+
+        return transcript(self.requests(), self.name)
+
+    def server_errors(self) -> list[LogEntry]:
+        """Entries on which mockllm itself failed; each carries the server's traceback."""
+        return [e for e in self.requests() if e.server_error]
+
+    # --- assertions: each fails with this session's conversation -------------------------
+
+    def assert_all_tool_calls_answered(self) -> None:
+        __tracebackhide__ = True
+        assertions.assert_all_tool_calls_answered(self.requests(), self.name)
+
+    def assert_no_unoffered_tool_executed(
+        self, refusal: str | re.Pattern[str] | None = None
+    ) -> None:
+        """`refusal`: a pattern marking a result as the harness's "no such tool" answer."""
+        __tracebackhide__ = True
+        assertions.assert_no_unoffered_tool_executed(self.requests(), self.name, refusal)
+
+    def assert_model_calls(
+        self, *, at_most: int | None = None, exactly: int | None = None, at_least: int | None = None
+    ) -> None:
+        __tracebackhide__ = True
+        entries = self.requests()
+        assertions.assert_model_calls(
+            entries, self.name, at_most=at_most, exactly=exactly, at_least=at_least
+        )
+
+    def assert_clean_verdict(self) -> None:
+        __tracebackhide__ = True
+        assertions.assert_clean_verdict(self.verdict(), self.requests(), self.name)
