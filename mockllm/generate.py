@@ -22,13 +22,15 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-T = TypeVar("T")
-Path = tuple[str | int, ...]
-Node = tuple[Path, dict[str, Any], Any]  # where, its effective (resolved) schema, its value
+_T = TypeVar("_T")
+_Path = tuple[str | int, ...]
+_Node = tuple[_Path, dict[str, Any], Any]  # where, its effective (resolved) schema, its value
+_Edit = tuple[_Path, Any]  # where, and the value put there; _GONE removes, () is the whole
 
 _ROOT_KINDS = ("not_an_object", "double_encoded")
 _MAX_DEPTH = 32  # a required self-reference deeper than this can never end
 _OPTIONAL_DEPTH = 4  # optional properties stop here, so recursive schemas terminate
+_SAME = {"unevaluatedProperties": "additionalProperties"}
 _GONE = object()  # no value: an optional slot left empty, a property removed
 
 
@@ -51,9 +53,9 @@ def generate_arguments(kind: str, schema: object, seed: str, *, tool: str = "the
         valid = gen.value(root, ())
     except _Unsatisfiable as e:
         raise _error(kind, tool, str(e)) from None
-    if not validator.is_valid(valid):
-        why = _first_error(validator, valid)
-        raise _error(kind, tool, f"its schema rejects the generated arguments ({why})")
+    error = next(validator.iter_errors(valid), None)
+    if error is not None:  # a constraint the generator does not know (uniqueItems, not, …)
+        raise _error(kind, tool, f"its schema rejects the generated arguments ({error.message})")
     if kind == "valid":
         return _dump(valid)
     return _dump(_broken(kind, valid, gen.nodes, validator, seed, tool))
@@ -83,11 +85,11 @@ def _hash(*parts: object) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
-def _pick(options: Sequence[T], *parts: object) -> T:
+def _pick(options: Sequence[_T], *parts: object) -> _T:
     return options[_hash(*parts) % len(options)]
 
 
-def _rotated(items: list[T], *parts: object) -> list[T]:
+def _rotated(items: list[_T], *parts: object) -> list[_T]:
     """All of `items` from a seeded start: the seed picks, the rest are fallbacks in order."""
     k = _hash(*parts) % len(items) if items else 0
     return items[k:] + items[:k]
@@ -105,22 +107,12 @@ def _validator(schema: object, kind: str, tool: str) -> Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-def _fails_as(validator: Validator, doc: Any, keywords: frozenset[str], at_root: bool) -> bool:
-    return any(_is_error(e, keywords, at_root) for e in validator.iter_errors(doc))
-
-
-def _is_error(error: ValidationError, keywords: frozenset[str], at_root: bool) -> bool:
+def _is_error(error: ValidationError, keyword: str, at_root: bool) -> bool:
+    # unevaluatedProperties: false closes an object just as additionalProperties: false does
+    if _SAME.get(str(error.validator), error.validator) == keyword:
+        return not (at_root and error.absolute_path)
     # anyOf/oneOf report their branches' errors as context: the intended one may be there
-    if error.validator in keywords and not (at_root and error.absolute_path):
-        return True
-    return any(_is_error(e, keywords, at_root) for e in error.context or ())
-
-
-def _first_error(validator: Validator, doc: Any) -> str:
-    from jsonschema.exceptions import best_match
-
-    error = best_match(validator.iter_errors(doc))
-    return error.message if error is not None else "no error"
+    return any(_is_error(e, keyword, at_root) for e in error.context or ())
 
 
 def _error(kind: str, tool: str, why: str) -> GenerateError:
@@ -131,7 +123,7 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _where(path: Path) -> str:
+def _where(path: _Path) -> str:
     return "/" + "/".join(map(str, path)) if path else "the top level"
 
 
@@ -144,9 +136,9 @@ class _Generator:
     def __init__(self, root: dict[str, Any], seed: str) -> None:
         self.root = root
         self.seed = seed
-        self.nodes: list[Node] = []
+        self.nodes: list[_Node] = []
 
-    def value(self, schema: Any, path: Path, depth: int = 0) -> Any:
+    def value(self, schema: Any, path: _Path, depth: int = 0) -> Any:
         if depth > _MAX_DEPTH:
             raise _Unsatisfiable("its schema requires itself without end")
         if schema is False or not isinstance(schema, (dict, bool)):
@@ -159,7 +151,7 @@ class _Generator:
         self.nodes.append((path, schema, value))
         return value
 
-    def _flatten(self, schema: dict[str, Any], path: Path, hops: int) -> dict[str, Any]:
+    def _flatten(self, schema: dict[str, Any], path: _Path, hops: int) -> dict[str, Any]:
         """`$ref` and `allOf` merged into one schema (siblings of `$ref` apply in 2020-12)."""
         if hops > _MAX_DEPTH:
             raise _Unsatisfiable(f"its $ref chain never ends at {_where(path)}")
@@ -177,15 +169,12 @@ class _Generator:
         target: Any = self.root
         for raw in ref[1:].split("/")[1:]:
             part = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            elif isinstance(target, dict) and part in target:
-                target = target[part]
-            else:
+            if not isinstance(target, dict) or part not in target:
                 raise _Unsatisfiable(f"$ref {ref!r} points nowhere")
+            target = target[part]
         return _as_dict(target)
 
-    def _branch(self, schema: dict[str, Any], key: str, path: Path, depth: int) -> Any:
+    def _branch(self, schema: dict[str, Any], key: str, path: _Path, depth: int) -> Any:
         """The first branch the generator can satisfy, merged with the schema around it."""
         rest = {k: v for k, v in schema.items() if k != key}
         last = _Unsatisfiable(f"no branch of {key} can be satisfied at {_where(path)}")
@@ -198,7 +187,7 @@ class _Generator:
                 last = e
         raise last
 
-    def _plain(self, schema: dict[str, Any], path: Path, depth: int) -> Any:
+    def _plain(self, schema: dict[str, Any], path: _Path, depth: int) -> Any:
         if "const" in schema:
             return copy.deepcopy(schema["const"])
         if "default" in schema:  # the author's own example beats a seeded pick
@@ -213,7 +202,7 @@ class _Generator:
                 last = e
         raise last
 
-    def _typed(self, kind: str, schema: dict[str, Any], path: Path, depth: int) -> Any:
+    def _typed(self, kind: str, schema: dict[str, Any], path: _Path, depth: int) -> Any:
         name = next((p for p in reversed(path) if isinstance(p, str)), "")
         if kind == "object":
             return self._object(schema, path, depth)
@@ -227,7 +216,7 @@ class _Generator:
             return _hash(self.seed, path) % 2 == 0
         return None  # "null"; check_schema has refused any other type name
 
-    def _object(self, schema: dict[str, Any], path: Path, depth: int) -> dict[str, Any]:
+    def _object(self, schema: dict[str, Any], path: _Path, depth: int) -> dict[str, Any]:
         required = schema.get("required", [])
         out: dict[str, Any] = {}
         for key, sub in schema.get("properties", {}).items():
@@ -241,7 +230,7 @@ class _Generator:
                 out[key] = self.value(extra, (*path, key), depth + 1)
         return out
 
-    def _array(self, schema: dict[str, Any], path: Path, depth: int) -> list[Any]:
+    def _array(self, schema: dict[str, Any], path: _Path, depth: int) -> list[Any]:
         prefix, items = schema.get("prefixItems", []), schema.get("items", {})
         subs = [prefix[i] if i < len(prefix) else items for i in range(schema.get("minItems", 0))]
         out = [self.value(sub, (*path, i), depth + 1) for i, sub in enumerate(subs)]
@@ -250,7 +239,7 @@ class _Generator:
             out = [] if first is _GONE else [first]
         return out
 
-    def _optional(self, schema: Any, path: Path, depth: int) -> Any:
+    def _optional(self, schema: Any, path: _Path, depth: int) -> Any:
         """A value for an optional slot, or _GONE when too deep (recursive schemas end here)
         or unsatisfiable (an optional property we cannot fill is left out)."""
         mark = len(self.nodes)
@@ -346,7 +335,6 @@ _TYPE_HINTS = _table("""
     minLength maxLength pattern format: string
     minimum maximum exclusiveMinimum exclusiveMaximum multipleOf: number
 """)
-_SAMPLES = ("abc", "ABC", "12345", "2024-05-17", "a1b2c3", "ab-cd", "ab_cd")
 _CLASSES = {"d": string.digits, "w": string.ascii_letters + string.digits + "_", "s": " "}
 # One atom of a simple pattern: \d \w \s, an escaped symbol, a [class], a literal, or "."
 _ATOM = re.compile(r"\\([dws])|\\([^A-Za-z0-9])|\[([^\]\\^]+)\]|([^\\\[\](){}|?*+.^$])|\.")
@@ -368,17 +356,17 @@ def _listed(name: str, table: dict[str, tuple[str, ...]]) -> tuple[str, ...] | N
     return None
 
 
-def _plausible(name: str, seed: str, path: Path) -> str:
+def _plausible(name: str, seed: str, path: _Path) -> str:
     options = _listed(name, _WORDS)
     return _pick(options, seed, path) if options else " ".join(_words(name)).lower() or "example"
 
 
-def _string(schema: dict[str, Any], plausible: str, seed: str, path: Path) -> str:
+def _string(schema: dict[str, Any], plausible: str, seed: str, path: _Path) -> str:
     fmt = _FORMATS.get(schema.get("format", ""), (None,))[0]
     pattern = schema.get("pattern")
     if pattern is None:
         return _fit(fmt or plausible, schema)
-    for candidate in (fmt, plausible, _from_pattern(pattern, seed, path), *_SAMPLES):
+    for candidate in (fmt, plausible, _from_pattern(pattern, seed, path)):
         if candidate is not None and re.search(pattern, _fit(candidate, schema)):
             return _fit(candidate, schema)
     raise _Unsatisfiable(f"cannot produce a string matching {pattern!r} at {_where(path)}")
@@ -390,7 +378,7 @@ def _fit(text: str, schema: dict[str, Any]) -> str:
     return text[: schema["maxLength"]] if "maxLength" in schema else text
 
 
-def _from_pattern(pattern: str, seed: str, path: Path) -> str | None:
+def _from_pattern(pattern: str, seed: str, path: _Path) -> str | None:
     """A match for a simple pattern (literals, \\d \\w \\s, [a-z] classes, quantifiers),
     or None when it has groups, alternation or anything else."""
     body, out, i = pattern.removeprefix("^").removesuffix("$"), "", 0
@@ -414,12 +402,12 @@ def _atom_chars(atom: re.Match[str]) -> str:
     return _CLASSES[cls] if cls else escaped or literal or string.ascii_lowercase
 
 
-def _base_number(name: str, seed: str, path: Path) -> float:
+def _base_number(name: str, seed: str, path: _Path) -> float:
     listed = _listed(name, _NUMBERS)
     return float(listed[0]) if listed else 1 + _hash(seed, path) % 9
 
 
-def _number(schema: dict[str, Any], integer: bool, base: float, path: Path) -> int | float:
+def _number(schema: dict[str, Any], integer: bool, base: float, path: _Path) -> int | float:
     """The plausible base if it fits, else a bound, one step inside a bound, or the middle."""
     import jsonschema  # already loaded by the caller's validator
 
@@ -444,16 +432,14 @@ def _snaps(anchor: float, step: float | None, integer: bool) -> list[float]:
 # --- breaking the valid value -------------------------------------------------------------
 
 
-def _missing_required(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
-    spots = [
-        (*p, k) for p, s, v in nodes if isinstance(v, dict) for k in s.get("required", ()) if k in v
-    ]
-    return [_edited(valid, p, _GONE) for p in _rotated(spots, seed, "missing_required")]
+def _missing_required(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
+    spots = [(p, k) for p, s, v in nodes if isinstance(v, dict) for k in s.get("required", ())]
+    return [((*p, k), _GONE) for p, k in _rotated(spots, seed, "missing_required")]
 
 
-def _wrong_type(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
+def _wrong_type(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
     spots = _rotated([(p, v) for p, s, v in nodes if p and "type" in s], seed, "wrong_type")
-    return [_edited(valid, p, w) for p, v in spots for w in _mistyped(v)]
+    return [(p, w) for p, v in spots for w in _mistyped(v)]
 
 
 def _mistyped(value: Any) -> list[Any]:
@@ -466,10 +452,9 @@ def _mistyped(value: Any) -> list[Any]:
     return [_dump(value), 0]
 
 
-def _enum_violation(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
-    spots = [(p, s["enum"], v) for p, s, v in nodes if p and "enum" in s]
-    rotated = _rotated(spots, seed, "enum_violation")
-    return [_edited(valid, p, w) for p, enum, v in rotated for w in _off_enum(v, enum)]
+def _enum_violation(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
+    spots = _rotated([(p, s["enum"], v) for p, s, v in nodes if p and "enum" in s], seed, "enum")
+    return [(p, w) for p, enum, v in spots for w in _off_enum(v, enum)]
 
 
 def _off_enum(value: Any, enum: list[Any]) -> list[Any]:
@@ -483,31 +468,32 @@ def _off_enum(value: Any, enum: list[Any]) -> list[Any]:
 
 
 _EXTRAS = (("verbose", True), ("debug", True), ("notes", "as discussed"), ("priority", "high"))
+_CLOSED = ("additionalProperties", "unevaluatedProperties")
 
 
-def _extra_property(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
-    closed = ("additionalProperties", "unevaluatedProperties")
-    spots = [
-        (p, v)
-        for p, s, v in nodes
-        if isinstance(v, dict) and any(s.get(k) is False for k in closed)
-    ]
+def _extra_property(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
+    closed = [(p, v) for p, s, v in nodes if any(s.get(k) is False for k in _CLOSED)]
+    spots = [(p, v) for p, v in closed if isinstance(v, dict)]
     extras = [
-        ((*p, k), x) for p, v in spots for k, x in _rotated(list(_EXTRAS), seed, p) if k not in v
+        ((*p, k), x) for p, v in spots for k, x in _rotated([*_EXTRAS], seed, p) if k not in v
     ]
-    return [_edited(valid, p, x) for p, x in _rotated(extras, seed, "extra_property")]
+    return _rotated(extras, seed, "extra_property")
 
 
-def _not_an_object(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
-    return [list(valid.values()) if isinstance(valid, dict) else [valid]]
+def _not_an_object(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
+    return [((), [*valid.values()])] if isinstance(valid, dict) else []
 
 
-def _double_encoded(valid: Any, nodes: list[Node], seed: str) -> list[Any]:
-    return [_dump(valid)]  # dumped once more by the caller: a JSON string holding the JSON
+def _double_encoded(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
+    # dumped once more on the way out: a JSON string holding the object's JSON
+    return [((), _dump(valid))] if isinstance(valid, dict) else []
 
 
-def _edited(doc: Any, path: Path, value: Any) -> Any:
-    """A copy of `doc` with the value at `path` replaced by `value`, or removed (_GONE)."""
+def _edited(doc: Any, edit: _Edit) -> Any:
+    """A copy of `doc` with one value replaced, added or removed."""
+    path, value = edit
+    if not path:
+        return value
     out = copy.deepcopy(doc)
     parent = out
     for part in path[:-1]:
@@ -519,43 +505,34 @@ def _edited(doc: Any, path: Path, value: Any) -> Any:
     return out
 
 
-_Breaker = Callable[[Any, list[Node], str], list[Any]]
+_Breaker = Callable[[Any, list[_Node], str], list[_Edit]]
 _NOT_OBJECT = 'its schema does not require an object (no "type": "object")'
-_CLOSED = 'its schema allows additional properties (no "additionalProperties": false)'
-# kind → (candidates in seeded order, the validator keyword that must fail, why when none does)
-_BREAKS: dict[str, tuple[_Breaker, frozenset[str], str]] = {
-    "missing_required": (
-        _missing_required,
-        frozenset({"required"}),
-        "its schema requires no property",
-    ),
-    "wrong_type": (_wrong_type, frozenset({"type"}), "no property declares a type"),
-    "enum_violation": (_enum_violation, frozenset({"enum"}), "no property has an enum"),
-    "extra_property": (
-        _extra_property,
-        frozenset({"additionalProperties", "unevaluatedProperties"}),
-        _CLOSED,
-    ),
-    "not_an_object": (_not_an_object, frozenset({"type"}), _NOT_OBJECT),
-    "double_encoded": (_double_encoded, frozenset({"type"}), _NOT_OBJECT),
+_OPEN = 'its schema allows additional properties (no "additionalProperties": false)'
+# kind → (edits in seeded order, the validator keyword that must then fail, why when none does)
+_BREAKS: dict[str, tuple[_Breaker, str, str]] = {
+    "missing_required": (_missing_required, "required", "its schema requires no property"),
+    "wrong_type": (_wrong_type, "type", "no property declares a type"),
+    "enum_violation": (_enum_violation, "enum", "no property has an enum"),
+    "extra_property": (_extra_property, "additionalProperties", _OPEN),
+    "not_an_object": (_not_an_object, "type", _NOT_OBJECT),
+    "double_encoded": (_double_encoded, "type", _NOT_OBJECT),
 }
-
-
 KINDS = ("valid", *_BREAKS)  # every kind generate_arguments knows
 
 
 def _broken(
-    kind: str, valid: Any, nodes: list[Node], validator: Validator, seed: str, tool: str
+    kind: str, valid: Any, nodes: list[_Node], validator: Validator, seed: str, tool: str
 ) -> Any:
-    """The first candidate, in seeded order, that fails validation for the intended reason."""
-    make, keywords, why = _BREAKS[kind]
-    candidates = make(valid, nodes, seed)
+    """The first edit, in seeded order, that makes validation fail for the intended reason."""
+    make, keyword, why = _BREAKS[kind]
+    edits = make(valid, nodes, seed)
     at_root = kind in _ROOT_KINDS
-    for doc in candidates:
-        if _fails_as(validator, doc, keywords, at_root):
+    for edit in edits:
+        doc = _edited(valid, edit)
+        if any(_is_error(e, keyword, at_root) for e in validator.iter_errors(doc)):
             return doc
-    if candidates and not at_root:
-        why = f"every {kind} candidate still passes its schema ({len(candidates)} tried)"
+    if edits and not at_root:
+        why = f"every {kind} candidate still passes its schema ({len(edits)} tried)"
     raise _error(kind, tool, why)
 
 

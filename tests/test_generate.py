@@ -308,6 +308,7 @@ def test_identical_across_processes_and_hash_seeds() -> None:
 # --- what a schema cannot produce ------------------------------------------------------------
 
 
+NOT_OBJECT = 'its schema does not require an object (no "type": "object")'
 OPEN = {"type": "object", "properties": {"city": {"type": "string"}}}  # nothing required, open
 CANNOT = [
     ("missing_required", OPEN, "its schema requires no property"),
@@ -322,16 +323,10 @@ CANNOT = [
         OPEN,
         'its schema allows additional properties (no "additionalProperties": false)',
     ),
-    (
-        "not_an_object",
-        {"properties": {"city": {"type": "string"}}},
-        'its schema does not require an object (no "type": "object")',
-    ),
-    (
-        "double_encoded",
-        {"type": ["object", "string"]},
-        'its schema does not require an object (no "type": "object")',
-    ),
+    ("not_an_object", {"properties": {"city": {"type": "string"}}}, NOT_OBJECT),
+    ("not_an_object", {"type": "string"}, NOT_OBJECT),
+    ("double_encoded", {"type": ["object", "string"]}, NOT_OBJECT),
+    ("double_encoded", {"type": "integer"}, NOT_OBJECT),
     (
         "valid",
         {"type": "strin"},
@@ -393,6 +388,14 @@ def test_generate_error_is_a_mockllm_error_and_names_the_tool_by_default() -> No
         GenerateError, match=r"^unknown kind 'bogus': expected one of valid, missing_required, "
     ):
         generate_arguments("bogus", WEATHER, "0")
+
+
+def test_a_tool_without_arguments() -> None:
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    assert generate_arguments("valid", schema, "0") == "{}"
+    assert len(json.loads(generate_arguments("extra_property", schema, "0"))) == 1
+    assert generate_arguments("not_an_object", schema, "0") == "[]"
+    assert generate_arguments("double_encoded", schema, "0") == '"{}"'
 
 
 def test_an_unsatisfiable_optional_property_is_left_out() -> None:
