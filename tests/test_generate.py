@@ -279,6 +279,24 @@ def test_same_inputs_same_text(kind: str) -> None:
         assert all(generate_arguments(kind, schema, "s", tool=name) == first for _ in range(3))
 
 
+def test_texts_are_stable_across_releases() -> None:
+    # Scenarios will name seeds and assert on what they produce: changing the hash or the
+    # order of choices silently changes every such scenario, so it must show up here.
+    assert (
+        generate_arguments("valid", WEATHER, "golden")
+        == '{"city":"Tokyo","unit":"celsius","days":3}'
+    )
+    assert (
+        generate_arguments("wrong_type", WEATHER, "golden")
+        == '{"city":"Tokyo","unit":"celsius","days":"3"}'
+    )
+    assert (
+        generate_arguments("enum_violation", WEATHER, "golden")
+        == '{"city":"Tokyo","unit":"Celsius","days":3}'
+    )
+    assert near_miss("get_weather", ["get_time"], "golden") == "get_weathers"
+
+
 def test_the_seed_changes_choices() -> None:
     for kind in KINDS:
         texts = {generate_arguments(kind, ORDER, str(i)) for i in range(12)}
