@@ -17,19 +17,23 @@ from .scenario import Reply, Scenario
 
 # call_id(scenario, turn, index): the id this wire gave call `index` of `turn`.
 CallId = Callable[[Scenario, int, int], str]
+# served(turn): the reply that turn gave, made concrete for this request; None past the script.
+Served = Callable[[int], Reply | None]
 
 
-def diverged(conv: Conversation, scenario: Scenario, call_id: CallId) -> Finding | None:
+def diverged(
+    conv: Conversation, scenario: Scenario, call_id: CallId, served: Served
+) -> Finding | None:
     """The first place where the history departs from what was served, or None."""
     turn = 0
     for message in conv.messages:
         if message.role != "assistant":
             continue
-        served = scenario.turn(turn)
-        if served is None:
+        reply = served(turn)
+        if reply is None:
             return None  # past the script: scenario_exhausted says so
-        ids = [call_id(scenario, turn, i) for i in range(len(served.reply.tool_calls))]
-        problem = _difference(message.tool_calls, served.reply, ids)
+        ids = [call_id(scenario, turn, i) for i in range(len(reply.tool_calls))]
+        problem = _difference(message.tool_calls, reply, ids)
         if problem:
             where = message.at or "an assistant message"
             return Finding(

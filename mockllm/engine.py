@@ -6,15 +6,18 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from .conversation import Conversation
 from .divergence import CallId, diverged
 from .errors import Finding, RequestError
 from .expectations import check
+from .generate import GenerateError, generate_arguments, near_miss
 from .scenario import (
     Chaos,
     Delay,
@@ -23,6 +26,7 @@ from .scenario import (
     HttpFault,
     Reply,
     Scenario,
+    ScriptedCall,
     StreamError,
     Truncate,
     ValidationMode,
@@ -145,7 +149,10 @@ class Engine:
         mode = self.mode(scenario)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
-        divergence = diverged(conv, scenario, call_id) if call_id and mode != "off" else None
+        served = _ServedReplies(scenario, conv)
+        divergence = (
+            diverged(conv, scenario, call_id, served) if call_id and mode != "off" else None
+        )
         if divergence is not None:
             answer.violations.append(divergence)
             if mode == "strict":
@@ -165,8 +172,13 @@ class Engine:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
         if answer.error is None:
+            try:
+                reply = concrete(scenario, index, turn.reply, conv)
+            except RequestError as error:
+                answer.error = error
+                return answer
             created = int(time.time()) if self.real_time else FIXED_CREATED
-            answer.resolved = _resolve(scenario, index, turn.reply, conv, created)
+            answer.resolved = _resolve(scenario, index, reply, conv, created)
             answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
         return answer
 
@@ -198,6 +210,64 @@ def chaos_draw(seed: int, session: str, scenario: str, turn: int, attempt: int) 
     """A uniform number in [0, 1) that depends on nothing else: a failing run replays exactly."""
     key = f"{seed}\x1f{session}\x1f{scenario}\x1f{turn}\x1f{attempt}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
+
+
+class _ServedReplies:
+    """What each earlier turn served, as this request's tools make it concrete."""
+
+    def __init__(self, scenario: Scenario, conv: Conversation) -> None:
+        self.scenario, self.conv = scenario, conv
+
+    def __call__(self, index: int) -> Reply | None:
+        turn = self.scenario.turn(index)
+        if turn is None:
+            return None
+        try:
+            return concrete(self.scenario, index, turn.reply, self.conv)
+        except RequestError:
+            return None  # cannot be made concrete now: nothing to compare against
+
+
+def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -> Reply:
+    """The reply with `generate:` arguments and `near_miss` names made concrete from the
+    tools this request offers — deterministically, so every turn resolves the same way."""
+    if not any(c.generate or c.near_miss for c in reply.tool_calls):
+        return reply
+    calls = tuple(
+        _concrete_call(scenario, index, i, call, conv) for i, call in enumerate(reply.tool_calls)
+    )
+    return replace(reply, tool_calls=calls)
+
+
+def _concrete_call(
+    scenario: Scenario, index: int, i: int, call: ScriptedCall, conv: Conversation
+) -> ScriptedCall:
+    seed = f"{scenario.name}\x1f{index}\x1f{i}"
+    name = near_miss(call.name, conv.tool_names, seed) if call.near_miss else call.name
+    arguments = call.arguments
+    if call.generate is not None:
+        where = f"mockllm: scenario {scenario.name!r} turn {index} call {i}"
+        tool = next((t for t in conv.tools if t.name == call.name), None)
+        if tool is None:
+            offered = ", ".join(conv.tool_names) or "none"
+            message = f"{where}: generate: {call.generate} needs the tool {call.name!r} in the "
+            message += f"request's tools (offered: {offered})"
+            raise RequestError(400, message, kind="generate_failed", code="generate_failed")
+        try:
+            arguments = _generated(
+                call.generate, json.dumps(tool.parameters, sort_keys=True), seed, call.name
+            )
+        except GenerateError as e:
+            raise RequestError(
+                400, f"{where}: {e}", kind="generate_failed", code="generate_failed"
+            ) from None
+    return ScriptedCall(name, arguments, call.id)
+
+
+@lru_cache(maxsize=4096)
+def _generated(kind: str, schema: str, seed: str, tool: str) -> str:
+    """Generation validates with jsonschema: done once per (kind, schema, call)."""
+    return generate_arguments(kind, json.loads(schema), seed, tool=tool)
 
 
 def _refusal(finding: Finding, kind: str) -> RequestError:
