@@ -12,21 +12,29 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .conversation import Conversation, result_json
 from .errors import Finding
 from .verdict import call_problem
 
+if TYPE_CHECKING:
+    from .divergence import CallId
+    from .engine import Resolved
+
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
 
 
 class Entry:
+    """One request as it happened. Built on the hot path from references only; every field
+    that needs formatting is computed in `to_json`, when somebody reads the log."""
+
     __slots__ = (
         "api",
         "attempt",
         "body",
         "bytes_sent",
+        "call_id",
         "client_disconnected",
         "closed",
         "conversation",
@@ -34,10 +42,11 @@ class Entry:
         "error",
         "expectation_failures",
         "fault",
-        "finish",
         "headers",
+        "kept",
         "notes",
         "path",
+        "resolved",
         "retry_after",
         "scenario",
         "sent",
@@ -47,19 +56,17 @@ class Entry:
         "started",
         "status",
         "stream",
-        "text",
         "time",
-        "tool_calls",
         "turn",
         "violations",
     )
 
-    def __init__(self, seq: int, path: str, headers: dict[str, str]) -> None:
+    def __init__(self, seq: int, path: str, headers: list[tuple[bytes, bytes]]) -> None:
         self.seq = seq
         self.time = time.time()
         self.started = time.perf_counter()
         self.path = path
-        self.headers = headers
+        self.headers = headers  # raw, as received: decoded (and credentials dropped) when read
         self.api: str | None = None
         self.session: str | None = None
         self.scenario: str | None = None
@@ -68,22 +75,28 @@ class Entry:
         self.attempt: int | None = None
         self.body = b""
         self.conversation: Conversation | None = None
-        self.violations: list[Finding] = []
-        self.expectation_failures: list[Finding] = []
+        self.violations: list[Finding] = _NONE
+        self.expectation_failures: list[Finding] = _NONE
         self.status: int | None = None  # None while the response is still being sent
-        self.finish: str | None = None
-        self.text: str | None = None
-        self.tool_calls: list[dict[str, str]] = []
+        self.resolved: Resolved | None = None  # the reply served, if one was
+        self.call_id: CallId | None = None  # how this wire names its calls
         self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
         self.error: dict[str, str] | None = None  # kind and message of an error answer
-        self.notes: list[str] = []  # what the adapter had to adapt to render this reply
+        self.notes: list[str] = _NONE  # what the adapter had to adapt to render this reply
         self.retry_after: float | None = None  # seconds an error answer told the client to wait
-        self.sent = bytearray()
+        self.sent: list[bytes] = []  # the bytes sent, by reference, up to the body cap
+        self.kept = 0
         self.bytes_sent = 0
         self.duration_ms: float | None = None
         self.client_disconnected = False
         self.server_error: str | None = None
         self.closed = False
+
+    def served(self, resolved: Resolved, call_id: CallId) -> None:
+        self.resolved, self.call_id = resolved, call_id
+
+    def note(self, text: str) -> None:
+        self.notes = [*self.notes, text]
 
     def to_json(self) -> dict[str, Any]:
         conv = self.conversation
@@ -98,7 +111,7 @@ class Entry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
-            "headers": {k: v for k, v in self.headers.items() if k not in _SECRET_HEADERS},
+            "headers": _headers_json(self.headers),
             "request": _decode_request(self.body),
             "conversation": [m.to_json() for m in conv.messages] if conv else None,
             "tools": list(conv.tool_names) if conv else [],
@@ -112,28 +125,45 @@ class Entry:
         }
 
     def _response_json(self) -> dict[str, Any]:
+        reply = self.resolved.reply if self.resolved else None
         return {
             "status": self.status,
-            "finish": self.finish,
-            "text": self.text,
+            "finish": reply.finish if reply else None,
+            "text": reply.text if reply else None,
             "tool_calls": self._calls_json(),
             "fault": self.fault,
             "error": self.error,
-            "notes": self.notes,
+            "notes": list(self.notes),
             "retry_after": self.retry_after,
             "bytes_sent": self.bytes_sent,
-            "body": self.sent.decode("utf-8", "replace"),
-            "body_truncated": self.bytes_sent > len(self.sent),
+            "body": b"".join(self.sent).decode("utf-8", "replace"),
+            "body_truncated": self.bytes_sent > self.kept,
         }
 
     def _calls_json(self) -> list[dict[str, Any]]:
         """The served calls, each with what a careful harness must refuse about it."""
+        resolved, call_id = self.resolved, self.call_id
+        if resolved is None or call_id is None:
+            return []
         tools = {t.name: t.parameters for t in self.conversation.tools} if self.conversation else {}
         out = []
-        for call in self.tool_calls:
-            problem = call_problem(call["name"], call["arguments"], tools)
-            out.append({**call, "problem": problem} if problem else call)
+        for i, call in enumerate(resolved.reply.tool_calls):
+            served = {
+                "id": call_id(resolved.scenario, resolved.turn, i),
+                "name": call.name,
+                "arguments": call.arguments,
+            }
+            problem = call_problem(call.name, call.arguments, tools)
+            out.append({**served, "problem": problem} if problem else served)
         return out
+
+
+_NONE: list[Any] = []  # shared and never mutated: entries assign new lists instead
+
+
+def _headers_json(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    decoded = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in headers)
+    return {k: v for k, v in decoded if k not in _SECRET_HEADERS}
 
 
 def _decode_request(body: bytes) -> Any:
@@ -152,7 +182,7 @@ class Journal:
         self.body_cap = body_cap
         self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
 
-    def open(self, path: str, headers: dict[str, str]) -> Entry:
+    def open(self, path: str, headers: list[tuple[bytes, bytes]]) -> Entry:
         """Start the entry for an arriving request; it is visible (as pending) at once."""
         entry = Entry(self._next_seq, path, headers)
         self._next_seq += 1
@@ -160,9 +190,12 @@ class Journal:
         return entry
 
     def record_sent(self, entry: Entry, data: bytes) -> None:
-        room = self.body_cap - len(entry.sent)
-        if room > 0:
-            entry.sent += data[:room]
+        """Keep what went out by reference (rendered replies are shared), up to the cap."""
+        room = self.body_cap - entry.kept
+        if room > 0 and data:
+            kept = data if len(data) <= room else data[:room]
+            entry.sent.append(kept)
+            entry.kept += len(kept)
         entry.bytes_sent += len(data)
 
     def close(self, entry: Entry) -> None:

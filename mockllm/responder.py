@@ -78,7 +78,7 @@ class Responder:
             await self._body(chunk, more=True)
         if delivery.ending == "stall":
             if await self._pause(self.max_stall):
-                self.entry.notes.append(f"stalled for --max-stall {self.max_stall:g} s, then reset")
+                self.entry.note(f"stalled for --max-stall {self.max_stall:g} s, then reset")
         elif delivery.ending != "reset":
             await self._body(b"", more=False)
         # "reset" and a stall end with the body unfinished: uvicorn drops the connection

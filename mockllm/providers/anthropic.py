@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -92,6 +93,9 @@ class Messages(Adapter):
         return Parsed(conversation)
 
     # --- render ------------------------------------------------------------------------
+
+    def render_key(self, parsed: Parsed) -> Hashable:
+        return parsed.conversation.model
 
     def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
         return scripted_id(scenario, turn, index, "toolu_01", 22)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -105,6 +105,18 @@ class Adapter(ABC):
 
     def request_id(self, *parts: object) -> str:
         return derive("req_", 32, *parts, alphabet=HEX)
+
+    def cacheable(self, body: dict[str, Any]) -> bool:
+        """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""
+        return True
+
+    def render_key(self, parsed: Parsed) -> Hashable | None:
+        """What of the request, besides the resolved reply, shows in the rendered bytes; None
+        (the default) means a rendering is never reused."""
+        return None
+
+    def served(self, resolved: Resolved, parsed: Parsed) -> None:  # noqa: B027 (most keep no state)
+        """Called once a reply is on its way: for adapters that keep state (Responses)."""
 
     def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
         """What rendering this reply non-streamed had to adapt, for the log."""

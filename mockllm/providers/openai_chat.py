@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
@@ -138,6 +139,9 @@ class ChatCompletions(Adapter):
         return Parsed(conversation, {"include_usage": include_usage})
 
     # --- render ------------------------------------------------------------------------
+
+    def render_key(self, parsed: Parsed) -> Hashable:
+        return parsed.conversation.model, bool(parsed.options.get("include_usage"))
 
     def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
         return scripted_id(scenario, turn, index, "call_", 24)

@@ -6,6 +6,7 @@ import hashlib
 import itertools
 import json
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -48,7 +49,8 @@ STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 @dataclass(frozen=True, slots=True)
 class Stored:
     messages: tuple[Message, ...]  # the conversation, its own reply included
-    body: bytes  # the response object, as GET /v1/responses/{id} returns it
+    resolved: Resolved  # to render the response object again for GET /v1/responses/{id}
+    parsed: Parsed
 
 
 class Responses(Adapter):
@@ -116,11 +118,38 @@ class Responses(Adapter):
 
     # --- render ------------------------------------------------------------------------
 
+    def cacheable(self, body: dict[str, Any]) -> bool:
+        return body.get("previous_response_id") is None  # depends on what the store holds
+
+    def render_key(self, parsed: Parsed) -> Hashable:
+        return str(parsed.options["fingerprint"])  # the whole request body, hashed
+
     def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
         return scripted_id(scenario, turn, index, "call_", 24)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
-        return self._final(resolved, parsed)
+        """The finished response object (pure: storing it is `served`'s job)."""
+        incomplete = resolved.reply.finish in INCOMPLETE_REASONS
+        output = self._output(resolved)
+        if incomplete and output and "status" in output[-1]:
+            output[-1]["status"] = "incomplete"
+        status = "incomplete" if incomplete else "completed"
+        return dumps(self._response(resolved, parsed, status, output))
+
+    def served(self, resolved: Resolved, parsed: Parsed) -> None:
+        """Keep the response for previous_response_id and GET, unless `store: false`."""
+        if not parsed.options["store"]:
+            return
+        reply = resolved.reply
+        calls = tuple(
+            ToolCall(self.call_id(resolved.scenario, resolved.turn, i), c.name, c.arguments)
+            for i, c in enumerate(reply.tool_calls)
+        )
+        own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
+        messages = (*parsed.options["stored_messages"], own)
+        self._store[_response_id(resolved, parsed)] = Stored(messages, resolved, parsed)
+        while len(self._store) > STORE_LIMIT:
+            self._store.popitem(last=False)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         numbers = itertools.count()
@@ -136,36 +165,10 @@ class Responses(Adapter):
         for index, item in enumerate(self._output(resolved)):
             call = next(calls) if item["type"] == "function_call" else -1
             events += _item_events(event, index, item, resolved, call)
-        final = json.loads(self._final(resolved, parsed))
+        final = json.loads(self.render(resolved, parsed))
         kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
         events.append(event(kind, {"response": final}, "done"))
         return events
-
-    def _final(self, resolved: Resolved, parsed: Parsed) -> bytes:
-        """The finished response object; stored for previous_response_id when `store` allows."""
-        incomplete = resolved.reply.finish in INCOMPLETE_REASONS
-        output = self._output(resolved)
-        if incomplete and output and "status" in output[-1]:
-            output[-1]["status"] = "incomplete"
-        body = dumps(
-            self._response(resolved, parsed, "incomplete" if incomplete else "completed", output)
-        )
-        if parsed.options["store"]:
-            self._remember(resolved, parsed, body)
-        return body
-
-    def _remember(self, resolved: Resolved, parsed: Parsed, body: bytes) -> None:
-        reply = resolved.reply
-        calls = tuple(
-            ToolCall(self.call_id(resolved.scenario, resolved.turn, i), c.name, c.arguments)
-            for i, c in enumerate(reply.tool_calls)
-        )
-        own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
-        self._store[_response_id(resolved, parsed)] = Stored(
-            (*parsed.options["stored_messages"], own), body
-        )
-        while len(self._store) > STORE_LIMIT:
-            self._store.popitem(last=False)
 
     def _response(
         self, resolved: Resolved, parsed: Parsed, status: str, output: list[dict[str, Any]]
@@ -224,7 +227,7 @@ class Responses(Adapter):
         if stored is None:
             error = RequestError(404, f"No response found with id '{rest}'.", param="response_id")
             return 404, openai_error_body(error)
-        return 200, stored.body
+        return 200, self.render(stored.resolved, stored.parsed)
 
     def reset(self) -> None:
         self._store.clear()

@@ -1,0 +1,261 @@
+"""One model request, end to end: read → prepare → answer → render → deliver, logged.
+
+Preparing (JSON, the adapter's parse, its rule checks) is cached by the raw body, and
+rendering by what decides the bytes: a harness repeats bodies constantly (retries, tests
+sharing a scenario, suite reruns), and the cached work is all pure.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .cache import MAX_CACHED_BYTES, Lru
+from .engine import Engine, Resolved
+from .errors import RequestError
+from .faults import Delivery, body_delivery, stream_delivery
+from .journal import Entry, Journal
+from .providers import Adapter, Event, Parsed
+from .responder import Responder
+from .scenario import Fault, Scenario
+from .validation import RuleContext, Violation
+
+if TYPE_CHECKING:
+    from .app import Settings
+
+Scope = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Prepared:
+    raw: bytes
+    body: dict[str, Any]
+    parsed: Parsed
+    # (scenario name, flavor) → (the scenario checked against, what the rules found)
+    checks: dict[tuple[str, str], tuple[Scenario, tuple[Violation, ...]]] = field(
+        default_factory=dict
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    body: bytes  # the JSON body, or the whole SSE stream joined
+    events: list[Event] = field(default_factory=list)  # the stream's frames, for faults
+    notes: list[str] = field(default_factory=list)
+
+
+class Exchanges:
+    def __init__(self, engine: Engine, journal: Journal, settings: Settings) -> None:
+        self.engine, self.journal, self.settings = engine, journal, settings
+        self._prepared: Lru[Prepared] = Lru(256)
+        self._rendered: Lru[Rendered] = Lru(512)
+
+    def forget(self) -> None:
+        self._prepared.clear()
+        self._rendered.clear()
+
+    async def handle(
+        self,
+        scope: Scope,
+        receive: Any,
+        send: Any,
+        adapter: Adapter,
+        scenario: str | None,
+        session: str | None,
+    ) -> None:
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        entry = self.journal.open(scope["path"], headers)
+        entry.api = adapter.api
+        entry.session = session or _header(headers, b"x-mockllm-session") or "default"
+        entry.scenario = scenario or _header(headers, b"x-mockllm-scenario") or self.engine.default
+        reply = Responder(self.journal, entry, send, receive, adapter, self.settings.max_stall)
+        try:
+            await self._answer(scope, receive, adapter, entry, reply)
+        except RequestError as error:  # refused: in the provider's error shape
+            await reply.error(error)
+        except Exception:
+            entry.server_error = traceback.format_exc()
+            if not reply.started:
+                message = "mockllm internal error; see server_error in the request log"
+                await reply.error(RequestError(500, message, kind="server_error"))
+        finally:
+            self.journal.close(entry)
+
+    async def _answer(
+        self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: Responder
+    ) -> None:
+        entry.body = await _read_body(scope, receive, self.settings.max_body)
+        scenario = self.engine.find(entry.scenario)
+        prepared = self._prepare(adapter, _header(scope["headers"], b"content-type"), entry.body)
+        entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
+        conv = prepared.parsed.conversation
+        entry.conversation, entry.stream = conv, conv.stream
+        violations = self._violations(adapter, prepared, scenario)
+        answer = self.engine.answer(
+            scenario, entry.session or "default", conv, violations, adapter.call_id
+        )
+        entry.turn, entry.attempt = answer.turn, answer.attempt
+        entry.violations = answer.violations
+        entry.expectation_failures = answer.expectation_failures
+        reply.request_id = adapter.request_id(
+            entry.session, scenario.name, answer.turn, answer.attempt
+        )
+        if answer.error is not None:
+            raise answer.error
+        assert answer.resolved is not None
+        entry.served(answer.resolved, adapter.call_id)
+        fault = answer.fault
+        if fault is not None:
+            entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
+        await self._deliver(adapter, prepared.parsed, answer.resolved, fault, reply)
+
+    def _prepare(self, adapter: Adapter, content_type: str | None, raw: bytes) -> Prepared:
+        if content_type is not None and "json" not in content_type:
+            message = f"mockllm: unsupported Content-Type {content_type!r}; send application/json"
+            raise RequestError(
+                400, message, kind="bad_content_type", code="unsupported_content_type"
+            )
+        key = (adapter.api, raw)
+        prepared = self._prepared.get(key)
+        if prepared is not None:
+            return prepared
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
+        prepared = Prepared(raw, body, adapter.parse(body))
+        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body):
+            self._prepared.put(key, prepared)
+        return prepared
+
+    def _violations(
+        self, adapter: Adapter, prepared: Prepared, scenario: Scenario
+    ) -> tuple[Violation, ...]:
+        if self.engine.mode(scenario) == "off":
+            return ()
+        flavor = self.engine.flavor_of(scenario)
+        cached = prepared.checks.get((scenario.name, flavor))
+        if cached is not None and cached[0] is scenario:
+            return cached[1]
+        context = RuleContext(prepared.parsed.conversation, scenario, flavor)
+        found = tuple(adapter.validate(prepared.body, context))
+        prepared.checks[(scenario.name, flavor)] = (scenario, found)
+        return found
+
+    async def _deliver(
+        self,
+        adapter: Adapter,
+        parsed: Parsed,
+        resolved: Resolved,
+        fault: Fault | None,
+        reply: Responder,
+    ) -> None:
+        """Render the reply and send it as the fault (if any) has it delivered."""
+        stream = parsed.conversation.stream
+        first_byte = fault.delay.first_byte_ms if fault and fault.delay else 0
+        if fault is not None and fault.http is not None:
+            http = fault.http
+            await reply.error(
+                adapter.fault_error(http.status, http.type, http.message, http.code, http.headers),
+                first_byte,
+            )
+            return
+        error = _stream_error(adapter, fault)
+        if error is not None and not stream:  # without a stream, the same failure is an HTTP error
+            await reply.error(error, first_byte)
+            return
+        rendered = self._render(adapter, resolved, parsed, stream)
+        adapter.served(resolved, parsed)
+        if stream:
+            in_band = error or RequestError(500, "")
+            delivery = (
+                Delivery([rendered.body])
+                if fault is None
+                else stream_delivery(
+                    fault, rendered.events, lambda sent: adapter.stream_error_events(in_band, sent)
+                )
+            )
+        else:
+            for note in rendered.notes:
+                reply.entry.note(note)
+            by_events = (
+                fault is not None
+                and fault.truncate is not None
+                and fault.truncate.after_events is not None
+            )
+            events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
+            delivery = body_delivery(fault, rendered.body, resolved.reply, events)
+        await reply.deliver(delivery, stream)
+
+    def _render(
+        self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool
+    ) -> Rendered:
+        own = adapter.render_key(parsed)
+        key = None if own is None else (adapter.api, stream, _reply_key(resolved), own)
+        cached = self._rendered.get(key) if key is not None else None
+        if cached is not None:
+            return cached
+        if stream:
+            events = adapter.render_stream(resolved, parsed)
+            rendered = Rendered(b"".join(e.data for e in events), events)
+        else:
+            rendered = Rendered(
+                adapter.render(resolved, parsed), notes=adapter.notes(resolved, parsed)
+            )
+        if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
+            self._rendered.put(key, rendered)
+        return rendered
+
+
+def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
+    """Everything of a resolved reply that shows in its bytes (ids derive from name and turn)."""
+    scenario = resolved.scenario
+    return (
+        scenario.name,
+        scenario.stream,
+        resolved.turn,
+        resolved.reply,
+        resolved.created,
+        resolved.input_tokens,
+        resolved.output_tokens,
+        resolved.reasoning_tokens,
+    )
+
+
+def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
+    error = fault.stream_error if fault else None
+    if error is None:
+        return None
+    return adapter.fault_error(
+        error.status or adapter.stream_error_status, error.type, error.message
+    )
+
+
+def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
+    for key, value in headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
+    declared = _header(scope["headers"], b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(int(declared), limit)
+    body = b""
+    while True:
+        message = await receive()
+        chunk: bytes = message.get("body", b"")
+        body += chunk
+        if len(body) > limit:
+            raise _too_large(len(body), limit)
+        if not message.get("more_body"):
+            return body
+
+
+def _too_large(size: int, limit: int) -> RequestError:
+    message = f"mockllm: request body of {size} bytes exceeds the server's limit of {limit} bytes"
+    message += " (--max-body)"
+    return RequestError(413, message, kind="body_too_large", code="request_too_large")
