@@ -33,6 +33,8 @@ from .scenario import (
 )
 from .validation import Violation
 
+_NONE: list[Finding] = []  # shared, never mutated: answers and log entries hold many of them
+
 # 2025-01-01T00:00:00Z: what every `created` field shows, so bodies are byte-identical across runs.
 FIXED_CREATED = 1735689600
 
@@ -145,7 +147,9 @@ class Engine:
         index = conv.turn
         key = (session, scenario.name, index)
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
-        answer = Answer(index, attempt, violations=[v.finding() for v in violations])
+        answer = Answer(
+            index, attempt, violations=[v.finding() for v in violations] if violations else _NONE
+        )
         mode = self.mode(scenario)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
@@ -154,7 +158,7 @@ class Engine:
             diverged(conv, scenario, call_id, served) if call_id and mode != "off" else None
         )
         if divergence is not None:
-            answer.violations.append(divergence)
+            answer.violations = [*answer.violations, divergence]
             if mode == "strict":
                 answer.error = answer.error or _refusal(divergence, "history_diverged")
         turn = scenario.turn(index)
@@ -163,10 +167,10 @@ class Engine:
                 f"scenario {scenario.name!r} has no turn {index} (it has {len(scenario.turns)})"
             )
             exhausted = Finding("scenario_exhausted", message)
-            answer.violations.append(exhausted)
+            answer.violations = [*answer.violations, exhausted]
             answer.error = answer.error or _refusal(exhausted, "scenario_exhausted")
             return answer
-        failures = check(turn.expect, conv, index) if turn.expect else []
+        failures = check(turn.expect, conv, index) if turn.expect else _NONE
         answer.expectation_failures = failures
         if failures:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)

@@ -8,6 +8,7 @@ sharing a scenario, suite reruns), and the cached work is all pure.
 from __future__ import annotations
 
 import json
+import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -68,7 +69,7 @@ class Exchanges:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
-        entry.session = session or _header(headers, b"x-mockllm-session") or "default"
+        entry.session = sys.intern(session or _header(headers, b"x-mockllm-session") or "default")
         entry.scenario = scenario or _header(headers, b"x-mockllm-scenario") or self.engine.default
         reply = Responder(self.journal, entry, send, receive, adapter, self.settings.max_stall)
         try:
@@ -88,6 +89,7 @@ class Exchanges:
     ) -> None:
         entry.body = await _read_body(scope, receive, self.settings.max_body)
         scenario = self.engine.find(entry.scenario)
+        entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, _header(scope["headers"], b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation

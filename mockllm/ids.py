@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import string
-from functools import lru_cache
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -13,7 +12,6 @@ HEX = "0123456789abcdef"
 _TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX)}
 
 
-@lru_cache(maxsize=65536)
 def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
     """`prefix` + `length` characters drawn from a hash of `parts`: same parts, same id."""
     seed = "\x1f".join(

@@ -62,11 +62,13 @@ class Entry:
     )
 
     def __init__(self, seq: int, path: str, headers: list[tuple[bytes, bytes]]) -> None:
+        """`headers` as the server received them (name, value) pairs."""
         self.seq = seq
         self.time = time.time()
         self.started = time.perf_counter()
         self.path = path
-        self.headers = headers  # raw, as received: decoded (and credentials dropped) when read
+        # One bytes object, not a list of tuples: a ring of 10 000 entries stays compact.
+        self.headers = b"\n".join(b"%s:%s" % pair for pair in headers)
         self.api: str | None = None
         self.session: str | None = None
         self.scenario: str | None = None
@@ -161,9 +163,9 @@ class Entry:
 _NONE: list[Any] = []  # shared and never mutated: entries assign new lists instead
 
 
-def _headers_json(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    decoded = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in headers)
-    return {k: v for k, v in decoded if k not in _SECRET_HEADERS}
+def _headers_json(headers: bytes) -> dict[str, str]:
+    pairs = (line.decode("latin-1").partition(":") for line in headers.split(b"\n") if line)
+    return {k: v for k, _, v in pairs if k not in _SECRET_HEADERS}
 
 
 def _decode_request(body: bytes) -> Any:
