@@ -39,4 +39,7 @@ clean: ## remove the virtualenv and caches
 
 bench: $(STAMP) ## benchmark mockllm against bare starlette/ASGI floors (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh
+	@# Byte-compile as `pip install` does: an editable checkout under
+	@# PYTHONDONTWRITEBYTECODE would otherwise recompile every module at each start.
+	$(BIN)/python -m compileall -q mockllm bench
 	$(BIN)/python -m bench $(ARGS)

@@ -7,6 +7,7 @@ wire splits (Anthropic same-role neighbours, a run of Responses output items).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -72,7 +73,7 @@ class ToolChoice:
         return f"{{tool: {self.name}}}" if self.mode == "tool" else self.mode
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: the derived views below are cached on the instance
 class Conversation:
     model: str
     messages: tuple[Message, ...]
@@ -80,7 +81,7 @@ class Conversation:
     tool_choice: ToolChoice | None = None  # None: the request did not set it
     stream: bool = False
 
-    @property
+    @cached_property
     def turn(self) -> int:
         """The turn this request asks for: the number of assistant replies already in it."""
         return sum(1 for m in self.messages if m.role == "assistant")
@@ -124,6 +125,7 @@ class Conversation:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
 
+    @cached_property
     def input_chars(self) -> int:
         return sum(
             len(m.text)

@@ -6,18 +6,17 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import dataclass, field
 
+from .cache import Lru
+from .concrete import concrete
 from .conversation import Conversation
 from .divergence import CallId, diverged
 from .errors import Finding, RequestError
 from .expectations import check
-from .generate import GenerateError, generate_arguments, near_miss
 from .scenario import (
     Chaos,
     Delay,
@@ -26,7 +25,6 @@ from .scenario import (
     HttpFault,
     Reply,
     Scenario,
-    ScriptedCall,
     StreamError,
     Truncate,
     ValidationMode,
@@ -153,10 +151,9 @@ class Engine:
         mode = self.mode(scenario)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
-        served = _ServedReplies(scenario, conv)
-        divergence = (
-            diverged(conv, scenario, call_id, served) if call_id and mode != "off" else None
-        )
+        divergence = None
+        if call_id is not None and mode != "off" and index > 0:
+            divergence = diverged(conv, scenario, call_id, _ServedReplies(scenario, conv))
         if divergence is not None:
             answer.violations = [*answer.violations, divergence]
             if mode == "strict":
@@ -232,53 +229,32 @@ class _ServedReplies:
             return None  # cannot be made concrete now: nothing to compare against
 
 
-def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -> Reply:
-    """The reply with `generate:` arguments and `near_miss` names made concrete from the
-    tools this request offers — deterministically, so every turn resolves the same way."""
-    if not any(c.generate or c.near_miss for c in reply.tool_calls):
-        return reply
-    calls = tuple(
-        _concrete_call(scenario, index, i, call, conv) for i, call in enumerate(reply.tool_calls)
-    )
-    return replace(reply, tool_calls=calls)
-
-
-def _concrete_call(
-    scenario: Scenario, index: int, i: int, call: ScriptedCall, conv: Conversation
-) -> ScriptedCall:
-    seed = f"{scenario.name}\x1f{index}\x1f{i}"
-    name = near_miss(call.name, conv.tool_names, seed) if call.near_miss else call.name
-    arguments = call.arguments
-    if call.generate is not None:
-        where = f"mockllm: scenario {scenario.name!r} turn {index} call {i}"
-        tool = next((t for t in conv.tools if t.name == call.name), None)
-        if tool is None:
-            offered = ", ".join(conv.tool_names) or "none"
-            message = f"{where}: generate: {call.generate} needs the tool {call.name!r} in the "
-            message += f"request's tools (offered: {offered})"
-            raise RequestError(400, message, kind="generate_failed", code="generate_failed")
-        try:
-            arguments = _generated(
-                call.generate, json.dumps(tool.parameters, sort_keys=True), seed, call.name
-            )
-        except GenerateError as e:
-            raise RequestError(
-                400, f"{where}: {e}", kind="generate_failed", code="generate_failed"
-            ) from None
-    return ScriptedCall(name, arguments, call.id)
-
-
-@lru_cache(maxsize=4096)
-def _generated(kind: str, schema: str, seed: str, tool: str) -> str:
-    """Generation validates with jsonschema: done once per (kind, schema, call)."""
-    return generate_arguments(kind, json.loads(schema), seed, tool=tool)
-
-
 def _refusal(finding: Finding, kind: str) -> RequestError:
     return RequestError(400, finding.message, kind=kind, code=kind)
 
 
 def _resolve(
+    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
+) -> Resolved:
+    """Memoised: a harness repeats a conversation (itself shared by the request cache)."""
+    key = (id(scenario), index, id(reply), id(conv), created)
+    found = _RESOLVED.get(key)
+    if (
+        found is not None
+        and found[0] is conv
+        and found[1].reply is reply
+        and found[1].scenario is scenario
+    ):
+        return found[1]  # the very same objects: a recycled id() never matches
+    resolved = _resolve_now(scenario, index, reply, conv, created)
+    _RESOLVED.put(key, (conv, resolved))
+    return resolved
+
+
+_RESOLVED: Lru[tuple[Conversation, Resolved]] = Lru(1024)
+
+
+def _resolve_now(
     scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
 ) -> Resolved:
     out_chars = len(reply.text) + len(reply.reasoning or "")
@@ -287,9 +263,7 @@ def _resolve(
         scenario=scenario,
         turn=index,
         reply=reply,
-        input_tokens=_tokens(conv.input_chars())
-        if reply.usage.input is None
-        else reply.usage.input,
+        input_tokens=_tokens(conv.input_chars) if reply.usage.input is None else reply.usage.input,
         output_tokens=_tokens(out_chars) if reply.usage.output is None else reply.usage.output,
         reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
         created=created,

@@ -20,7 +20,7 @@ from .faults import Delivery, body_delivery, stream_delivery
 from .journal import Entry, Journal
 from .providers import Adapter, Event, Parsed
 from .responder import Responder
-from .scenario import Fault, Scenario
+from .scenario import Fault, Reply, Scenario
 from .validation import RuleContext, Violation
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ class Prepared:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
+    reply: Reply  # what was rendered: a cache hit must be this very object
     body: bytes  # the JSON body, or the whole SSE stream joined
     events: list[Event] = field(default_factory=list)  # the stream's frames, for faults
     notes: list[str] = field(default_factory=list)
@@ -50,7 +51,7 @@ class Rendered:
 class Exchanges:
     def __init__(self, engine: Engine, journal: Journal, settings: Settings) -> None:
         self.engine, self.journal, self.settings = engine, journal, settings
-        self._prepared: Lru[Prepared] = Lru(256)
+        self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, keyed by the raw body
         self._rendered: Lru[Rendered] = Lru(512)
 
     def forget(self) -> None:
@@ -69,11 +70,12 @@ class Exchanges:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
-        entry.session = sys.intern(session or _header(headers, b"x-mockllm-session") or "default")
-        entry.scenario = scenario or _header(headers, b"x-mockllm-scenario") or self.engine.default
+        wanted = _headers(headers)
+        entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
+        entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
         reply = Responder(self.journal, entry, send, receive, adapter, self.settings.max_stall)
         try:
-            await self._answer(scope, receive, adapter, entry, reply)
+            await self._answer(receive, adapter, entry, reply, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await reply.error(error)
         except Exception:
@@ -85,12 +87,19 @@ class Exchanges:
             self.journal.close(entry)
 
     async def _answer(
-        self, scope: Scope, receive: Any, adapter: Adapter, entry: Entry, reply: Responder
+        self,
+        receive: Any,
+        adapter: Adapter,
+        entry: Entry,
+        reply: Responder,
+        wanted: dict[bytes, str],
     ) -> None:
-        entry.body = await _read_body(scope, receive, self.settings.max_body)
+        entry.body = await _read_body(
+            receive, self.settings.max_body, wanted.get(b"content-length")
+        )
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
-        prepared = self._prepare(adapter, _header(scope["headers"], b"content-type"), entry.body)
+        prepared = self._prepare(adapter, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
@@ -119,8 +128,8 @@ class Exchanges:
             raise RequestError(
                 400, message, kind="bad_content_type", code="unsupported_content_type"
             )
-        key = (adapter.api, raw)
-        prepared = self._prepared.get(key)
+        cache = self._prepared.setdefault(adapter.api, Lru(256))
+        prepared = cache.get(raw)
         if prepared is not None:
             return prepared
         try:
@@ -129,7 +138,7 @@ class Exchanges:
             raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
         prepared = Prepared(raw, body, adapter.parse(body))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body):
-            self._prepared.put(key, prepared)
+            cache.put(raw, prepared)
         return prepared
 
     def _violations(
@@ -197,28 +206,29 @@ class Exchanges:
         own = adapter.render_key(parsed)
         key = None if own is None else (adapter.api, stream, _reply_key(resolved), own)
         cached = self._rendered.get(key) if key is not None else None
-        if cached is not None:
+        if cached is not None and cached.reply is resolved.reply:  # the key holds its id()
             return cached
         if stream:
             events = adapter.render_stream(resolved, parsed)
-            rendered = Rendered(b"".join(e.data for e in events), events)
+            rendered = Rendered(resolved.reply, b"".join(e.data for e in events), events)
         else:
-            rendered = Rendered(
-                adapter.render(resolved, parsed), notes=adapter.notes(resolved, parsed)
-            )
+            body, notes = adapter.render(resolved, parsed), adapter.notes(resolved, parsed)
+            rendered = Rendered(resolved.reply, body, notes=notes)
         if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
             self._rendered.put(key, rendered)
         return rendered
 
 
 def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
-    """Everything of a resolved reply that shows in its bytes (ids derive from name and turn)."""
+    """Everything of a resolved reply that shows in its bytes (ids derive from name and turn).
+    The reply by identity: hashing it costs more than a render saves; a hit is checked to be
+    the very same object, so a recycled id() never matches."""
     scenario = resolved.scenario
     return (
         scenario.name,
         scenario.stream,
         resolved.turn,
-        resolved.reply,
+        id(resolved.reply),
         resolved.created,
         resolved.input_tokens,
         resolved.output_tokens,
@@ -235,15 +245,15 @@ def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
     )
 
 
-def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
-    for key, value in headers:
-        if key == name:
-            return value.decode("latin-1")
-    return None
+_WANTED = (b"x-mockllm-session", b"x-mockllm-scenario", b"content-type", b"content-length")
 
 
-async def _read_body(scope: Scope, receive: Any, limit: int) -> bytes:
-    declared = _header(scope["headers"], b"content-length")
+def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
+    """The few request headers mockllm reads, in one pass."""
+    return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
+
+
+async def _read_body(receive: Any, limit: int, declared: str | None) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     body = b""

@@ -16,7 +16,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .conversation import Conversation, result_json
 from .errors import Finding
-from .verdict import call_problem
 
 if TYPE_CHECKING:
     from .divergence import CallId
@@ -147,6 +146,8 @@ class Entry:
         resolved, call_id = self.resolved, self.call_id
         if resolved is None or call_id is None:
             return []
+        from .verdict import call_problem  # deferred: only reading the log needs it
+
         tools = {t.name: t.parameters for t in self.conversation.tools} if self.conversation else {}
         out = []
         for i, call in enumerate(resolved.reply.tool_calls):

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from . import scenario_cache
 from .errors import Problem, ScenarioError
 from .scenario import Scenario, build_scenario, check_scenario
 
@@ -25,19 +23,6 @@ Marks = dict[Path_, tuple[int, int]]
 _HERE = Path(__file__).resolve().parent
 # Installed, the library ships as mockllm/bundled; in a source checkout it is ../scenarios.
 BUNDLED = _HERE / "bundled" if (_HERE / "bundled").is_dir() else _HERE.parent / "scenarios"
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The safe loader with YAML 1.2 booleans: `off`, `no`, `yes` stay strings."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
 
 
 @cache
@@ -60,7 +45,7 @@ def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
     scenarios: list[Scenario] = []
     for file in _scenario_files(paths, problems):
         try:
-            scenarios.append(load_text(file.read_text("utf-8"), str(file), file.stem))
+            scenarios.append(_load_file(file))
         except ScenarioError as e:
             problems += e.problems
         except (OSError, UnicodeDecodeError) as e:
@@ -71,21 +56,36 @@ def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
     return scenarios
 
 
+def _load_file(file: Path) -> Scenario:
+    """A file already checked in this exact form (see scenario_cache) skips YAML and the
+    schema; anything else is read and checked in full, and remembered when it passes."""
+    raw = file.read_bytes()
+    data = scenario_cache.get(raw)
+    if data is not None:
+        scenario = build_scenario(data, file.stem, str(file))
+        if not check_scenario(scenario, _Locator(str(file), {}, {}).at):
+            return scenario
+    data, marks, keys = _yaml().parse(raw.decode("utf-8"), str(file))
+    scenario = load_mapping(data, str(file), file.stem, marks, keys)
+    scenario_cache.put(raw, data)
+    return scenario
+
+
 def load_text(text: str, source: str = "<text>", default_name: str | None = None) -> Scenario:
     """One scenario from YAML (or JSON) text."""
-    try:
-        data, marks, keys = _parse(text, source)
-    except yaml.YAMLError as e:
-        raise ScenarioError([_yaml_problem(e, source)]) from None
+    data, marks, keys = _yaml().parse(text, source)
     return load_mapping(data, source, default_name, marks, keys)
 
 
 def parse_yaml(text: str, source: str = "<text>") -> Any:
-    """The document as plain data, read exactly as `load_text` reads it (YAML 1.2 booleans)."""
-    try:
-        return _parse(text, source)[0]
-    except yaml.YAMLError as e:
-        raise ScenarioError([_yaml_problem(e, source)]) from None
+    """The document as plain data, read exactly as `load_text` reads it (YAML 1.2 scalars)."""
+    return _yaml().parse(text, source)[0]
+
+
+def _yaml() -> Any:
+    from . import yamlfile  # deferred: a restart on unchanged files never parses YAML
+
+    return yamlfile
 
 
 def load_mapping(
@@ -132,59 +132,6 @@ def _duplicate_names(scenarios: list[Scenario]) -> list[Problem]:
             )
         seen.setdefault(s.name, s)
     return problems
-
-
-# --- YAML with positions -------------------------------------------------------------
-
-
-def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise ScenarioError(
-                [Problem(source, "", "empty file: a scenario needs at least 'turns'")]
-            )
-        marks: Marks = {}
-        keys: Marks = {}
-        duplicates: list[Problem] = []
-        _walk(node, (), marks, keys, duplicates, source)
-        if duplicates:
-            raise ScenarioError(duplicates)
-        return loader.construct_document(node), marks, keys
-    finally:
-        loader.dispose()
-
-
-def _walk(
-    node: yaml.Node, path: Path_, marks: Marks, keys: Marks, dups: list[Problem], source: str
-) -> None:
-    marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key == "<<":  # a merge key: its entries carry their own marks
-                continue
-            line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
-            if key in seen:
-                dups.append(Problem(source, _dotted((*path, key)), "duplicate key", line, col))
-            seen.add(key)
-            keys[(*path, key)] = (line, col)
-            _walk(value_node, (*path, key), marks, keys, dups, source)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*path, i), marks, keys, dups, source)
-
-
-def _yaml_problem(e: yaml.YAMLError, source: str) -> Problem:
-    mark = getattr(e, "problem_mark", None)
-    what = getattr(e, "problem", None) or str(e)
-    context = getattr(e, "context", None)
-    message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
-    if mark is None:
-        return Problem(source, "", message)
-    return Problem(source, "", message, mark.line + 1, mark.column + 1)
 
 
 # --- schema errors, explained ---------------------------------------------------------

@@ -14,7 +14,6 @@ import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
 from .app import MockLLM, Settings
-from .client import Client
 from .engine import Engine
 from .journal import Journal
 from .loader import BUNDLED, load_paths
@@ -122,6 +121,8 @@ class RunningServer:
         self.app = app
         self._sock = bind(host, port)
         self.url = url_of(self._sock)
+        from .client import Client  # deferred: `mockllm serve` never needs it
+
         self.client = Client(self.url)
         self._ready = threading.Event()
         self._failure: BaseException | None = None

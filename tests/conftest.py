@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 
 import httpx
@@ -7,6 +9,9 @@ import openai
 import pytest
 
 from .support import ServerProcess, running_server, session_id
+
+# Servers started by the tests cache validated scenarios here, never in the user's home.
+os.environ.setdefault("MOCKLLM_CACHE_DIR", tempfile.mkdtemp(prefix="mockllm-test-cache-"))
 
 
 @pytest.fixture(scope="session")

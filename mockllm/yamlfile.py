@@ -1,0 +1,98 @@
+"""Read a YAML document with the position of every node, for errors that say where.
+
+Safe loading only (no tags that construct objects), with YAML 1.2 scalars: booleans are
+only true/false (so `off`, `no`, `yes` stay strings) and there are no timestamps (a date
+stays the string it was written as, and can go into a JSON argument). Imported only when a
+scenario file is actually parsed: a server restarted on unchanged files never needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from .errors import Problem, ScenarioError
+
+Path_ = tuple[str | int, ...]
+Marks = dict[Path_, tuple[int, int]]
+_DROPPED = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader with YAML 1.2 booleans and no timestamps."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _DROPPED]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
+    """(data, value marks, key marks); a syntax error or duplicate key is a ScenarioError."""
+    try:
+        return _parse(text, source)
+    except yaml.YAMLError as e:
+        raise ScenarioError([_yaml_problem(e, source)]) from None
+
+
+def dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ScenarioError(
+                [Problem(source, "", "empty file: a scenario needs at least 'turns'")]
+            )
+        marks: Marks = {}
+        keys: Marks = {}
+        duplicates: list[Problem] = []
+        _walk(node, (), marks, keys, duplicates, source)
+        if duplicates:
+            raise ScenarioError(duplicates)
+        return loader.construct_document(node), marks, keys
+    finally:
+        loader.dispose()
+
+
+def _walk(
+    node: yaml.Node, path: Path_, marks: Marks, keys: Marks, dups: list[Problem], source: str
+) -> None:
+    marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key == "<<":  # a merge key: its entries carry their own marks
+                continue
+            line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
+            if key in seen:
+                dups.append(Problem(source, dotted((*path, key)), "duplicate key", line, col))
+            seen.add(key)
+            keys[(*path, key)] = (line, col)
+            _walk(value_node, (*path, key), marks, keys, dups, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _walk(item, (*path, i), marks, keys, dups, source)
+
+
+def _yaml_problem(e: yaml.YAMLError, source: str) -> Problem:
+    mark = getattr(e, "problem_mark", None)
+    what = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
+    if mark is None:
+        return Problem(source, "", message)
+    return Problem(source, "", message, mark.line + 1, mark.column + 1)
