@@ -29,7 +29,7 @@ DEFAULTS = {
     "duration": (2, 1),
     "ttfb_seconds": (0.5, 0.3),
     "warmup": (1, 0),
-    "startups": (5, 2),
+    "startups": (9, 2),
     "memory_requests": (100_000, 5_000),
 }
 
