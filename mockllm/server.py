@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
@@ -175,39 +176,16 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 0,
-    default: str | None = None,
-    validation: ValidationMode = "strict",
-    flavor: Flavor = "openai",
-    chaos: Chaos | None = None,
-    seed: int = 0,
-    real_time: bool = False,
-    log: str | None = None,
-    log_limit: int = 10_000,
-    log_body_cap: int = 65_536,
-    max_body: int = 10 * 1024 * 1024,
-    max_stall: float = 30.0,
+    **options: Any,
 ) -> RunningServer:
     """Start a server in this process and wait until it accepts requests.
 
     `scenarios`: files, folders or `Scenario` objects (default: the bundled library;
-    a `Scenario` replaces a file's of the same name). The other options are
-    `mockllm serve`'s.
+    a `Scenario` replaces a file's of the same name). `options` are `build_app`'s, which
+    are `mockllm serve`'s: default, validation, flavor, chaos, seed, real_time, log,
+    log_limit, log_body_cap, max_body, max_stall.
     """
-    app = build_app(
-        _load(scenarios),
-        default=default,
-        validation=validation,
-        flavor=flavor,
-        chaos=chaos,
-        seed=seed,
-        real_time=real_time,
-        log=log,
-        log_limit=log_limit,
-        log_body_cap=log_body_cap,
-        max_body=max_body,
-        max_stall=max_stall,
-    )
-    return RunningServer(app, host, port).start()
+    return RunningServer(build_app(_load(scenarios), **options), host, port).start()
 
 
 def _load(sources: Iterable[ScenarioPath] | None) -> list[Scenario]:

@@ -62,3 +62,12 @@ class UnittestUsage(unittest.TestCase):
             sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
         mock.assert_model_calls(exactly=1)
         self.assertEqual(mock.requests()[0].session, self.id())
+
+
+def test_an_unknown_option_is_refused() -> None:
+    import pytest
+
+    import mockllm
+
+    with pytest.raises(TypeError, match="nonsense"):
+        mockllm.serve(nonsense=True)
