@@ -40,6 +40,7 @@ def chat(client: openai.OpenAI, question: str, toolbox: Toolbox, *, model: str) 
         ]
         messages.append({"role": "assistant", "tool_calls": calls})
         for call in message.tool_calls or ():
+            # MISTAKE: json.loads raises on arguments that are not JSON (cut, empty, prose).
             result = run_tool(toolbox, call.function.name, json.loads(call.function.arguments))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
     raise RuntimeError(f"no answer after {SAFETY_STOP} model calls")
@@ -54,7 +55,7 @@ def responses_api(client: openai.OpenAI, question: str, toolbox: Toolbox, *, mod
             return response.output_text
         items += [item.model_dump(exclude_none=True) for item in response.output]
         for item in response.output:
-            if item.type == "function_call":
+            if item.type == "function_call":  # MISTAKE: json.loads, as in chat()
                 output = run_tool(toolbox, item.name, json.loads(item.arguments))
                 items.append(
                     {"type": "function_call_output", "call_id": item.call_id, "output": output}
