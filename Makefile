@@ -30,8 +30,8 @@ test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Pyt
 	$(BIN)/pytest -n auto $(ARGS)
 
 lint: $(STAMP) ## ruff and mypy
-	$(BIN)/ruff check mockllm tests bench
-	$(BIN)/ruff format --check mockllm tests bench
+	$(BIN)/ruff check mockllm tests bench examples
+	$(BIN)/ruff format --check mockllm tests bench examples
 	$(BIN)/mypy
 
 clean: ## remove the virtualenv and caches

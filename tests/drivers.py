@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 import openai
 
+from examples.harness.toolbox import SCHEMAS
 from mockllm.scenario import Scenario
 
 from .support import TOOL_PARAMETERS, ServerProcess, sample_text
@@ -20,6 +21,12 @@ ANTHROPIC_STOP = {
     "refusal": "content_filter",
 }
 RESPONSES_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+def schema(tool: str) -> dict[str, Any]:
+    """The bundled scenarios are written for the reference harness's tools: their schemas
+    (required properties, enums) are what `generate:` derives arguments from."""
+    return SCHEMAS.get(tool, TOOL_PARAMETERS)
 
 
 @dataclass
@@ -86,7 +93,7 @@ class ChatDriver(Driver):
         kwargs: dict[str, Any] = {"model": model, "messages": messages}
         if tools:
             kwargs["tools"] = [
-                {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
+                {"type": "function", "function": {"name": n, "parameters": schema(n)}}
                 for n in tools
             ]
         if tool_choice is not None:
@@ -144,7 +151,7 @@ class ResponsesDriver(Driver):
             kwargs["instructions"] = system
         if tools:
             kwargs["tools"] = [
-                {"type": "function", "name": n, "parameters": TOOL_PARAMETERS, "strict": False}
+                {"type": "function", "name": n, "parameters": schema(n), "strict": False}
                 for n in tools
             ]
         if tool_choice is not None:
@@ -220,7 +227,7 @@ class AnthropicDriver(Driver):
         if system:
             kwargs["system"] = system
         if tools:
-            kwargs["tools"] = [{"name": n, "input_schema": TOOL_PARAMETERS} for n in tools]
+            kwargs["tools"] = [{"name": n, "input_schema": schema(n)} for n in tools]
         if tool_choice is not None:
             mode = {"required": "any"}.get(tool_choice.mode, tool_choice.mode)
             kwargs["tool_choice"] = (
@@ -235,7 +242,10 @@ class AnthropicDriver(Driver):
         return [
             {
                 "role": "assistant",
-                "content": [b.model_dump(exclude_none=True) for b in view.raw.content],
+                # warnings=False: a tool_use input that is not an object is replayed as sent.
+                "content": [
+                    b.model_dump(exclude_none=True, warnings=False) for b in view.raw.content
+                ],
             }
         ]
 
@@ -326,6 +336,9 @@ class Walker:
             content = (match.contains if match and match.contains else None) or f"result {i}"
             results.append((call_id, content, bool(match and match.is_error)))
         self.history += self.driver.results(results)
-        if expect and expect.user and not expect.user.matches(self.last_user):
-            self.last_user = sample_text(expect.user, "")
+        wanted_user = expect.user if expect else None
+        if not view.calls or (wanted_user and not wanted_user.matches(self.last_user)):
+            # After a text reply the user speaks next (Anthropic would merge two assistant
+            # messages into one reply); else only when the next turn expects other words.
+            self.last_user = sample_text(wanted_user, "go on")
             self.history += self.driver.user(self.last_user)

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,13 @@ class ServerProcess:
     log_file: Path
     output: list[str] = field(default_factory=list)
 
+    @cached_property
+    def http(self) -> httpx.Client:
+        """One client for the admin routes: a new one per call costs a TLS context load."""
+        return httpx.Client(base_url=self.url)
+
     def requests(self, **filters: Any) -> list[dict[str, Any]]:
-        r = httpx.get(f"{self.url}/_mockllm/requests", params=filters)
+        r = self.http.get("/_mockllm/requests", params=filters)
         r.raise_for_status()
         result: list[dict[str, Any]] = r.json()
         return result
@@ -74,10 +80,13 @@ def running_server(
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        server = None
         try:
-            url = _wait_ready(ready, process)
-            yield ServerProcess(url, process, log)
+            server = ServerProcess(_wait_ready(ready, process), process, log)
+            yield server
         finally:
+            if server is not None and "http" in vars(server):
+                server.http.close()
             process.terminate()
             try:
                 process.wait(5)

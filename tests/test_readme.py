@@ -1,6 +1,7 @@
 """The README's code runs against a real server and prints what its comments say:
 Python blocks in-process, JavaScript blocks with Node and the pinned SDKs; test files
-(```python file=NAME blocks, here and in docs/pytest.md) pass under pytest."""
+(```python file=NAME blocks, here, in docs/pytest.md and docs/failure-modes.md) pass under
+pytest."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def doc_test_files(doc: str) -> list[tuple[str, str]]:
     return re.findall(r"```python file=(\S+)\n(.*?)```", (ROOT / doc).read_text(), re.S)
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/pytest.md"])
+@pytest.mark.parametrize("doc", ["README.md", "docs/pytest.md", "docs/failure-modes.md"])
 def test_doc_test_files_pass_under_pytest(pytester: pytest.Pytester, doc: str) -> None:
     files = doc_test_files(doc)
     assert files, f"{doc} should show a pytest test"
@@ -75,4 +76,7 @@ def test_doc_test_files_pass_under_pytest(pytester: pytest.Pytester, doc: str) -
         (pytester.path / name).write_text(code)
     result = pytester.runpytest("-p", "no:cacheprovider")
     tests = sum(len(re.findall(r"^\s*def test_", code, re.M)) for _, code in files)
-    result.assert_outcomes(passed=tests)
+    outcomes = result.parseoutcomes()
+    # Every test passes, a parametrized one once per case: at least one pass per function.
+    assert not {"failed", "errors", "skipped"} & outcomes.keys(), result.stdout.str()
+    assert outcomes.get("passed", 0) >= tests, result.stdout.str()
