@@ -97,6 +97,11 @@ def reply_of(
     wherever the wire and the SDK can carry it."""
     if api == "anthropic" and not_an_input(reply):
         return anthropic_streamed_only(server, session, driver, request)
+    if api == "anthropic" and repeated_tool_use_ids(request):
+        # The API refuses a history that repeats a tool_use id (rule A13): so does mockllm.
+        with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids must be unique"):
+            driver.create(request)
+        return None
     plain = driver.create(request)
     ids = [call_id for call_id, _, _ in plain.calls]
     if api == "responses" and len(set(ids)) < len(ids):
@@ -106,6 +111,17 @@ def reply_of(
     else:
         assert driver.stream(request) == plain
     return plain
+
+
+def repeated_tool_use_ids(request: dict[str, Any]) -> bool:
+    ids = [
+        block["id"]
+        for message in request["messages"]
+        if message["role"] == "assistant" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_use"
+    ]
+    return len(set(ids)) < len(ids)
 
 
 def not_an_input(reply: Reply) -> bool:

@@ -212,13 +212,16 @@ OUTCOMES: dict[str, Row] = {
             "fails calls_answered",
         },
         {
-            "chat, anthropic": 'answer "both 18 °C" · fails answered_once',
+            "chat": 'answer "both 18 °C" · fails answered_once',
+            "anthropic": 'raises BadRequestError("`tool_use` ids must be unique") · '
+            "fails answered_once",
             "responses": 'raises RuntimeError("conflicting output identities") · '
             "fails calls_answered",
         },
-        "The correct loop refuses the reply and runs nothing. On Responses the SDK's stream "
-        "accumulator itself refuses two function_call items with one call_id, before any "
-        "harness code: the naive loop's mistake cannot show there.",
+        "The correct loop refuses the reply and runs nothing. On Anthropic the naive loop's "
+        "replayed history is refused as the API refuses it (rule A13). On Responses the SDK's "
+        "stream accumulator itself refuses two function_call items with one call_id, before "
+        "any harness code: the naive loop's mistake cannot show there.",
     ),
     "deepseek-reasoning": Row(
         PARIS,

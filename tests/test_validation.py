@@ -419,6 +419,18 @@ CASES = [
         "`tool_use` blocks must begin with a matching number of `tool_result` blocks.",
     ),
     Case(
+        "anthropic.tool_use_ids_not_unique",
+        "anthropic",
+        "rules",
+        claude(
+            lambda c, ids: [
+                {"role": "assistant", "content": [c[1], {**c[2], "id": ids[0]}]},
+                {"role": "user", "content": [result(ids[0]), result(ids[0])]},
+            ]
+        ),
+        "messages.1.content.1: `tool_use` ids must be unique",
+    ),
+    Case(
         "anthropic.unexpected_tool_use_id",
         "anthropic",
         "rules",

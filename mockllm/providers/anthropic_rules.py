@@ -122,6 +122,19 @@ def _results_not_first(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
             return
 
 
+@RULES.rule("A13", "anthropic.tool_use_ids_not_unique")
+def _tool_use_ids_not_unique(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    seen: set[str] = set()
+    for n, (role, blocks) in enumerate(_messages(body)):
+        for k, block in enumerate(blocks if role == "assistant" else []):
+            if block.get("type") != "tool_use":
+                continue
+            if block.get("id") in seen:
+                yield f"messages.{n}.content.{k}: `tool_use` ids must be unique", None, None
+                return
+            seen.add(str(block.get("id")))
+
+
 @RULES.rule("A3", "anthropic.unexpected_tool_use_id")
 def _unexpected_tool_use_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     messages = _messages(body)
