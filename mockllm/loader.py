@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import scenario_cache
+from . import disk_cache
 from .errors import Problem, ScenarioError
 from .scenario import Scenario, build_scenario, check_scenario
 
@@ -57,17 +57,17 @@ def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
 
 
 def _load_file(file: Path) -> Scenario:
-    """A file already checked in this exact form (see scenario_cache) skips YAML and the
+    """A file already checked in this exact form (see disk_cache) skips YAML and the
     schema; anything else is read and checked in full, and remembered when it passes."""
     raw = file.read_bytes()
-    data = scenario_cache.get(raw)
+    data = disk_cache.get("scenarios", raw)
     if data is not None:
         scenario = build_scenario(data, file.stem, str(file))
         if not check_scenario(scenario, _Locator(str(file), {}, {}).at):
             return scenario
     data, marks, keys = _yaml().parse(raw.decode("utf-8"), str(file))
     scenario = load_mapping(data, str(file), file.stem, marks, keys)
-    scenario_cache.put(raw, data)
+    disk_cache.put("scenarios", raw, data)
     return scenario
 
 

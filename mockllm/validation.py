@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from . import disk_cache
 from .conversation import Conversation
 from .errors import Finding, RequestError
 from .scenario import Scenario
@@ -95,10 +96,18 @@ def schema_problem(schema: Any) -> str | None:
 
 @lru_cache(maxsize=1024)
 def _schema_problem(text: str) -> str | None:
-    import jsonschema  # deferred: only requests that carry tools pay for it
+    """Remembered across runs too (disk_cache): the first request of a fresh server would
+    otherwise import jsonschema for a schema every earlier run already checked."""
+    known = disk_cache.get("schemas", text.encode())
+    if isinstance(known, dict):
+        problem = known.get("problem")
+        return problem if isinstance(problem, str) else None
+    import jsonschema  # deferred: only a schema never seen before pays for it
 
     try:
         jsonschema.Draft202012Validator.check_schema(json.loads(text))
+        problem = None
     except jsonschema.SchemaError as e:
-        return str(e.message)
-    return None
+        problem = str(e.message)
+    disk_cache.put("schemas", text.encode(), {"problem": problem})
+    return problem

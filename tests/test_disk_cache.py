@@ -1,7 +1,9 @@
-"""A restart on unchanged scenario files skips YAML and the schema; any change is checked in full."""
+"""What disk_cache spares a restart: unchanged scenario files skip YAML and the schema, and
+known tool schemas skip the meta-schema check; any change is checked in full."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -59,3 +61,34 @@ def test_yaml_dates_stay_strings(tmp_path: Path) -> None:
         "turns: [{reply: {tool_calls: [{name: f, arguments: {day: 2024-01-01}}]}}]", "d.yaml", "d"
     )
     assert scenario.turns[0].reply.tool_calls[0].arguments == '{"day":"2024-01-01"}'
+
+
+SCHEMA_PROBE = """
+import json, sys
+from mockllm.validation import schema_problem
+print(json.dumps([schema_problem(json.loads(sys.argv[1])), "jsonschema" in sys.modules]))
+"""
+
+
+def check_schema(schema: object, cache: Path) -> list[object]:
+    environment = {**os.environ, "MOCKLLM_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", SCHEMA_PROBE, json.dumps(schema)],
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
+    assert done.returncode == 0, done.stderr
+    result: list[object] = json.loads(done.stdout)
+    return result
+
+
+def test_a_tool_schema_checked_once_is_not_checked_again(tmp_path: Path) -> None:
+    """A fresh server's first request with the same tools needs no jsonschema import."""
+    good = {"type": "object", "properties": {"city": {"type": "string"}}}
+    bad = {"type": "object", "properties": {"city": {"type": "text"}}}
+    assert check_schema(good, tmp_path) == [None, True]
+    assert check_schema(good, tmp_path) == [None, False]
+    first = check_schema(bad, tmp_path)
+    assert first[1] is True and "is not valid under any of the given schemas" in str(first[0])
+    assert check_schema(bad, tmp_path) == [first[0], False]

@@ -1,10 +1,13 @@
-"""Remember scenario files that passed the schema, so a restart skips PyYAML and jsonschema.
+"""Remember, across runs, what was expensive to establish and depends only on bytes.
 
-A test suite or a CI job starts mockllm many times on the same files; reading YAML and
-validating it against the JSON Schema is most of its start-up. An entry is the file's
-parsed data as JSON, named by a hash of the file's exact bytes, the schema, and mockllm's
-version — any change to any of them is a miss, and a miss is checked in full. Only files
-that passed are stored, so errors are always reported from the file itself.
+A test suite or a CI job starts mockllm many times on the same files and sends it the same
+tools; reading YAML, validating it against the JSON Schema, and checking tool schemas
+against the meta-schema would each import jsonschema (or PyYAML) at start or on the first
+request. An entry is JSON, named by a hash of the exact bytes it is about, the scenario
+schema, and mockllm's version — any change to any of them is a miss, and a miss is done
+in full. Namespaces: `scenarios` (the parsed data of a file that passed the schema: files
+that fail are never stored, so errors always come from the file itself) and `schemas`
+(whether a tool's JSON Schema is valid, and why not).
 
 Location: $MOCKLLM_CACHE_DIR, else $XDG_CACHE_HOME/mockllm, else ~/.cache/mockllm.
 MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignored.
@@ -23,9 +26,9 @@ from typing import Any
 _VERSION = "1"  # bump when the stored form changes
 
 
-def get(raw: bytes) -> Any:
-    """The parsed data of a file with exactly these bytes that passed before, or None."""
-    path = _entry(raw)
+def get(namespace: str, raw: bytes) -> Any:
+    """What was stored for exactly these bytes, or None."""
+    path = _entry(namespace, raw)
     if path is None:
         return None
     try:
@@ -34,25 +37,26 @@ def get(raw: bytes) -> Any:
         return None
 
 
-def put(raw: bytes, data: Any) -> None:
-    path = _entry(raw)
+def put(namespace: str, raw: bytes, value: Any) -> None:
+    path = _entry(namespace, raw)
     if path is None:
         return
     try:
-        text = json.dumps(data, ensure_ascii=False)
+        text = json.dumps(value, ensure_ascii=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text, "utf-8")
         tmp.replace(path)  # atomic: a concurrent start never reads half an entry
     except (OSError, TypeError, ValueError):
-        pass  # a read-only home, or data JSON cannot hold: just not cached
+        pass  # a read-only home, or a value JSON cannot hold: just not cached
 
 
-def _entry(raw: bytes) -> Path | None:
+def _entry(namespace: str, raw: bytes) -> Path | None:
     folder = _folder()
     if folder is None:
         return None
-    return folder / (hashlib.blake2b(_salt() + raw, digest_size=20).hexdigest() + ".json")
+    name = hashlib.blake2b(_salt() + raw, digest_size=20).hexdigest()
+    return folder / namespace / f"{name}.json"
 
 
 def _folder() -> Path | None:
@@ -60,9 +64,9 @@ def _folder() -> Path | None:
         return None
     explicit = os.environ.get("MOCKLLM_CACHE_DIR")
     if explicit:
-        return Path(explicit) / "scenarios"
+        return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mockllm" / "scenarios"
+    return Path(base) / "mockllm"
 
 
 @cache
