@@ -30,6 +30,13 @@ class RuleContext:
     conversation: Conversation
     scenario: Scenario
     flavor: str = "openai"
+    # Views of the body several rules share, computed once per request (see `shared`).
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    def shared(self, name: str, compute: Callable[[], Any]) -> Any:
+        if name not in self.memo:
+            self.memo[name] = compute()
+        return self.memo[name]
 
 
 @dataclass(frozen=True, slots=True)

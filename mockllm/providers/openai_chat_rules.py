@@ -14,7 +14,15 @@ RULES = RuleSet()
 SCHEMA_CODE = "invalid_function_parameters"
 
 
-def _tools(body: dict[str, Any]) -> Iterator[tuple[int, str, Any, bool]]:
+def _tools(body: dict[str, Any], ctx: RuleContext) -> list[tuple[int, str, Any, bool]]:
+    """(index, name, parameters, strict) of each function tool; shared by the rules."""
+    found: list[tuple[int, str, Any, bool]] = ctx.shared(
+        "tools", lambda: list(_function_tools(body))
+    )
+    return found
+
+
+def _function_tools(body: dict[str, Any]) -> Iterator[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool."""
     for i, t in items(body.get("tools")):
         function = t.get("function")
@@ -56,7 +64,7 @@ def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
     choice = body.get("tool_choice")
     named = choice.get("function") if isinstance(choice, dict) else None
     if isinstance(named, dict) and _has_tools(body):
-        offered = {name for _, name, _, _ in _tools(body)}
+        offered = {name for _, name, _, _ in _tools(body, ctx)}
         if named.get("name") not in offered:
             message = (
                 f"Invalid value for 'tool_choice': function '{named.get('name')}' is not in "
@@ -67,7 +75,7 @@ def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
 
 @RULES.rule("C10", "chat.schema_invalid")
 def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body):
+    for i, name, parameters, _ in _tools(body, ctx):
         problem = schema_problem(parameters) if isinstance(parameters, dict) else None
         if problem:
             yield (
@@ -79,7 +87,7 @@ def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
 
 @RULES.rule("C9", "chat.schema_not_object")
 def _schema_not_object(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body):
+    for i, name, parameters, _ in _tools(body, ctx):
         if isinstance(parameters, dict) and parameters.get("type") != "object":
             message = (
                 f"Invalid schema for function '{name}': schema must be a JSON Schema of "
@@ -90,7 +98,7 @@ def _schema_not_object(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
 
 @RULES.rule("C6", "chat.schema_missing_properties")
 def _schema_missing_properties(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body):
+    for i, name, parameters, _ in _tools(body, ctx):
         if (
             isinstance(parameters, dict)
             and parameters.get("type") == "object"
@@ -142,16 +150,16 @@ def strict_problems(
 
 @RULES.rule("C7", "chat.strict_required_incomplete")
 def _strict_required(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    yield from _strict(body, "required")
+    yield from _strict(body, ctx, "required")
 
 
 @RULES.rule("C8", "chat.strict_additional_properties")
 def _strict_additional(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    yield from _strict(body, "additionalProperties")
+    yield from _strict(body, ctx, "additionalProperties")
 
 
-def _strict(body: dict[str, Any], constraint: str) -> Iterator[Raised]:
-    for i, name, parameters, strict in _tools(body):
+def _strict(body: dict[str, Any], ctx: RuleContext, constraint: str) -> Iterator[Raised]:
+    for i, name, parameters, strict in _tools(body, ctx):
         for kind, problem in strict_problems(name, parameters) if strict else ():
             if kind == constraint:
                 yield problem, f"tools[{i}].function.parameters", SCHEMA_CODE
