@@ -180,14 +180,11 @@ class Exchanges:
         rendered = self._render(adapter, resolved, parsed, stream)
         adapter.served(resolved, parsed)
         if stream:
-            in_band = error or RequestError(500, "")
-            delivery = (
-                Delivery([rendered.body])
-                if fault is None
-                else stream_delivery(
-                    fault, rendered.events, lambda sent: adapter.stream_error_events(in_band, sent)
-                )
-            )
+            if fault is None:
+                delivery = Delivery([rendered.body])
+            else:  # the in-band error frames exist only when a stream_error fault applies
+                frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
+                delivery = stream_delivery(fault, rendered.events, frames)
         else:
             for note in rendered.notes:
                 reply.entry.note(note)

@@ -33,7 +33,7 @@ class Delivery:
 
 
 def stream_delivery(
-    fault: Fault | None, events: list[Event], error_events: Callable[[int], list[bytes]]
+    fault: Fault | None, events: list[Event], error_events: Callable[[int], list[bytes]] | None
 ) -> Delivery:
     """The SSE frames of a streamed reply, as the fault lets them through."""
     frames = [e.data for e in events]
@@ -42,7 +42,7 @@ def stream_delivery(
     pace = _pace(fault)
     if fault.stall:
         return Delivery([], "stall", **pace)
-    if fault.stream_error is not None:
+    if fault.stream_error is not None and error_events is not None:
         after = fault.stream_error.after_events
         cut = len(frames) // 2 if after is None else min(after, len(frames))
         return Delivery(frames[:cut] + error_events(cut), "complete", **pace)

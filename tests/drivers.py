@@ -3,6 +3,7 @@ scenario turn by turn on any of them — so a test can say "every scenario × ev
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,41 +41,42 @@ class View:
     raw: Any = field(default=None, compare=False, repr=False)
 
 
-class Driver:
+class Driver(ABC):
     api: str
     model: str
 
     def __init__(self, server: ServerProcess, scenario: str, session: str) -> None:
         self.client = self.make_client(server, scenario, session)
 
-    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any: ...
 
     def close(self) -> None:
         self.client.close()
 
     # request building: each gets the neutral pieces and returns SDK kwargs / history items
+    @abstractmethod
     def request(
         self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
-    ) -> dict[str, Any]:
-        raise NotImplementedError
+    ) -> dict[str, Any]: ...
 
-    def user(self, text: str) -> list[Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def user(self, text: str) -> list[Any]: ...
 
-    def assistant(self, view: View) -> list[Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def assistant(self, view: View) -> list[Any]: ...
 
-    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]: ...
 
     # calls
-    def create(self, kwargs: dict[str, Any]) -> View:
-        raise NotImplementedError
+    @abstractmethod
+    def create(self, kwargs: dict[str, Any]) -> View: ...
 
+    @abstractmethod
     def stream(self, kwargs: dict[str, Any]) -> View:
         """The reply as the SDK's own stream accumulator assembles it."""
-        raise NotImplementedError
+        ...
 
 
 class ChatDriver(Driver):

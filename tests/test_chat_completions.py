@@ -233,3 +233,12 @@ def test_sdk_types_parse_without_extras(chat: ChatFactory) -> None:
     completion = ChatCompletion.model_validate(body, strict=False)
     assert completion.model_extra == {}
     assert completion.choices[0].message.model_extra == {}
+
+
+def test_an_adapter_without_get_routes_answers_404_in_its_shape() -> None:
+    """The Adapter.get default, in-process: nothing to get, said the provider's way."""
+    from mockllm.providers.openai_chat import ChatCompletions
+
+    status, body = ChatCompletions().get("anything")
+    assert status == 404
+    assert json.loads(body)["error"]["message"] == "mockllm: nothing at anything"

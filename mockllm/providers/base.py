@@ -123,8 +123,12 @@ class Adapter(ABC):
         return []
 
     def get(self, rest: str) -> tuple[int, bytes]:
-        """Answer GET {get_prefix}{rest}."""
-        raise NotImplementedError
+        """Answer GET {get_prefix}{rest}; by default there is nothing to get: a 404 in this
+        provider's error shape (only adapters that declare a get_prefix are ever asked)."""
+        error = RequestError(
+            404, f"mockllm: nothing at {self.get_prefix or ''}{rest}", kind="not_found"
+        )
+        return 404, self.error_body(error, "")
 
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
