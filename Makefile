@@ -29,10 +29,11 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Python and Node)
 	$(BIN)/pytest -n auto $(ARGS)
 
-lint: $(STAMP) ## ruff and mypy
+lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
 	$(BIN)/ruff check mockllm tests bench examples
 	$(BIN)/ruff format --check mockllm tests bench examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/node/node_modules

@@ -24,7 +24,7 @@ with mockllm.serve() as server:
 _SUBPROCESS = """
 import os, subprocess, sys, tempfile, time, pytest
 t0 = time.perf_counter()
-from mockllm.client import Client
+from mockllm.testing.client import Client
 with tempfile.TemporaryDirectory() as tmp:
     ready = os.path.join(tmp, "ready")
     p = subprocess.Popen([sys.executable, "-m", "mockllm", "serve", "--port", "0",

@@ -5,29 +5,31 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
-from .loader import load_mapping, load_paths, load_text
-from .scenario import Scenario
+from mockllm._version import __version__
+from mockllm.core.scenario import Scenario
+from mockllm.errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
+from mockllm.loading.loader import load_mapping, load_paths, load_text
 
 if TYPE_CHECKING:
-    from .client import Client
-    from .records import Check, LogEntry, LogResponse, Verdict
-    from .server import RunningServer, serve
-    from .session import Session
+    from mockllm.log.records import Check, LogEntry, LogResponse, Verdict
+    from mockllm.options import ServerOptions
+    from mockllm.testing.background import RunningServer, serve
+    from mockllm.testing.client import Client
+    from mockllm.testing.session import Session
 
-__version__ = "0.1.0"
 
 # Imported on first use: `mockllm validate` and a plain `import mockllm` need neither
 # uvicorn nor urllib.
 _LAZY = {
-    "Check": "records",
-    "Client": "client",
-    "LogEntry": "records",
-    "LogResponse": "records",
-    "RunningServer": "server",
-    "Session": "session",
-    "Verdict": "records",
-    "serve": "server",
+    "Check": "log.records",
+    "Client": "testing.client",
+    "LogEntry": "log.records",
+    "LogResponse": "log.records",
+    "RunningServer": "testing.background",
+    "ServerOptions": "options",
+    "Session": "testing.session",
+    "Verdict": "log.records",
+    "serve": "testing.background",
 }
 
 
@@ -49,6 +51,7 @@ __all__ = [
     "RunningServer",
     "Scenario",
     "ScenarioError",
+    "ServerOptions",
     "Session",
     "Verdict",
     "__version__",

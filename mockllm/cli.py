@@ -7,10 +7,14 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
-from .errors import ScenarioError
-from .scenario import Chaos
+from mockllm.core.scenario import Chaos
+from mockllm.errors import ScenarioError
+from mockllm.log.verdict import DEFAULT_MAX_CALLS
+from mockllm.options import DEFAULTS, ServerOptions
 
 DEFAULT_PORT = 8000
 
@@ -34,71 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
-    s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
-    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
-    )
-    s.add_argument(
-        "--scenarios",
-        nargs="+",
-        metavar="PATH",
-        help="files or folders (default: the bundled library)",
-    )
-    s.add_argument("--default", metavar="NAME", help="scenario for requests that name none")
-    s.add_argument(
-        "--validation",
-        choices=("strict", "warn", "off"),
-        default="strict",
-        help="provider history rules: reject (strict), log only (warn), skip (off)",
-    )
-    s.add_argument(
-        "--flavor",
-        choices=("openai", "deepseek"),
-        default="openai",
-        help="Chat Completions validation flavour (deepseek: DeepSeek's rules and texts)",
-    )
-    s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
-    s.add_argument(
-        "--log-limit",
-        type=int,
-        default=10_000,
-        metavar="N",
-        help="entries kept in memory (default 10000; the --log file keeps all)",
-    )
-    s.add_argument(
-        "--log-body-cap",
-        type=_size,
-        default=65_536,
-        metavar="BYTES",
-        help="response bytes kept per log entry (default 64KB)",
-    )
-    s.add_argument(
-        "--max-body",
-        type=_size,
-        default=10 * 1024 * 1024,
-        metavar="BYTES",
-        help="largest request body accepted, e.g. 10MB (default); larger gets 413",
-    )
-    s.add_argument(
-        "--chaos",
-        type=_chaos,
-        metavar="KIND=RATE,...",
-        help="seeded random faults, e.g. 429=0.1,truncate=0.05 (kinds: "
-        "429, 500, 503, 529, truncate, stream_error, delay)",
-    )
-    s.add_argument("--seed", type=int, default=0, help="seed of the chaos draws (default 0)")
-    s.add_argument(
-        "--max-stall",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="longest a stall fault holds a connection (default 30)",
-    )
-    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
-    s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
-    s.set_defaults(run=_serve)
-
+    _serve_parser(sub)
     v = sub.add_parser("validate", help="check scenario files; non-zero exit on any error")
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.set_defaults(run=_validate)
@@ -115,16 +55,89 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--max-calls",
         type=int,
-        default=20,
+        default=DEFAULT_MAX_CALLS,
         metavar="N",
-        help="model calls per session beyond which a tool loop is assumed (default 20)",
+        help="model calls per session beyond which a tool loop is assumed (default %(default)s)",
     )
     r.set_defaults(run=_report)
     return p
 
 
+def _serve_parser(sub: Any) -> None:
+    d = DEFAULTS
+    s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    s.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
+    )
+    s.add_argument(
+        "--scenarios",
+        nargs="+",
+        metavar="PATH",
+        help="files or folders (default: the bundled library)",
+    )
+    s.add_argument("--default", metavar="NAME", help="scenario for requests that name none")
+    s.add_argument(
+        "--validation",
+        choices=("strict", "warn", "off"),
+        default=d.validation,
+        help="provider history rules: reject (strict, the default), log only (warn), skip (off)",
+    )
+    s.add_argument(
+        "--flavor",
+        choices=("openai", "deepseek"),
+        default=d.flavor,
+        help="Chat Completions validation flavour (deepseek: DeepSeek's rules and texts)",
+    )
+    s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
+    s.add_argument(
+        "--log-limit",
+        type=int,
+        default=d.log_limit,
+        metavar="N",
+        help="entries kept in memory (default %(default)s; the --log file keeps all)",
+    )
+    s.add_argument(
+        "--log-body-cap",
+        type=_size,
+        default=d.log_body_cap,
+        metavar="BYTES",
+        help="response bytes kept per log entry (default %(default)s)",
+    )
+    s.add_argument(
+        "--max-body",
+        type=_size,
+        default=d.max_body,
+        metavar="BYTES",
+        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
+    )
+    s.add_argument(
+        "--chaos",
+        type=_chaos,
+        metavar="KIND=RATE,...",
+        help="seeded random faults, e.g. 429=0.1,truncate=0.05 (kinds: "
+        "429, 500, 503, 529, truncate, stream_error, delay)",
+    )
+    s.add_argument("--seed", type=int, default=d.seed, help="seed of the chaos draws (default 0)")
+    s.add_argument(
+        "--max-stall",
+        type=float,
+        default=d.max_stall,
+        metavar="SECONDS",
+        help="longest a stall fault holds a connection (default %(default)s)",
+    )
+    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
+    s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
+    s.set_defaults(run=_serve)
+
+
+def _options(args: argparse.Namespace) -> ServerOptions:
+    """The parsed flags, by the options' own field names."""
+    return ServerOptions(**{f.name: getattr(args, f.name) for f in fields(ServerOptions)})
+
+
 def _chaos(text: str) -> Chaos:
-    from .engine import CHAOS_FAULTS
+    from mockllm.core.engine import CHAOS_FAULTS
 
     rates = []
     for part in filter(None, (p.strip() for p in text.split(","))):
@@ -153,8 +166,8 @@ def _size(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .loader import BUNDLED, load_paths
-    from .server import build_app, run
+    from mockllm.loading.loader import BUNDLED, load_paths
+    from mockllm.serving.server import build_app, run
 
     if args.ready_file and Path(args.ready_file).is_dir():
         print(f"mockllm: --ready-file {args.ready_file!r} is a folder", file=sys.stderr)
@@ -164,26 +177,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    app = build_app(
-        scenarios,
-        default=args.default,
-        validation=args.validation,
-        flavor=args.flavor,
-        chaos=args.chaos,
-        seed=args.seed,
-        real_time=args.real_time,
-        log=args.log,
-        log_limit=args.log_limit,
-        log_body_cap=args.log_body_cap,
-        max_body=args.max_body,
-        max_stall=args.max_stall,
-    )
+    app = build_app(scenarios, _options(args))
     run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
     return 0
 
 
 def _banner(count: int, default: str | None) -> str:
-    from .providers import ADAPTERS
+    from mockllm.providers import ADAPTERS
 
     example = default or "SCENARIO"
     families = {cls.family for cls in ADAPTERS.values()}
@@ -199,7 +199,7 @@ def _banner(count: int, default: str | None) -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .loader import load_paths
+    from mockllm.loading.loader import load_paths
 
     scenarios = load_paths(args.paths)
     print(f"ok: {len(scenarios)} scenario(s)")
@@ -207,7 +207,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .loader import BUNDLED, load_paths
+    from mockllm.loading.loader import BUNDLED, load_paths
 
     scenarios = sorted(load_paths(args.paths or [BUNDLED]), key=lambda s: s.name)
     width = max((len(s.name) for s in scenarios), default=0)
@@ -218,7 +218,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .verdict import sessions, verdict
+    from mockllm.log.verdict import sessions, verdict
 
     entries = []
     with open(args.logfile, encoding="utf-8") as log:
@@ -242,7 +242,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from .loader import schema
+    from mockllm.loading.loader import schema
 
     print(json.dumps(schema(), indent=2))
     return 0

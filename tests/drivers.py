@@ -11,7 +11,7 @@ import anthropic
 import openai
 
 from examples.harness.toolbox import SCHEMAS
-from mockllm.scenario import Scenario
+from mockllm.core.scenario import Scenario
 
 from .support import TOOL_PARAMETERS, ServerProcess, sample_text
 

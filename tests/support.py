@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from mockllm.scenario import TextMatch
+from mockllm.core.scenario import TextMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "scenarios"

@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from mockllm import load_paths
-from mockllm.scenario import Fault, Reply, Scenario
+from mockllm.core.scenario import Fault, Reply, Scenario
 
 from .drivers import DRIVERS, Driver, View, Walker
 from .support import BUNDLED, ServerProcess

@@ -11,7 +11,7 @@ import pytest
 
 import mockllm
 from mockllm import Client, ClientError, LogEntry, ScenarioError, Session
-from mockllm.conversation import Message, ToolCall, ToolResult
+from mockllm.core.conversation import Message, ToolCall, ToolResult
 
 from .support import TOOL_PARAMETERS, ServerProcess
 

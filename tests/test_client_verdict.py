@@ -6,7 +6,7 @@ import openai
 import pytest
 
 from mockllm import Check, Client, LogEntry, Verdict
-from mockllm.assertions import assert_clean_verdict
+from mockllm.testing.assertions import assert_clean_verdict
 
 from .support import TOOL_PARAMETERS, ServerProcess
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 PROBE = """
 import sys
-from mockllm.loader import load_paths
+from mockllm.loading.loader import load_paths
 names = sorted(s.name for s in load_paths(sys.argv[1:]))
 print(names, "yaml" in sys.modules, "jsonschema" in sys.modules)
 """
@@ -65,7 +65,7 @@ def test_yaml_dates_stay_strings(tmp_path: Path) -> None:
 
 SCHEMA_PROBE = """
 import json, sys
-from mockllm.validation import schema_problem
+from mockllm.core.validation import schema_problem
 print(json.dumps([schema_problem(json.loads(sys.argv[1])), "jsonschema" in sys.modules]))
 """
 

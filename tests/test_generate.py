@@ -1,4 +1,4 @@
-"""mockllm.generate: arguments derived from a tool's schema, each kind judged by jsonschema
+"""mockllm.core.generate: arguments derived from a tool's schema, each kind judged by jsonschema
 itself, every impossible kind refused with its reason; and near-miss tool names."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 from jsonschema.exceptions import ValidationError, best_match
 
+from mockllm.core.generate import KINDS, GenerateError, generate_arguments, near_miss
 from mockllm.errors import MockLLMError
-from mockllm.generate import KINDS, GenerateError, generate_arguments, near_miss
 
 WEATHER: dict[str, Any] = {
     "type": "object",
@@ -305,7 +305,7 @@ def test_the_seed_changes_choices() -> None:
 
 def test_identical_across_processes_and_hash_seeds() -> None:
     code = (
-        "import json; from mockllm.generate import KINDS, generate_arguments as g, near_miss;"
+        "import json; from mockllm.core.generate import KINDS, generate_arguments as g, near_miss;"
         f"s = json.loads({json.dumps(json.dumps(SCHEMAS))!s});"
         "print([g(k, v, str(i)) for k in KINDS for v in s.values() for i in range(4)],"
         " [near_miss('get_weather', [], str(i)) for i in range(20)])"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from mockllm import ScenarioError, load_mapping, load_paths, load_text
-from mockllm.conversation import ToolChoice
-from mockllm.scenario import Reply, ScriptedCall, StreamConfig, TextMatch, Usage
+from mockllm.core.conversation import ToolChoice
+from mockllm.core.scenario import Reply, ScriptedCall, StreamConfig, TextMatch, Usage
 
 from .support import BUNDLED
 

@@ -111,7 +111,7 @@ def test_a_server_exception_fails_the_test_at_teardown_with_the_traceback(
             "mockllm: the server raised an exception while answering 1 request of this test:",
             "log seq *: /s/hello/test_crashes_the_server-*/v1/chat/completions (openai-chat, turn ?)",
             "Traceback (most recent call last):",
-            '*File "*mockllm/exchange.py", line *, in handle',
+            '*File "*mockllm/serving/exchange.py", line *, in handle',
             "*RuntimeError: the engine exploded",
         ]
     )

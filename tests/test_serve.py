@@ -10,7 +10,7 @@ import openai
 import pytest
 
 import mockllm
-from mockllm import RunningServer, load_mapping
+from mockllm import RunningServer, ServerOptions, load_mapping
 
 from .support import TEST_SCENARIOS
 
@@ -18,7 +18,9 @@ from .support import TEST_SCENARIOS
 def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     extra = load_mapping({"name": "inline", "turns": [{"reply": {"text": "built in Python"}}]})
-    with mockllm.serve([TEST_SCENARIOS, extra], log=str(log), default="inline") as server:
+    with mockllm.serve(
+        [TEST_SCENARIOS, extra], ServerOptions(log=str(log), default="inline")
+    ) as server:
         assert server.client.health()["scenarios"] == len(list(TEST_SCENARIOS.glob("*.yaml"))) + 1
         with openai.OpenAI(base_url=f"{server.url}/v1", api_key="t") as sdk:
             reply = sdk.chat.completions.create(
@@ -43,7 +45,7 @@ def test_serve_defaults_to_the_bundled_library() -> None:
 
 def test_serve_refuses_an_unknown_default_before_starting() -> None:
     with pytest.raises(ValueError, match="default 'nope' is not a loaded scenario"):
-        mockllm.serve(default="nope")
+        mockllm.serve(options=ServerOptions(default="nope"))
 
 
 class UnittestUsage(unittest.TestCase):
@@ -67,7 +69,5 @@ class UnittestUsage(unittest.TestCase):
 def test_an_unknown_option_is_refused() -> None:
     import pytest
 
-    import mockllm
-
     with pytest.raises(TypeError, match="nonsense"):
-        mockllm.serve(nonsense=True)
+        ServerOptions(nonsense=True)  # type: ignore[call-arg]

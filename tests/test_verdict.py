@@ -13,7 +13,7 @@ import anthropic
 import httpx
 import openai
 
-from mockllm.verdict import verdict
+from mockllm.log.verdict import verdict
 
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
 

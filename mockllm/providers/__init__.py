@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..validation import RuleSet
-from . import anthropic_rules, openai_chat_rules, openai_responses_rules
-from .anthropic import Messages
-from .base import Adapter, Event, Parsed
-from .openai_chat import ChatCompletions
-from .openai_responses import Responses
+from mockllm.core.validation import RuleSet
+from mockllm.providers import anthropic_rules, openai_chat_rules, openai_responses_rules
+from mockllm.providers.anthropic import Messages
+from mockllm.providers.base import Adapter, Parsed
+from mockllm.providers.openai_chat import ChatCompletions
+from mockllm.providers.openai_responses import Responses
 
 ADAPTERS: dict[str, type[Adapter]] = {}
 
@@ -24,4 +24,4 @@ register(ChatCompletions, openai_chat_rules.RULES)
 register(Responses, openai_responses_rules.RULES)
 register(Messages, anthropic_rules.RULES)
 
-__all__ = ["ADAPTERS", "Adapter", "Event", "Parsed", "register"]
+__all__ = ["ADAPTERS", "Adapter", "Parsed", "register"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..validation import Raised, RuleContext, RuleSet, items, schema_problem
-from .anthropic import signature
+from mockllm.core.validation import Raised, RuleContext, RuleSet, items, schema_problem
+from mockllm.providers.anthropic import signature
 
 RULES = RuleSet()
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"

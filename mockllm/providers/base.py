@@ -11,26 +11,15 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
-from ..conversation import Conversation
-from ..engine import Resolved
-from ..errors import RequestError
-from ..ids import HEX, derive
-from ..scenario import Scenario
-from ..validation import RuleContext, RuleSet, Violation
-
-
-class Event(NamedTuple):
-    """One complete SSE frame, tagged with what it carries so faults can find their place.
-
-    part: "head" (role / lifecycle start), "reasoning", "text", "call:I" (call I begins),
-    "args:I" (a fragment of call I's arguments), "done:I" (call I closes), "tail" (finish,
-    usage), "done" (the terminator: [DONE], message_stop, response.completed).
-    """
-
-    data: bytes
-    part: str
+from mockllm.core.conversation import Conversation
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.ids import HEX, derive
+from mockllm.core.scenario import Scenario
+from mockllm.core.validation import RuleContext, RuleSet, Violation
+from mockllm.errors import RequestError
 
 
 @dataclass(frozen=True, slots=True)

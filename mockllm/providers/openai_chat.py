@@ -6,12 +6,22 @@ from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
-from ..engine import Resolved
-from ..errors import RequestError
-from ..ids import derive
-from ..scenario import Scenario
-from .base import MODELS, Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
+from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.ids import derive
+from mockllm.core.scenario import Scenario
+from mockllm.errors import RequestError
+from mockllm.providers.base import (
+    MODELS,
+    Adapter,
+    Parsed,
+    chunks,
+    dumps,
+    fragments,
+    scripted_id,
+    text_of,
+)
 
 FINGERPRINT = "fp_mockllm"
 INVALID_JSON = (

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..validation import Raised, RuleContext, RuleSet, items, schema_problem
+from mockllm.core.validation import Raised, RuleContext, RuleSet, items, schema_problem
 
 RULES = RuleSet()
 SCHEMA_CODE = "invalid_function_parameters"

@@ -10,12 +10,22 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
-from ..engine import Resolved
-from ..errors import RequestError
-from ..ids import HEX, derive
-from ..scenario import Scenario
-from .base import Adapter, Event, Parsed, chunks, dumps, fragments, scripted_id, text_of
+from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.ids import HEX, derive
+from mockllm.core.scenario import Scenario
+from mockllm.errors import RequestError
+from mockllm.providers.base import (
+    Adapter,
+    Parsed,
+    chunks,
+    dumps,
+    fragments,
+    scripted_id,
+    text_of,
+)
+
 from .openai_chat import (
     INVALID_JSON,
     missing,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..validation import Raised, RuleContext, RuleSet, items
-from .openai_chat_rules import SCHEMA_CODE, strict_problems
-from .openai_responses import reasoning_item_id
+from mockllm.core.validation import Raised, RuleContext, RuleSet, items
+from mockllm.providers.openai_chat_rules import SCHEMA_CODE, strict_problems
+from mockllm.providers.openai_responses import reasoning_item_id
 
 RULES = RuleSet()
 ID_PREFIXES = {

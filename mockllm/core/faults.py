@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from .providers.base import Event
-from .scenario import Fault, Reply, Truncate
+from mockllm.core.events import Event
+from mockllm.core.scenario import Fault, Reply, Truncate
 
 Ending = Literal["complete", "close", "reset", "stall"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .conversation import Message, ToolCall
-from .records import LogEntry, LogResponse
+from mockllm.core.conversation import Message, ToolCall
+from mockllm.log.records import LogEntry, LogResponse
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
 

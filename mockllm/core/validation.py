@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from . import disk_cache
-from .conversation import Conversation
-from .errors import Finding, RequestError
-from .scenario import Scenario
+from mockllm.core import disk_cache
+from mockllm.core.conversation import Conversation
+from mockllm.core.scenario import Scenario
+from mockllm.errors import Finding, RequestError
 
 # What a rule check yields: (message, param, code); the rule supplies its name.
 Raised = tuple[str, str | None, str | None]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from .conversation import Conversation, ToolCall, ToolResult
-from .errors import Finding
-from .scenario import Expect, ResultMatch, TextMatch
+from mockllm.core.conversation import Conversation, ToolCall, ToolResult
+from mockllm.core.scenario import Expect, ResultMatch, TextMatch
+from mockllm.errors import Finding
 
 
 def check(expect: Expect, conv: Conversation, turn: int) -> list[Finding]:

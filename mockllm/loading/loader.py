@@ -13,21 +13,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import disk_cache
-from .errors import Problem, ScenarioError
-from .scenario import Scenario, build_scenario, check_scenario
+from mockllm.core import disk_cache
+from mockllm.core.scenario import Scenario, build_scenario, check_scenario
+from mockllm.errors import Problem, ScenarioError
 
 Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 # Installed, the library ships as mockllm/bundled; in a source checkout it is ../scenarios.
-BUNDLED = _HERE / "bundled" if (_HERE / "bundled").is_dir() else _HERE.parent / "scenarios"
+BUNDLED = _PACKAGE / "bundled" if (_PACKAGE / "bundled").is_dir() else _PACKAGE.parent / "scenarios"
 
 
 @cache
 def schema() -> dict[str, Any]:
-    text = resources.files("mockllm").joinpath("scenario.schema.json").read_text("utf-8")
+    text = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_text("utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -83,7 +83,7 @@ def parse_yaml(text: str, source: str = "<text>") -> Any:
 
 
 def _yaml() -> Any:
-    from . import yamlfile  # deferred: a restart on unchanged files never parses YAML
+    from mockllm.loading import yamlfile  # deferred: a restart on unchanged files never parses YAML
 
     return yamlfile
 

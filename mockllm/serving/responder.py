@@ -11,10 +11,10 @@ import asyncio
 import logging
 from typing import Any
 
-from .errors import RequestError
-from .faults import Delivery
-from .journal import Entry, Journal
-from .providers import Adapter
+from mockllm.core.faults import Delivery
+from mockllm.errors import RequestError
+from mockllm.log.journal import Entry, Journal
+from mockllm.providers import Adapter
 
 SSE = b"text/event-stream; charset=utf-8"
 JSON = b"application/json"

@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .conversation import ToolCall, ToolResult
-from .records import LogEntry, Verdict
-from .transcript import call_text, plural, short, transcript
+from mockllm.core.conversation import ToolCall, ToolResult
+from mockllm.log.records import LogEntry, Verdict
+from mockllm.log.transcript import call_text, plural, short, transcript
 
 
 @dataclass(frozen=True)

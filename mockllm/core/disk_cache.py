@@ -71,7 +71,7 @@ def _folder() -> Path | None:
 
 @cache
 def _salt() -> bytes:
-    from . import __version__
+    from mockllm._version import __version__
 
-    schema = resources.files("mockllm").joinpath("scenario.schema.json").read_bytes()
+    schema = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_bytes()
     return f"mockllm {__version__} cache {_VERSION}\n".encode() + schema + b"\n"

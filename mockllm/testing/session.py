@@ -7,17 +7,35 @@ This is what the pytest fixture `mockllm` yields (one session per test), and wha
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
-from . import assertions
-from .records import LogEntry, Verdict
+from mockllm.log.records import LogEntry, Verdict
+from mockllm.testing import assertions
 
-if TYPE_CHECKING:
-    from .client import Api, Client, ScenarioSource
+Api = Literal["openai", "anthropic"]
+# YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
+ScenarioSource = str | Path | Mapping[str, Any]
+
+
+class Server(Protocol):
+    """What a session needs of its server: `Client` is the one implementation."""
+
+    base_url: str
+
+    def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str: ...
+    def add_scenario(self, source: ScenarioSource) -> str: ...
+    def requests(
+        self, session: str | None = None, scenario: str | None = None
+    ) -> list[LogEntry]: ...
+    def verdict(self, session: str) -> Verdict: ...
+    def clear(self, session: str | None = None) -> int: ...
+    def reset(self, session: str | None = None) -> int: ...
 
 
 class Session:
-    def __init__(self, client: Client, name: str) -> None:
+    def __init__(self, client: Server, name: str) -> None:
         self.client = client
         self.name = name
 
@@ -45,7 +63,7 @@ class Session:
         return self.client.reset(self.name)
 
     def transcript(self) -> str:
-        from .transcript import transcript
+        from mockllm.log.transcript import transcript
 
         return transcript(self.requests(), self.name)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .conversation import ToolChoice
-from .errors import Problem
+from mockllm.core.conversation import ToolChoice
+from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
 ValidationMode = Literal["strict", "warn", "off"]

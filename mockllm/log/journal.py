@@ -14,12 +14,12 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any
 
-from .conversation import Conversation, result_json
-from .errors import Finding
+from mockllm.core.conversation import Conversation, result_json
+from mockllm.errors import Finding
 
 if TYPE_CHECKING:
-    from .divergence import CallId
-    from .engine import Resolved
+    from mockllm.core.divergence import CallId
+    from mockllm.core.engine import Resolved
 
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
 
@@ -146,7 +146,7 @@ class Entry:
         resolved, call_id = self.resolved, self.call_id
         if resolved is None or call_id is None:
             return []
-        from .verdict import call_problem  # deferred: only reading the log needs it
+        from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
         tools = {t.name: t.parameters for t in self.conversation.tools} if self.conversation else {}
         out = []
@@ -177,9 +177,8 @@ def _decode_request(body: bytes) -> Any:
 
 
 class Journal:
-    def __init__(
-        self, limit: int = 10_000, path: str | None = None, body_cap: int = 65_536
-    ) -> None:
+    def __init__(self, limit: int, path: str | None, body_cap: int) -> None:
+        """The defaults live in `mockllm.options.ServerOptions`."""
         self._entries: deque[Entry] = deque(maxlen=limit)
         self._next_seq = 1
         self.body_cap = body_cap

@@ -11,12 +11,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .cache import Lru
-from .concrete import concrete
-from .conversation import Conversation
-from .divergence import CallId, diverged
-from .errors import Finding, RequestError
-from .expectations import check
+from mockllm.core.cache import Lru
+from mockllm.core.concrete import concrete
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId, diverged
+from mockllm.core.expectations import check
+from mockllm.core.validation import Violation
+from mockllm.errors import Finding, RequestError
+
 from .scenario import (
     Chaos,
     Delay,
@@ -29,7 +31,6 @@ from .scenario import (
     Truncate,
     ValidationMode,
 )
-from .validation import Violation
 
 _NONE: list[Finding] = []  # shared, never mutated: answers and log entries hold many of them
 
@@ -80,14 +81,16 @@ CHAOS_FAULTS: dict[str, Fault] = {
 class Engine:
     def __init__(
         self,
-        scenarios: Iterable[Scenario] = (),
-        default: str | None = None,
-        validation: ValidationMode = "strict",
-        real_time: bool = False,
-        flavor: Flavor = "openai",
-        chaos: Chaos | None = None,
-        seed: int = 0,
+        scenarios: Iterable[Scenario],
+        *,
+        default: str | None,
+        validation: ValidationMode,
+        real_time: bool,
+        flavor: Flavor,
+        chaos: Chaos | None,
+        seed: int,
     ) -> None:
+        """The defaults live in `mockllm.options.ServerOptions`."""
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
         self.default = default
         self.validation: ValidationMode = validation

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .errors import Problem, ScenarioError
+from mockllm.errors import Problem, ScenarioError
 
 Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]

@@ -7,46 +7,38 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
-from .engine import Engine
-from .errors import RequestError
-from .exchange import Exchanges
-from .journal import Journal
-from .providers import ADAPTERS, Adapter, Parsed
-
-Scope = dict[str, Any]
-Message = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Settings:
-    max_body: int = 10 * 1024 * 1024
-    max_stall: float = 30.0  # seconds a `stall` fault holds a connection at most
+from mockllm.core.engine import Engine
+from mockllm.errors import RequestError
+from mockllm.log.journal import Journal
+from mockllm.options import DEFAULTS, ServerOptions
+from mockllm.providers import ADAPTERS, Adapter, Parsed
+from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.exchange import Exchanges
 
 
 class MockLLM:
-    def __init__(self, engine: Engine, journal: Journal, settings: Settings = Settings()) -> None:
+    def __init__(self, engine: Engine, journal: Journal, options: ServerOptions = DEFAULTS) -> None:
         self.engine = engine
         self.journal = journal
-        self.settings = settings
+        self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
         self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
-        self.exchanges = Exchanges(engine, journal, settings)
+        self.exchanges = Exchanges(engine, journal, options)
         self._admin: Any = None
 
-    async def admin(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._admin is None:
-            from .admin import admin_router
+            from mockllm.serving.admin import admin_router
 
-            self._admin = admin_router(self)
+            self._admin = admin_router(self.engine, self.journal, self.reset)
         await self._admin(scope, receive, send)
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
@@ -106,7 +98,7 @@ class MockLLM:
 
     # --- other routes --------------------------------------------------------------------
 
-    async def _models(self, scope: Scope, send: Any, route: str) -> None:
+    async def _models(self, scope: Scope, send: Send, route: str) -> None:
         adapter = self.family_of(scope)
         body = adapter.models_body()
         if route != "v1/models":  # one model: any id is served, in the listing's shape
@@ -115,7 +107,7 @@ class MockLLM:
             body = json.dumps(model).encode()
         await _send(send, 200, body, b"application/json")
 
-    async def _not_found(self, scope: Scope, send: Any, route: str) -> None:
+    async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
         adapter = self.family_of(scope)
         known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
         message = (
@@ -126,13 +118,13 @@ class MockLLM:
         await _send(send, 404, adapter.error_body(error, ""), b"application/json")
 
 
-async def _send(send: Any, status: int, body: bytes, content_type: bytes) -> None:
+async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
     headers = [(b"content-type", content_type)]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _lifespan(receive: Any, send: Any) -> None:
+async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -142,4 +134,4 @@ async def _lifespan(receive: Any, send: Any) -> None:
             return
 
 
-__all__ = ["MockLLM", "Parsed", "Settings"]
+__all__ = ["MockLLM", "Parsed"]

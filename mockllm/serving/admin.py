@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from .errors import ScenarioError
-from .loader import load_text
-from .verdict import DEFAULT_MAX_CALLS, verdict
+from mockllm.errors import ScenarioError
+from mockllm.loading.loader import load_text
+from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 
 if TYPE_CHECKING:
-    from .app import MockLLM
+    from mockllm.core.engine import Engine
+    from mockllm.log.journal import Journal
 
 
-def admin_router(app: MockLLM) -> Router:
-    engine, journal = app.engine, app.journal
+def admin_router(
+    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None]
+) -> Router:
+    """The admin routes over the server's engine and log; `reset_app` resets its state."""
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
@@ -57,7 +61,7 @@ def admin_router(app: MockLLM) -> Router:
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
-        app.reset(session)
+        reset_app(session)
         deleted = journal.clear(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 

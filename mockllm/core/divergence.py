@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .conversation import Conversation, ToolCall
-from .errors import Finding
-from .scenario import Reply, Scenario
+from mockllm.core.conversation import Conversation, ToolCall
+from mockllm.core.scenario import Reply, Scenario
+from mockllm.errors import Finding
 
 # call_id(scenario, turn, index): the id this wire gave call `index` of `turn`.
 CallId = Callable[[Scenario, int, int], str]

@@ -11,22 +11,20 @@ import json
 import sys
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .cache import MAX_CACHED_BYTES, Lru
-from .engine import Engine, Resolved
-from .errors import RequestError
-from .faults import Delivery, body_delivery, stream_delivery
-from .journal import Entry, Journal
-from .providers import Adapter, Event, Parsed
-from .responder import Responder
-from .scenario import Fault, Reply, Scenario
-from .validation import RuleContext, Violation
-
-if TYPE_CHECKING:
-    from .app import Settings
-
-Scope = dict[str, Any]
+from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.engine import Engine, Resolved
+from mockllm.core.events import Event
+from mockllm.core.faults import Delivery, body_delivery, stream_delivery
+from mockllm.core.scenario import Fault, Reply, Scenario
+from mockllm.core.validation import RuleContext, Violation
+from mockllm.errors import RequestError
+from mockllm.log.journal import Entry, Journal
+from mockllm.options import ServerOptions
+from mockllm.providers import Adapter, Parsed
+from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.responder import Responder
 
 
 @dataclass(slots=True)
@@ -49,8 +47,8 @@ class Rendered:
 
 
 class Exchanges:
-    def __init__(self, engine: Engine, journal: Journal, settings: Settings) -> None:
-        self.engine, self.journal, self.settings = engine, journal, settings
+    def __init__(self, engine: Engine, journal: Journal, options: ServerOptions) -> None:
+        self.engine, self.journal, self.options = engine, journal, options
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, keyed by the raw body
         self._rendered: Lru[Rendered] = Lru(512)
 
@@ -61,8 +59,8 @@ class Exchanges:
     async def handle(
         self,
         scope: Scope,
-        receive: Any,
-        send: Any,
+        receive: Receive,
+        send: Send,
         adapter: Adapter,
         scenario: str | None,
         session: str | None,
@@ -73,7 +71,7 @@ class Exchanges:
         wanted = _headers(headers)
         entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
         entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
-        reply = Responder(self.journal, entry, send, receive, adapter, self.settings.max_stall)
+        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
             await self._answer(receive, adapter, entry, reply, wanted)
         except RequestError as error:  # refused: in the provider's error shape
@@ -88,15 +86,13 @@ class Exchanges:
 
     async def _answer(
         self,
-        receive: Any,
+        receive: Receive,
         adapter: Adapter,
         entry: Entry,
         reply: Responder,
         wanted: dict[bytes, str],
     ) -> None:
-        entry.body = await _read_body(
-            receive, self.settings.max_body, wanted.get(b"content-length")
-        )
+        entry.body = await _read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, wanted.get(b"content-type"), entry.body)
@@ -250,7 +246,7 @@ def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
     return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
 
 
-async def _read_body(receive: Any, limit: int, declared: str | None) -> bytes:
+async def _read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     body = b""

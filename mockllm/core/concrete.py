@@ -8,9 +8,9 @@ import json
 from dataclasses import replace
 from functools import lru_cache
 
-from .conversation import Conversation
-from .errors import RequestError
-from .scenario import Reply, Scenario, ScriptedCall
+from mockllm.core.conversation import Conversation
+from mockllm.core.scenario import Reply, Scenario, ScriptedCall
+from mockllm.errors import RequestError
 
 
 def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -> Reply:
@@ -27,7 +27,9 @@ def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
 def _concrete_call(
     scenario: Scenario, index: int, i: int, call: ScriptedCall, conv: Conversation
 ) -> ScriptedCall:
-    from .generate import near_miss  # deferred: only scenarios that use it pay for its tables
+    from mockllm.core.generate import (
+        near_miss,  # deferred: only scenarios that use it pay for its tables
+    )
 
     seed = f"{scenario.name}\x1f{index}\x1f{i}"
     name = near_miss(call.name, conv.tool_names, seed) if call.near_miss else call.name
@@ -40,7 +42,7 @@ def _concrete_call(
             message = f"{where}: generate: {call.generate} needs the tool {call.name!r} in the "
             message += f"request's tools (offered: {offered})"
             raise RequestError(400, message, kind="generate_failed", code="generate_failed")
-        from .generate import GenerateError
+        from mockllm.core.generate import GenerateError
 
         try:
             arguments = _generated(
@@ -56,6 +58,6 @@ def _concrete_call(
 @lru_cache(maxsize=4096)
 def _generated(kind: str, schema: str, seed: str, tool: str) -> str:
     """Generation validates with jsonschema: done once per (kind, schema, call)."""
-    from .generate import generate_arguments
+    from mockllm.core.generate import generate_arguments
 
     return generate_arguments(kind, json.loads(schema), seed, tool=tool)

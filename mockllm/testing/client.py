@@ -11,19 +11,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
-from .errors import ClientError
-from .loader import load_mapping, load_paths, load_text, parse_yaml
-from .records import LogEntry, Verdict
-
-if TYPE_CHECKING:
-    from .session import Session
-
-Api = Literal["openai", "anthropic"]
-# YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
-ScenarioSource = str | Path | Mapping[str, Any]
+from mockllm.errors import ClientError
+from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
+from mockllm.log.records import LogEntry, Verdict
+from mockllm.testing.session import Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -47,8 +41,7 @@ class Client:
         return self.base_url + path + ("/v1" if api == "openai" else "")
 
     def session(self, name: str) -> Session:
-        from .session import Session
-
+        """One session of this server: its URLs, its log and the assertions over them."""
         return Session(self, name)
 
     def health(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import string
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import MockLLMError
+from mockllm.errors import MockLLMError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .conversation import Message, Role, ToolCall, ToolResult
-from .errors import Finding
+from mockllm.core.conversation import Message, Role, ToolCall, ToolResult
+from mockllm.errors import Finding
 
 Json = Mapping[str, Any]
 

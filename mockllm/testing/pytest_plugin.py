@@ -4,6 +4,9 @@ Fixtures:
     mockllm          a fresh `Session` per test: `url()`, `requests()`, assertions
     mockllm_client   the `Client` of this process's server
     mockllm_server   that server, running on a thread of this process (the `RunningServer`)
+    mockllm_server_options
+                     the `ServerOptions` that server starts with; override this
+                     session-scoped fixture in a conftest.py to change them
 
 One server per test process (so one per xdist worker), started on first use. A test's
 session is reset before it runs, and at teardown any exception the server hit while
@@ -20,13 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import ScenarioError
-from .transcript import plural
+from mockllm.errors import ScenarioError
+from mockllm.log.transcript import plural
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
-    from .client import Client, ScenarioSource  # should not pay for uvicorn
-    from .server import RunningServer
-    from .session import Session
+    from mockllm.options import ServerOptions
+    from mockllm.testing.background import RunningServer
+    from mockllm.testing.client import Client  # should not pay for uvicorn
+    from mockllm.testing.session import ScenarioSource, Session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,6 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--mockllm-url",
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
+    )
+    parser.addini(
+        "mockllm_validation",
+        default="strict",
+        help="provider history rules of the server: strict (default), warn or off",
     )
     parser.addini(
         "mockllm_scenarios",
@@ -65,14 +74,28 @@ def _startup_scenarios(config: pytest.Config) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
-def mockllm_server(pytestconfig: pytest.Config) -> Iterator[RunningServer]:
+def mockllm_server_options(pytestconfig: pytest.Config) -> ServerOptions:
+    """The options of this process's server: `mockllm_validation` in the ini file, or
+    override the fixture to set any of them (`ServerOptions(log="run.jsonl", ...)`)."""
+    from mockllm.options import ServerOptions
+
+    validation = pytestconfig.getini("mockllm_validation")
+    if validation not in ("strict", "warn", "off"):
+        raise pytest.UsageError(f"mockllm_validation: {validation!r} is not strict, warn or off")
+    return ServerOptions(validation=validation)
+
+
+@pytest.fixture(scope="session")
+def mockllm_server(
+    pytestconfig: pytest.Config, mockllm_server_options: ServerOptions
+) -> Iterator[RunningServer]:
     if pytestconfig.getoption("mockllm_url"):
         raise pytest.UsageError("mockllm_server: no server in this process with --mockllm-url")
-    from .loader import BUNDLED
-    from .server import serve
+    from mockllm.loading.loader import BUNDLED
+    from mockllm.testing.background import serve
 
     try:
-        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)])
+        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)], mockllm_server_options)
     except ScenarioError as e:
         pytest.fail(f"mockllm: cannot start the server:\n{e}", pytrace=False)
     with server:
@@ -85,7 +108,7 @@ def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) 
     if not url:
         server: RunningServer = request.getfixturevalue("mockllm_server")
         return server.client
-    from .client import Client
+    from mockllm.testing.client import Client
 
     client = Client(url)
     client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own

@@ -1,0 +1,43 @@
+"""Every option of a server, with its one default.
+
+`mockllm serve` builds its flags from these fields, and `build_app`, `mockllm.serve()`
+and the pytest plugin (the `mockllm_server_options` fixture) all take this object, so a
+new option is added here once and reaches every way of starting a server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mockllm.core.scenario import Chaos, Flavor, ValidationMode
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    default: str | None = None
+    """The scenario of requests whose URL names none."""
+    validation: ValidationMode = "strict"
+    """Provider history rules: reject (strict), log only (warn), skip (off)."""
+    flavor: Flavor = "openai"
+    """Chat Completions validation flavour: "deepseek" for DeepSeek's rules and texts."""
+    chaos: Chaos | None = None
+    """Seeded random faults over every request."""
+    seed: int = 0
+    """The seed of the chaos draws."""
+    real_time: bool = False
+    """The real clock in `created` fields, instead of a fixed one."""
+    log: str | None = None
+    """Append every request to this file as JSON lines."""
+    log_limit: int = 10_000
+    """Log entries kept in memory (the `log` file keeps all)."""
+    log_body_cap: int = 65_536
+    """Response bytes kept per log entry."""
+    max_body: int = 10 * MB
+    """The largest request body accepted; larger gets 413."""
+    max_stall: float = 30.0
+    """Seconds a `stall` fault holds a connection at most."""
+
+
+DEFAULTS = ServerOptions()

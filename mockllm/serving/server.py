@@ -1,0 +1,100 @@
+"""Run the app on uvicorn: bind (port 0 allowed), announce the real URL, serve in the
+foreground (`mockllm serve`). `mockllm.testing.background` runs the same on a thread."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import uvicorn
+from uvicorn.config import LOGGING_CONFIG
+
+from mockllm.core.engine import Engine
+from mockllm.core.scenario import Scenario
+from mockllm.log.journal import Journal
+from mockllm.options import DEFAULTS, ServerOptions
+from mockllm.serving.app import MockLLM
+from mockllm.serving.responder import quiet_scripted_aborts
+
+
+def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) -> MockLLM:
+    """The app `mockllm serve` runs, with the same options (see `mockllm serve --help`)."""
+    scenarios = list(scenarios)
+    if options.default and options.default not in {s.name for s in scenarios}:
+        raise ValueError(f"default {options.default!r} is not a loaded scenario")
+    engine = Engine(
+        scenarios,
+        default=options.default,
+        validation=options.validation,
+        real_time=options.real_time,
+        flavor=options.flavor,
+        chaos=options.chaos,
+        seed=options.seed,
+    )
+    journal = Journal(options.log_limit, options.log, options.log_body_cap)
+    return MockLLM(engine, journal, options)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted sockets inherit this on Linux; uvicorn's own bind would set it per
+    # connection, but a pre-bound socket must not fall into the 40 ms Nagle trap.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_ready()
+
+
+def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        lifespan="off",
+        access_log=False,
+        log_level="warning",
+        # In someone else's process, leave their logging configuration alone.
+        log_config=None if in_process else LOGGING_CONFIG,
+        server_header=False,
+        date_header=False,  # byte-identical responses, headers included
+        timeout_graceful_shutdown=1,
+    )
+
+
+def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
+    quiet_scripted_aborts()
+    sock = bind(host, port)
+    url = url_of(sock)
+
+    def ready() -> None:
+        print(banner.format(url=url), flush=True)
+        if ready_file:
+            tmp = Path(ready_file + ".tmp")
+            tmp.write_text(url + "\n")
+            tmp.replace(ready_file)  # atomic: a waiter never reads half a URL
+
+    try:
+        Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])
+    finally:
+        app.journal.shutdown()
+        sock.close()
+    sys.stdout.flush()
