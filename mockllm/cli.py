@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="model calls per session beyond which a tool loop is assumed (default %(default)s)",
     )
+    r.add_argument(
+        "--html",
+        metavar="PATH",
+        help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
+    )
     r.set_defaults(run=_report)
     return p
 
@@ -229,8 +234,9 @@ def _report(args: argparse.Namespace) -> int:
                 print(f"{args.logfile}:{number}: not a JSON log entry: {e}", file=sys.stderr)
                 return 2
     failed = 0
+    verdicts = {}
     for session, found in sessions(entries).items():
-        result = verdict(session, found, args.max_calls)
+        result = verdicts[session] = verdict(session, found, args.max_calls)
         failures = [f"{c['name']}: {c['message']}" for c in result["checks"] if not c["ok"]]
         failed += bool(failures)
         status = "FAIL" if failures else "ok  "
@@ -238,6 +244,12 @@ def _report(args: argparse.Namespace) -> int:
             f"{status} {session} ({result['requests']} requests)"
             + "".join(f"\n     {f}" for f in failures)
         )
+    if args.html:
+        from mockllm.viewer.page import report_page
+
+        title = f"mockllm report: {Path(args.logfile).name}"
+        Path(args.html).write_text(report_page(entries, verdicts=verdicts, title=title), "utf-8")
+        print(f"wrote {args.html} ({len(verdicts)} sessions, {len(entries)} requests)")
     return 1 if failed else 0
 
 

@@ -1,4 +1,4 @@
-"""Admin routes under /_mockllm/: health, scenarios, the request log, reset."""
+"""Admin routes under /_mockllm/: health, scenarios, the request log, reset, the viewer."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, Router
 
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
+from mockllm.viewer.page import csp, live_page
 
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
@@ -65,6 +66,10 @@ def admin_router(
         deleted = journal.clear(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
+    async def ui(request: Request) -> Response:
+        """The live viewer: a page that reads `requests` and `verdict` above as they grow."""
+        return HTMLResponse(live_page(), headers=_UI_HEADERS)
+
     async def not_found(request: Request) -> Response:
         return _error(404, f"no admin route {request.method} {request.url.path}")
 
@@ -76,9 +81,19 @@ def admin_router(
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/ui", ui, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)
+
+
+_UI_HEADERS = {
+    # The page may not be framed by another site; nothing else of it leaves the server.
+    "content-security-policy": csp() + "; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
 
 
 def _name(s: Any) -> str:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that neve
     from mockllm.options import ServerOptions
     from mockllm.testing.background import RunningServer
     from mockllm.testing.client import Client  # should not pay for uvicorn
+    from mockllm.testing.html_report import HtmlReport
     from mockllm.testing.session import ScenarioSource, Session
 
 
@@ -47,6 +48,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
+    group.addoption(
+        "--mockllm-html",
+        metavar="PATH",
+        help="write the run's request log to PATH as one HTML page: a session per test, "
+        "failing tests first (the viewer, e.g. a CI artifact)",
+    )
     parser.addini(
         "mockllm_validation",
         default="strict",
@@ -61,6 +68,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    html = config.getoption("mockllm_html")
+    if html:
+        from mockllm.testing.html_report import HtmlReport
+
+        config.pluginmanager.register(HtmlReport(Path(html).absolute()), _HTML_REPORT)
     config.addinivalue_line(
         "markers",
         "mockllm(*scenarios, scenarios=...): scenarios this test adds to the server "
@@ -121,7 +133,13 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
     session.reset()  # a rerun of the same test starts clean too
     _add_marker_scenarios(mockllm_client, request.node)
     yield session
+    report: HtmlReport | None = request.config.pluginmanager.get_plugin(_HTML_REPORT)
+    if report is not None:
+        report.collect(request.node.nodeid, session.name, [e.raw for e in session.requests()])
     _fail_on_server_errors(session)
+
+
+_HTML_REPORT = "mockllm-html-report"
 
 
 def _session_name(item: pytest.Item) -> str:

@@ -1,0 +1,268 @@
+"""The viewer in a real headless Chromium: a real scenario played through the official SDKs
+against a real server, then what a person sees — live at /_mockllm/ui and in the static
+report opened from file:// (one renderer, so one set of checks for both)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+
+from .browser import Viewer, chromium, missing
+from .support import ServerProcess, assistant_message
+
+pytest_plugins = ["pytester"]
+
+HOSTILE = "Weather in Paris? <script>window.pwned = 1</script></textarea><b>bold?</b>"
+TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+RESULT = "18 °C and sunny </script>"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    with chromium() as driver:
+        yield driver
+
+
+@dataclass
+class Story:
+    """What the SDK side saw, to compare with what the viewer shows."""
+
+    loop: str
+    cut: str
+    refused: str
+    call_id: str = ""
+    cut_call_id: str = ""
+    cut_delivered: str = ""  # the arguments the SDK had accumulated when the stream broke
+    refusal: str = ""  # the provider's text, as the SDK raised it
+    seqs: dict[str, list[int]] = field(default_factory=dict)
+
+
+def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.openai_url(scenario, session), api_key="t", max_retries=0)
+
+
+def ask_weather(server: ServerProcess, story: Story) -> list[Any]:
+    """Turn 0 of the tool loop: the model calls get_weather."""
+    messages: list[Any] = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": HOSTILE},
+    ]
+    with client(server, "weather-single", story.loop) as c:
+        reply = c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+    call = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
+    story.call_id = call.id
+    return [*messages, assistant_message(reply.choices[0].message)]
+
+
+def answer_weather(server: ServerProcess, story: Story, messages: list[Any]) -> None:
+    """Turn 1: the harness sends the result back; the model answers."""
+    messages = [*messages, {"role": "tool", "tool_call_id": story.call_id, "content": RESULT}]
+    with client(server, "weather-single", story.loop) as c:
+        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+
+
+def cut_stream(server: ServerProcess, story: Story) -> None:
+    """stream-cut: the stream breaks inside the call's arguments; the SDK's accumulator
+    says what arrived. Then the retry, served whole."""
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    with client(server, "stream-cut", story.cut) as c:
+        with c.chat.completions.stream(model="m", messages=messages, tools=TOOLS) as stream:
+            with pytest.raises(openai.APIConnectionError):
+                for _ in stream:
+                    pass
+            call = stream.current_completion_snapshot.choices[0].message.tool_calls[0]  # type: ignore[index]
+        story.cut_call_id, story.cut_delivered = call.id, call.function.arguments
+        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+
+
+def refuse(server: ServerProcess, story: Story) -> None:
+    """A tool result for a call that was never made: strict validation refuses it."""
+    messages = [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "tool", "tool_call_id": "call_never_made", "content": "18"},
+    ]
+    with (
+        client(server, "weather-single", story.refused) as c,
+        pytest.raises(openai.BadRequestError) as e,
+    ):
+        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+    story.refusal = e.value.body["message"]  # type: ignore[index]
+
+
+def log_of(server: ServerProcess, session: str) -> list[dict[str, Any]]:
+    return server.requests(session=session)
+
+
+# ---- what a person sees --------------------------------------------------------------
+
+
+def sees_call_and_result_side_by_side(viewer: Viewer, story: Story) -> None:
+    viewer.pick(story.loop)
+    row = viewer.call_row(story.call_id)
+    call, result = (
+        row.find_element(By.CLASS_NAME, "call-side"),
+        row.find_element(By.CLASS_NAME, "result-side"),
+    )
+    assert "get_weather" in call.text and '{"city":"Paris"}' in call.text
+    assert result.text.splitlines()[-1] == RESULT
+    # side by side: the result to the right of the call, on the same line
+    assert result.rect["x"] >= call.rect["x"] + call.rect["width"] - 1
+    assert abs(result.rect["y"] - call.rect["y"]) < 5
+
+
+def sees_the_user_text_as_text(viewer: Viewer, story: Story) -> None:
+    viewer.pick(story.loop)
+    users = viewer.driver.find_elements(By.CSS_SELECTOR, ".msg.user pre")
+    assert users and users[0].text == HOSTILE
+    assert viewer.driver.execute_script("return window.pwned") is None
+    assert not viewer.driver.find_elements(By.CSS_SELECTOR, "main textarea, main b")
+
+
+def sees_the_cut_at_its_place(viewer: Viewer, story: Story) -> None:
+    detail = viewer.pick(story.cut)
+    first = detail.find_elements(By.CSS_SELECTOR, "article.entry")[0]
+    assert "fault: truncate" in first.text
+    args = first.find_element(By.CSS_SELECTOR, ".call-side pre")
+    marker = args.find_element(By.CSS_SELECTOR, "mark.cut")
+    before = viewer.driver.execute_script(
+        "return arguments[0].firstChild.nodeType === 3 ? arguments[0].firstChild.data : ''", args
+    )
+    assert before == story.cut_delivered  # exactly what the SDK had when the stream broke
+    assert marker.text.startswith("✂ cut here")
+    lost = args.find_element(By.CSS_SELECTOR, "del.lost").text
+    assert json.loads(story.cut_delivered + lost) == {"city": "Paris", "unit": "celsius"}
+
+
+def sees_the_rule_on_the_refused_request(viewer: Viewer, story: Story, rule: str) -> None:
+    detail = viewer.pick(story.refused)
+    article = detail.find_element(By.CSS_SELECTOR, "article.entry")
+    assert "status 400" in article.text
+    violation = article.find_element(By.CSS_SELECTOR, ".findings.violation li")
+    assert violation.find_element(By.CSS_SELECTOR, "code.rule").text == rule
+    assert story.refusal in violation.text
+    button = next(b for b in viewer.sessions() if b.get_attribute("data-session") == story.refused)
+    assert "FAIL" in button.text  # results_known: a result for a call never made
+
+
+def play(server: ServerProcess, base: str) -> Story:
+    story = Story(loop=f"{base}-loop", cut=f"{base}-cut", refused=f"{base}-refused")
+    answer_weather(server, story, ask_weather(server, story))
+    cut_stream(server, story)
+    refuse(server, story)
+    return story
+
+
+def rule_of(server: ServerProcess, story: Story) -> str:
+    (entry,) = log_of(server, story.refused)
+    return str(entry["violations"][0]["rule"])
+
+
+# ---- the tests -----------------------------------------------------------------------
+
+
+def test_live_viewer_shows_the_run_and_updates_without_reload(
+    server: ServerProcess, session: str, browser: WebDriver
+) -> None:
+    story = Story(loop=f"{session}-loop", cut=f"{session}-cut", refused=f"{session}-refused")
+    messages = ask_weather(server, story)
+    viewer = Viewer(browser).open(f"{server.url}/_mockllm/ui#{story.loop}")
+    row = viewer.wait(lambda d: viewer.call_row(story.call_id))
+    assert "unanswered" in row.text  # type: ignore[attr-defined]
+    browser.execute_script("window.stillTheSamePage = true")
+
+    answer_weather(server, story, messages)  # a new request arrives while the page is open
+    viewer.wait(lambda d: RESULT in viewer.call_row(story.call_id).text)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "main article.entry")) == 2
+    assert browser.execute_script("return window.stillTheSamePage") is True
+
+    cut_stream(server, story)
+    refuse(server, story)
+    viewer.wait(lambda d: len(viewer.sessions()) >= 3)
+    sees_call_and_result_side_by_side(viewer, story)
+    sees_the_user_text_as_text(viewer, story)
+    sees_the_cut_at_its_place(viewer, story)
+    sees_the_rule_on_the_refused_request(viewer, story, rule_of(server, story))
+
+
+def test_static_report_shows_the_same_from_file(
+    server: ServerProcess, session: str, browser: WebDriver, tmp_path: Path
+) -> None:
+    story = play(server, session)
+    log = tmp_path / "requests.jsonl"
+    entries = [e for s in (story.loop, story.cut, story.refused) for e in log_of(server, s)]
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "mockllm", "report", str(log), "--html", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr  # the refused session fails its verdict
+    viewer = Viewer(browser).open(out.as_uri())
+    names = [b.get_attribute("data-session") for b in viewer.sessions()]
+    assert names.index(story.refused) < names.index(story.loop)  # failing first, though later
+    sees_call_and_result_side_by_side(viewer, story)
+    sees_the_user_text_as_text(viewer, story)
+    sees_the_cut_at_its_place(viewer, story)
+    sees_the_rule_on_the_refused_request(viewer, story, rule_of(server, story))
+
+
+SUITE = """
+import httpx
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+def ask(url, *messages):
+    body = {"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}, *messages], "tools": TOOLS}
+    return httpx.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]
+
+def test_answers_the_call(mockllm):
+    url = mockllm.url("weather-single")
+    call = ask(url)
+    ask(url, call, {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "18"})
+    mockllm.assert_all_tool_calls_answered()
+
+def test_forgets_the_call(mockllm):
+    ask(mockllm.url("weather-single"))
+    mockllm.assert_all_tool_calls_answered()
+"""
+
+
+def test_pytest_report_puts_the_failing_test_first_with_its_reason(
+    pytester: pytest.Pytester, browser: WebDriver
+) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--mockllm-html=report.html")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["mockllm: wrote */report.html (2 tests, 3 model requests)"])
+    viewer = Viewer(browser).open((pytester.path / "report.html").as_uri())
+    first, second = viewer.sessions()
+    assert first.text.startswith("test_suite.py::test_forgets_the_call\n✗ FAILED")
+    assert second.text.startswith("test_suite.py::test_answers_the_call\n✓ PASS")
+    # no click needed: the first failing test is open, with why and where
+    detail = browser.find_element(By.ID, "detail")
+    test = detail.find_element(By.CSS_SELECTOR, "section.test")
+    assert "was never answered" in test.text and "turn 0" in test.text
+    (row,) = detail.find_elements(By.CSS_SELECTOR, ".call-row")
+    assert "unanswered" in row.find_element(By.CLASS_NAME, "result-side").text
