@@ -8,31 +8,30 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import openai
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import Select
 
 from .browser import Viewer, chromium, missing
-from .support import ServerProcess, assistant_message
+from .support import ServerProcess
+from .viewer_story import (
+    HOSTILE,
+    RESULT,
+    Story,
+    answer_weather,
+    ask_weather,
+    cut_stream,
+    log_of,
+    play,
+    refuse,
+    rule_of,
+)
 
 pytest_plugins = ["pytester"]
-
-HOSTILE = "Weather in Paris? <script>window.pwned = 1</script></textarea><b>bold?</b>"
-TOOLS: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
-RESULT = "18 °C and sunny </script>"
 
 
 @pytest.fixture(scope="module")
@@ -42,79 +41,6 @@ def browser() -> Iterator[WebDriver]:
         pytest.skip(reason)
     with chromium() as driver:
         yield driver
-
-
-@dataclass
-class Story:
-    """What the SDK side saw, to compare with what the viewer shows."""
-
-    loop: str
-    cut: str
-    refused: str
-    call_id: str = ""
-    cut_call_id: str = ""
-    cut_delivered: str = ""  # the arguments the SDK had accumulated when the stream broke
-    refusal: str = ""  # the provider's text, as the SDK raised it
-    seqs: dict[str, list[int]] = field(default_factory=dict)
-
-
-def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.openai_url(scenario, session), api_key="t", max_retries=0)
-
-
-def ask_weather(server: ServerProcess, story: Story) -> list[Any]:
-    """Turn 0 of the tool loop: the model calls get_weather."""
-    messages: list[Any] = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": HOSTILE},
-    ]
-    with client(server, "weather-single", story.loop) as c:
-        reply = c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-    call = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
-    story.call_id = call.id
-    return [*messages, assistant_message(reply.choices[0].message)]
-
-
-def answer_weather(server: ServerProcess, story: Story, messages: list[Any]) -> None:
-    """Turn 1: the harness sends the result back; the model answers."""
-    messages = [*messages, {"role": "tool", "tool_call_id": story.call_id, "content": RESULT}]
-    with client(server, "weather-single", story.loop) as c:
-        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-
-
-def cut_stream(server: ServerProcess, story: Story) -> None:
-    """stream-cut: the stream breaks inside the call's arguments; the SDK's accumulator
-    says what arrived. Then the retry, served whole."""
-    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    with client(server, "stream-cut", story.cut) as c:
-        with c.chat.completions.stream(model="m", messages=messages, tools=TOOLS) as stream:
-            with pytest.raises(openai.APIConnectionError):
-                for _ in stream:
-                    pass
-            call = stream.current_completion_snapshot.choices[0].message.tool_calls[0]  # type: ignore[index]
-        story.cut_call_id, story.cut_delivered = call.id, call.function.arguments
-        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-
-
-def refuse(server: ServerProcess, story: Story) -> None:
-    """A tool result for a call that was never made: strict validation refuses it."""
-    messages = [
-        {"role": "user", "content": "Weather in Paris?"},
-        {"role": "tool", "tool_call_id": "call_never_made", "content": "18"},
-    ]
-    with (
-        client(server, "weather-single", story.refused) as c,
-        pytest.raises(openai.BadRequestError) as e,
-    ):
-        c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-    story.refusal = e.value.body["message"]  # type: ignore[index]
-
-
-def log_of(server: ServerProcess, session: str) -> list[dict[str, Any]]:
-    return server.requests(session=session)
-
-
-# ---- what a person sees --------------------------------------------------------------
 
 
 def sees_call_and_result_side_by_side(viewer: Viewer, story: Story) -> None:
@@ -165,26 +91,42 @@ def sees_the_rule_on_the_refused_request(viewer: Viewer, story: Story, rule: str
     assert "FAIL" in button.text  # results_known: a result for a call never made
 
 
-def play(server: ServerProcess, base: str) -> Story:
-    story = Story(loop=f"{base}-loop", cut=f"{base}-cut", refused=f"{base}-refused")
-    answer_weather(server, story, ask_weather(server, story))
-    cut_stream(server, story)
-    refuse(server, story)
-    return story
+def sees_the_divergence_as_a_diff(viewer: Viewer, story: Story) -> None:
+    detail = viewer.pick(story.diverged)
+    refused = detail.find_elements(By.CSS_SELECTOR, "article.entry")[1]
+    assert refused.find_element(By.CSS_SELECTOR, ".violation code.rule").text == "history_diverged"
+    diff = refused.find_element(By.CSS_SELECTOR, ".divergence pre.diff")
+    served = [e.text for e in diff.find_elements(By.TAG_NAME, "del")]
+    sent = [e.text for e in diff.find_elements(By.TAG_NAME, "ins")]
+    assert served == [f'- get_weather({{"city":"Paris"}}) id={story.call_id}']
+    assert sent == [f'+ get_weather({{"city":"Rome"}}) id={story.call_id}']
 
 
-def rule_of(server: ServerProcess, story: Story) -> str:
-    (entry,) = log_of(server, story.refused)
-    return str(entry["violations"][0]["rule"])
+def moves_between_sessions_with_the_keyboard(viewer: Viewer, names: list[str | None]) -> None:
+    viewer.pick(str(names[0]))
+    viewer.sessions()[0].send_keys(Keys.ARROW_DOWN)
+    current = viewer.driver.switch_to.active_element
+    assert current.get_attribute("data-session") == names[1]
+    assert current.get_attribute("aria-current") == "true"
+    assert viewer.driver.find_element(By.ID, "session-title").text == names[1]
+    current.send_keys(Keys.ARROW_UP)
+    assert viewer.driver.find_element(By.ID, "session-title").text == names[0]
 
 
-# ---- the tests -----------------------------------------------------------------------
+def filters_sessions(viewer: Viewer, story: Story) -> None:
+    find = viewer.driver.find_element(By.ID, "f-text")
+    find.send_keys("-cut")
+    assert [b.get_attribute("data-session") for b in viewer.sessions()] == [story.cut]
+    find.send_keys(Keys.BACKSPACE * len("-cut"))
+    Select(viewer.driver.find_element(By.ID, "f-status")).select_by_value("passing")
+    assert story.loop in [b.get_attribute("data-session") for b in viewer.sessions()]
+    assert story.refused not in [b.get_attribute("data-session") for b in viewer.sessions()]
 
 
 def test_live_viewer_shows_the_run_and_updates_without_reload(
     server: ServerProcess, session: str, browser: WebDriver
 ) -> None:
-    story = Story(loop=f"{session}-loop", cut=f"{session}-cut", refused=f"{session}-refused")
+    story = Story(session)
     messages = ask_weather(server, story)
     viewer = Viewer(browser).open(f"{server.url}/_mockllm/ui#{story.loop}")
     row = viewer.wait(lambda d: viewer.call_row(story.call_id))
@@ -210,7 +152,8 @@ def test_static_report_shows_the_same_from_file(
 ) -> None:
     story = play(server, session)
     log = tmp_path / "requests.jsonl"
-    entries = [e for s in (story.loop, story.cut, story.refused) for e in log_of(server, s)]
+    sessions = (story.loop, story.cut, story.refused, story.diverged)
+    entries = [e for s in sessions for e in log_of(server, s)]
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
     out = tmp_path / "report.html"
     done = subprocess.run(
@@ -226,6 +169,9 @@ def test_static_report_shows_the_same_from_file(
     sees_the_user_text_as_text(viewer, story)
     sees_the_cut_at_its_place(viewer, story)
     sees_the_rule_on_the_refused_request(viewer, story, rule_of(server, story))
+    sees_the_divergence_as_a_diff(viewer, story)
+    moves_between_sessions_with_the_keyboard(viewer, names)
+    filters_sessions(viewer, story)
 
 
 SUITE = """
