@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -74,23 +75,37 @@ class Viewer:
         return self
 
     def wait(self, until: object, timeout: float = 10) -> object:
-        return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(until)  # type: ignore[arg-type]
+        # A live page redraws as requests arrive: an element found a moment ago may be gone.
+        wait = WebDriverWait(
+            self.driver, timeout, 0.05, ignored_exceptions=[StaleElementReferenceException]
+        )
+        return wait.until(until)  # type: ignore[arg-type]
 
     def sessions(self) -> list[WebElement]:
         return self.driver.find_elements(By.CSS_SELECTOR, "#sessions button")
 
+    def names(self) -> list[str | None]:
+        return [b.get_attribute("data-session") for b in self.sessions()]
+
     def pick(self, session: str) -> WebElement:
-        button = self.wait(
-            lambda d: next(
+        """Click the session in the list; the open session's view."""
+
+        def click(driver: WebDriver) -> bool:
+            button = next(
                 (b for b in self.sessions() if b.get_attribute("data-session") == session), None
             )
-        )
-        button.click()  # type: ignore[attr-defined]
-        self.wait(lambda d: d.find_element(By.ID, "session-title"))
-        return self.driver.find_element(By.ID, "detail")
+            if button is not None:
+                button.click()
+            return button is not None
 
-    def request(self, seq: int) -> WebElement:
-        return self.wait(lambda d: d.find_element(By.ID, f"req-{seq}"))  # type: ignore[return-value]
+        self.wait(click)
+        current = '#sessions button[aria-current="true"]'
+        self.wait(
+            lambda d: (
+                d.find_element(By.CSS_SELECTOR, current).get_attribute("data-session") == session
+            )
+        )
+        return self.driver.find_element(By.ID, "detail")
 
     def call_row(self, call_id: str) -> WebElement:
         rows = self.driver.find_elements(By.CSS_SELECTOR, ".call-row")

@@ -52,6 +52,10 @@ class Story:
     def diverged(self) -> str:
         return f"{self.base}-diverged"
 
+    @property
+    def sessions(self) -> tuple[str, ...]:
+        return (self.loop, self.cut, self.refused, self.diverged)
+
 
 def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.openai_url(scenario, session), api_key="t", max_retries=0)

@@ -57,7 +57,9 @@
   // A <details> whose body is built only when first opened: raw bodies of thousands of
   // requests would otherwise be most of the page's weight.
   function lazy(summary, key, build) {
-    var details = el("details", { class: "raw", "data-key": key }, [el("summary", { text: summary })]);
+    var details = el("details", { class: "raw", "data-key": key }, [
+      el("summary", { text: summary }),
+    ]);
     details.addEventListener("toggle", function () {
       if (details.open && details.childNodes.length === 1) details.appendChild(build());
     });
@@ -90,7 +92,8 @@
     state.entries.forEach(function (entry) {
       var s = get(sessionName(entry));
       s.entries.push(entry);
-      if (entry.scenario && s.scenarios.indexOf(entry.scenario) < 0) s.scenarios.push(entry.scenario);
+      if (entry.scenario && s.scenarios.indexOf(entry.scenario) < 0)
+        s.scenarios.push(entry.scenario);
     });
     order.forEach(function (s) {
       var test = state.tests[s.name];
@@ -101,16 +104,16 @@
       s.lastStatus = last ? statusOf(last) : undefined;
       s.testFailed = !!test && (test.outcome === "failed" || test.outcome === "error");
       s.failed = s.testFailed || (!!verdict && !verdict.ok);
-      s.errors = s.entries.some(function (e) {
+      s.errors = s.entries.filter(function (e) {
         return (statusOf(e) || 0) >= 400 || !!e.server_error;
-      });
+      }).length;
       s.faults = s.entries.some(function (e) {
         return !!(e.response && e.response.fault);
       });
     });
     // Failing first (a failed test, then a failed verdict), then in order of appearance.
     return order.slice().sort(function (a, b) {
-      var rank = (b.testFailed - a.testFailed) || (b.failed - a.failed);
+      var rank = b.testFailed - a.testFailed || b.failed - a.failed;
       return rank || a.first - b.first;
     });
   }
@@ -184,7 +187,11 @@
               out.args[slot[tc.index]] += (tc["function"] && tc["function"].arguments) || "";
             });
           });
-        } else if (d.type === "response.output_item.added" && d.item && d.item.type === "function_call") {
+        } else if (
+          d.type === "response.output_item.added" &&
+          d.item &&
+          d.item.type === "function_call"
+        ) {
           begin("o" + d.output_index, d.item.arguments);
         } else if (d.type === "response.output_text.delta") {
           out.text += d.delta;
@@ -192,7 +199,11 @@
           out.reasoning += d.delta;
         } else if (d.type === "response.function_call_arguments.delta") {
           if ("o" + d.output_index in slot) out.args[slot["o" + d.output_index]] += d.delta;
-        } else if (d.type === "content_block_start" && d.content_block && d.content_block.type === "tool_use") {
+        } else if (
+          d.type === "content_block_start" &&
+          d.content_block &&
+          d.content_block.type === "tool_use"
+        ) {
           begin("b" + d.index);
         } else if (d.type === "content_block_delta" && d.delta) {
           if (d.delta.type === "text_delta") out.text += d.delta.text;
@@ -218,7 +229,10 @@
     var shown = all.filter(matches);
     list.textContent = "";
     shown.forEach(function (s) {
-      var last = s.lastStatus === undefined ? "no requests" : "last " + (s.lastStatus === null ? "pending" : s.lastStatus);
+      var last =
+        s.lastStatus === undefined
+          ? "no requests"
+          : "last " + (s.lastStatus === null ? "pending" : s.lastStatus);
       var button = el(
         "button",
         {
@@ -232,12 +246,20 @@
         },
         [
           el("span", { class: "name", text: s.test ? s.test.test : s.name }),
-          verdictBadge(s),
+          el("span", { class: "badges" }, [
+            verdictBadge(s),
+            s.errors ? badge("warn", "⚠ " + plural(s.errors, "error")) : null,
+          ]),
           el("span", {
             class: "meta",
-            text: (s.scenarios.join(", ") || "no scenario") + " · " + plural(s.entries.length, "request") + " · " + last,
+            text:
+              (s.scenarios.join(", ") || "no scenario") +
+              " · " +
+              plural(s.entries.length, "request") +
+              " · " +
+              last,
           }),
-        ]
+        ],
       );
       list.appendChild(el("li", null, [button]));
     });
@@ -264,7 +286,9 @@
     select.textContent = "";
     select.appendChild(el("option", { value: "", text: "all scenarios" }));
     sorted.forEach(function (n) {
-      select.appendChild(el("option", { value: n, text: n, selected: n === state.filter.scenario }));
+      select.appendChild(
+        el("option", { value: n, text: n, selected: n === state.filter.scenario }),
+      );
     });
   }
 
@@ -279,7 +303,12 @@
     var keep = keepState(main);
     main.textContent = "";
     if (!s) {
-      main.appendChild(el("p", { class: "empty", text: all.length ? "Choose a session." : "No requests logged yet." }));
+      main.appendChild(
+        el("p", {
+          class: "empty",
+          text: all.length ? "Choose a session." : "No requests logged yet.",
+        }),
+      );
       return;
     }
     main.appendChild(el("h2", { id: "session-title", text: s.test ? s.test.test : s.name }));
@@ -292,7 +321,9 @@
     if (s.test) main.appendChild(renderTest(s.test));
     if (s.verdict) main.appendChild(renderVerdict(s.verdict));
     if (!s.entries.length) {
-      main.appendChild(el("p", { class: "empty", text: "No model requests were logged for this session." }));
+      main.appendChild(
+        el("p", { class: "empty", text: "No model requests were logged for this session." }),
+      );
       return;
     }
     var ctx = { answers: answers(s.entries), served: servedIds(s.entries), entries: s.entries };
@@ -312,7 +343,7 @@
             state.shown += PAGE;
             render();
           },
-        })
+        }),
       );
     }
     restoreState(main, keep);
@@ -320,10 +351,18 @@
 
   function renderTest(test) {
     var failed = test.outcome === "failed" || test.outcome === "error";
-    return el("section", { class: "test " + (failed ? "failed" : "passed"), "aria-label": "Test" }, [
-      el("p", null, [badge(failed ? "fail" : "pass", (failed ? "✗ " : "✓ ") + test.outcome.toUpperCase()), " ", el("code", { text: test.test })]),
-      test.message ? el("pre", { class: "text", text: test.message }) : null,
-    ]);
+    return el(
+      "section",
+      { class: "test " + (failed ? "failed" : "passed"), "aria-label": "Test" },
+      [
+        el("p", null, [
+          badge(failed ? "fail" : "pass", (failed ? "✗ " : "✓ ") + test.outcome.toUpperCase()),
+          " ",
+          el("code", { text: test.test }),
+        ]),
+        test.message ? el("pre", { class: "text", text: test.message }) : null,
+      ],
+    );
   }
 
   function renderVerdict(verdict) {
@@ -333,12 +372,17 @@
     var head = el("p", null, [
       badge(verdict.ok ? "pass" : "fail", verdict.ok ? "✓ verdict: pass" : "✗ verdict: fail"),
       " ",
-      verdict.ok ? plural(verdict.checks.length, "check") + " passed" : failed.length + " of " + plural(verdict.checks.length, "check") + " failed",
+      verdict.ok
+        ? plural(verdict.checks.length, "check") + " passed"
+        : failed.length + " of " + plural(verdict.checks.length, "check") + " failed",
     ]);
     var items = failed.map(function (c) {
       return el("li", null, [el("code", { class: "rule", text: c.name }), " ", c.message]);
     });
-    return el("section", { class: "verdict", "aria-label": "Verdict" }, [head, items.length ? el("ul", null, items) : null]);
+    return el("section", { class: "verdict", "aria-label": "Verdict" }, [
+      head,
+      items.length ? el("ul", null, items) : null,
+    ]);
   }
 
   function renderEntry(entry, number, ctx) {
@@ -354,13 +398,18 @@
           entry.attempt ? "attempt " + entry.attempt : null,
           entry.api || entry.path,
           entry.stream ? "stream" : "not streamed",
-          entry.duration_ms === null || entry.duration_ms === undefined ? null : entry.duration_ms + " ms",
+          entry.duration_ms === null || entry.duration_ms === undefined
+            ? null
+            : entry.duration_ms + " ms",
           entry.time ? String(entry.time).slice(11, 23) : null,
         ]
           .filter(Boolean)
           .join(" · "),
       }),
-      badge(status === null ? "none" : status >= 400 ? "fail" : "pass", status === null ? "pending" : "status " + status),
+      badge(
+        status === null ? "none" : status >= 400 ? "fail" : "pass",
+        status === null ? "pending" : "status " + status,
+      ),
       r && r.fault ? badge("fault", "fault: " + r.fault.kind) : null,
     ]);
     var parts = [head];
@@ -375,14 +424,21 @@
     }
     parts.push(renderReply(entry, ctx));
     parts.push(renderRaw(entry));
-    var cls = "entry" + (status !== null && status >= 400 ? " error" : "") + (r && r.fault ? " faulted" : "");
+    var cls =
+      "entry" +
+      (status !== null && status >= 400 ? " error" : "") +
+      (r && r.fault ? " faulted" : "");
     return el("article", { class: cls, id: "req-" + entry.seq, "data-seq": entry.seq }, parts);
   }
 
   // The messages new in this request: those after the last assistant reply it carries.
   function renderInput(entry, ctx) {
     var conv = entry.conversation;
-    if (!conv) return el("p", { class: "note", text: "The request body did not parse as a conversation (see the raw request)." });
+    if (!conv)
+      return el("p", {
+        class: "note",
+        text: "The request body did not parse as a conversation (see the raw request).",
+      });
     var last = -1;
     conv.forEach(function (m, i) {
       if (m.role === "assistant") last = i;
@@ -399,7 +455,7 @@
             known ? null : badge("fail", "⚠ answers no call mockllm made"),
             r.is_error ? badge("note", "is_error") : null,
             el("pre", { class: "text short", text: r.content }),
-          ])
+          ]),
         );
       });
       if (m.text || !(m.tool_results || []).length)
@@ -408,11 +464,18 @@
             el("span", { class: "role", text: m.role }),
             m.at ? el("span", { class: "at", text: " (" + m.at + ")" }) : null,
             el("pre", { class: "text", text: m.text || "" }),
-          ])
+          ]),
         );
     });
-    var tools = entry.tools && entry.tools.length ? "tools offered: " + entry.tools.join(", ") : "no tools offered";
-    return el("section", { class: "input", "aria-label": "Sent by the client" }, items.concat([el("p", { class: "meta", text: tools })]));
+    var tools =
+      entry.tools && entry.tools.length
+        ? "tools offered: " + entry.tools.join(", ")
+        : "no tools offered";
+    return el(
+      "section",
+      { class: "input", "aria-label": "Sent by the client" },
+      items.concat([el("p", { class: "meta", text: tools })]),
+    );
   }
 
   function renderFindings(title, findings, kind) {
@@ -422,8 +485,12 @@
         "ul",
         null,
         findings.map(function (f) {
-          return el("li", null, [el("code", { class: "rule", text: f.rule }), " ", el("span", { text: f.message })]);
-        })
+          return el("li", null, [
+            el("code", { class: "rule", text: f.rule }),
+            " ",
+            el("span", { text: f.message }),
+          ]);
+        }),
       ),
     ]);
   }
@@ -441,7 +508,7 @@
           badge("fault", "⚡ fault " + r.fault.kind),
           " " + (r.fault.detail || ""),
           r.fault.why ? el("span", { class: "meta", text: " (" + r.fault.why + ")" }) : null,
-        ])
+        ]),
       );
     }
     if (r.error) {
@@ -451,12 +518,17 @@
           " ",
           el("code", { class: "rule", text: r.error.kind || "" }),
           el("pre", { class: "text", text: r.error.message || "" }),
-          r.retry_after ? el("p", { class: "meta", text: "retry-after " + r.retry_after + " s" }) : null,
-        ])
+          r.retry_after
+            ? el("p", { class: "meta", text: "retry-after " + r.retry_after + " s" })
+            : null,
+        ]),
       );
-      if (entry.server_error) box.appendChild(lazy("Server traceback", "tb-" + entry.seq, function () {
-        return el("pre", { class: "text", text: entry.server_error });
-      }));
+      if (entry.server_error)
+        box.appendChild(
+          lazy("Server traceback", "tb-" + entry.seq, function () {
+            return el("pre", { class: "text", text: entry.server_error });
+          }),
+        );
       return box;
     }
     var parts = [];
@@ -467,8 +539,15 @@
       parts.push({ kind: "call", full: call.arguments, call: i });
     });
     var label = null;
-    if (r.fault && entry.stream && (r.fault.kind === "truncate" || r.fault.kind === "stream_error")) {
-      label = r.fault.kind === "stream_error" ? "✂ error event here" : "✂ cut here · " + ((/then (\w+)$/.exec(r.fault.detail || "") || [])[1] || "the end");
+    if (
+      r.fault &&
+      entry.stream &&
+      (r.fault.kind === "truncate" || r.fault.kind === "stream_error")
+    ) {
+      label =
+        r.fault.kind === "stream_error"
+          ? "✂ error event here"
+          : "✂ cut here · " + ((/then (\w+)$/.exec(r.fault.detail || "") || [])[1] || "the end");
       placeCut(parts, delivered(r.body));
     }
     var msg = el("div", { class: "msg assistant" }, [
@@ -476,11 +555,29 @@
       el("span", { class: "meta", text: " · finish " + (r.finish || "?") }),
     ]);
     if (r.fault && r.fault.kind === "truncate" && !entry.stream)
-      msg.appendChild(el("p", { class: "cut-note" }, [el("mark", { class: "cut", text: "✂ body cut" }), " after " + r.bytes_sent + " bytes: the JSON body is incomplete, so the client got no usable reply (see the raw response)"]));
+      msg.appendChild(
+        el("p", { class: "cut-note" }, [
+          el("mark", { class: "cut", text: "✂ body cut" }),
+          " after " +
+            r.bytes_sent +
+            " bytes: the JSON body is incomplete, so the client got no usable reply (see the raw response)",
+        ]),
+      );
     if (r.fault && r.fault.kind === "stall")
-      msg.appendChild(el("p", { class: "cut-note" }, [el("mark", { class: "cut", text: "✂ nothing sent" }), " after the headers: the connection stalled"]));
+      msg.appendChild(
+        el("p", { class: "cut-note" }, [
+          el("mark", { class: "cut", text: "✂ nothing sent" }),
+          " after the headers: the connection stalled",
+        ]),
+      );
     parts.forEach(function (p) {
-      if (p.kind === "reasoning") msg.appendChild(el("div", { class: "reasoning" }, [el("span", { class: "role", text: "reasoning" }), piece(p, label)]));
+      if (p.kind === "reasoning")
+        msg.appendChild(
+          el("div", { class: "reasoning" }, [
+            el("span", { class: "role", text: "reasoning" }),
+            piece(p, label),
+          ]),
+        );
       if (p.kind === "text") msg.appendChild(piece(p, label));
     });
     var calls = parts.filter(function (p) {
@@ -513,9 +610,10 @@
       if (b.type === "thinking") texts.push(b.thinking);
     });
     ((body && body.output) || []).forEach(function (o) {
-      if (o.type === "reasoning") (o.summary || []).forEach(function (x) {
-        texts.push(x.text);
-      });
+      if (o.type === "reasoning")
+        (o.summary || []).forEach(function (x) {
+          texts.push(x.text);
+        });
     });
     return texts.join("\n") || null;
   }
@@ -530,7 +628,8 @@
     });
     parts.forEach(function (p, i) {
       p.mode = i < at ? "whole" : i === at ? "cut" : "lost";
-      if (p.mode === "cut" && (p.got === undefined || p.full.slice(0, p.got.length) !== p.got)) p.got = "";
+      if (p.mode === "cut" && (p.got === undefined || p.full.slice(0, p.got.length) !== p.got))
+        p.got = "";
     });
   }
 
@@ -552,18 +651,42 @@
   function renderCalls(calls, ctx, parts, label) {
     var rows = calls.map(function (call, i) {
       var answer = ctx.answers[call.id];
-      var problem = call.problem ? badge(call.problem === "not offered" ? "fail" : "warn", "⚠ " + call.problem) : null;
+      var problem = call.problem
+        ? badge(call.problem === "not offered" ? "fail" : "warn", "⚠ " + call.problem)
+        : null;
       var left = el("div", { class: "call-side" }, [
-        el("p", null, [el("span", { class: "role", text: "tool call " }), el("code", { class: "tool", text: call.name }), " ", el("code", { class: "id", text: call.id }), " ", problem]),
+        el("p", null, [
+          el("span", { class: "role", text: "tool call " }),
+          el("code", { class: "tool", text: call.name }),
+          " ",
+          el("code", { class: "id", text: call.id }),
+          " ",
+          problem,
+        ]),
         piece(parts[i], label),
       ]);
       var right = answer
         ? el("div", { class: "result-side" + (answer.result.is_error ? " is-error" : "") }, [
-            el("p", null, [el("span", { class: "role", text: "result" }), el("span", { class: "meta", text: " sent in request #" + answer.seq }), answer.result.is_error ? badge("note", "is_error") : null]),
+            el("p", null, [
+              el("span", { class: "role", text: "result" }),
+              el("span", { class: "meta", text: " sent in request #" + answer.seq }),
+              answer.result.is_error ? badge("note", "is_error") : null,
+            ]),
             el("pre", { class: "text", text: answer.result.content }),
           ])
-        : el("div", { class: "result-side unanswered" }, [badge("fail", "⚠ unanswered"), el("p", { class: "meta", text: "No later request carried a result for this call." })]);
-      return el("div", { class: "call-row" + (call.problem ? " problem" : "") + (answer ? "" : " unanswered"), role: "group", "aria-label": "call " + call.name + " " + call.id }, [left, right]);
+        : el("div", { class: "result-side unanswered" }, [
+            badge("fail", "⚠ unanswered"),
+            el("p", { class: "meta", text: "No later request carried a result for this call." }),
+          ]);
+      return el(
+        "div",
+        {
+          class: "call-row" + (call.problem ? " problem" : "") + (answer ? "" : " unanswered"),
+          role: "group",
+          "aria-label": "call " + call.name + " " + call.id,
+        },
+        [left, right],
+      );
     });
     return el("div", { class: "calls" }, rows);
   }
@@ -573,7 +696,13 @@
   function renderDivergence(entry, ctx) {
     var served = {};
     ctx.entries.forEach(function (e) {
-      if (e.seq < entry.seq && e.response && e.response.status === 200 && e.turn !== null && e.turn !== undefined)
+      if (
+        e.seq < entry.seq &&
+        e.response &&
+        e.response.status === 200 &&
+        e.turn !== null &&
+        e.turn !== undefined
+      )
         served[e.turn] = e.response.tool_calls || [];
     });
     var turn = 0;
@@ -582,15 +711,31 @@
       if (m.role !== "assistant" || found) return;
       var want = callLines(served[turn] || []);
       var got = callLines(m.tool_calls || []);
-      if (served[turn] && want.join("\n") !== got.join("\n")) found = { turn: turn, want: want, got: got, at: m.at };
+      if (served[turn] && want.join("\n") !== got.join("\n"))
+        found = { turn: turn, want: want, got: got, at: m.at };
       turn += 1;
     });
-    var box = el("section", { class: "divergence", "aria-label": "History divergence" }, [el("h4", { text: "History divergence" })]);
+    var box = el("section", { class: "divergence", "aria-label": "History divergence" }, [
+      el("h4", { text: "History divergence" }),
+    ]);
     if (!found) {
-      box.appendChild(el("p", { class: "note", text: "The served reply is not in this session's log, so there is nothing to compare." }));
+      box.appendChild(
+        el("p", {
+          class: "note",
+          text: "The served reply is not in this session's log, so there is nothing to compare.",
+        }),
+      );
       return box;
     }
-    box.appendChild(el("p", { text: "The reply of turn " + found.turn + (found.at ? " (" + found.at + ")" : "") + ": − as mockllm served it, + as the client sent it back" }));
+    box.appendChild(
+      el("p", {
+        text:
+          "The reply of turn " +
+          found.turn +
+          (found.at ? " (" + found.at + ")" : "") +
+          ": − as mockllm served it, + as the client sent it back",
+      }),
+    );
     var pre = el("pre", { class: "diff" });
     diff(found.want, found.got).forEach(function (line) {
       var tag = line[0] === "-" ? "del" : line[0] === "+" ? "ins" : "span";
@@ -613,17 +758,30 @@
   }
 
   function diff(a, b) {
-    var n = a.length, m = b.length, lcs = [], i, j;
+    var n = a.length,
+      m = b.length,
+      lcs = [],
+      i,
+      j;
     for (i = 0; i <= n; i++) lcs.push(new Array(m + 1).fill(0));
     for (i = n - 1; i >= 0; i--)
-      for (j = m - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      for (j = m - 1; j >= 0; j--)
+        lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
     var out = [];
     i = 0;
     j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && a[i] === b[j]) { out.push([" ", a[i]]); i++; j++; }
-      else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { out.push(["+", b[j]]); j++; }
-      else { out.push(["-", a[i]]); i++; }
+      if (i < n && j < m && a[i] === b[j]) {
+        out.push([" ", a[i]]);
+        i++;
+        j++;
+      } else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+        out.push(["-", a[i]]);
+        i++;
+      } else {
+        out.push(["+", b[j]]);
+        j++;
+      }
     }
     if (!n && !m) out.push([" ", "(no calls)"]);
     return out;
@@ -636,11 +794,18 @@
         return el("pre", { class: "text raw-body", text: pretty(entry.request) });
       }),
       r
-        ? lazy("Raw response" + (r.body_truncated ? " (truncated by --log-body-cap)" : ""), "rs-" + entry.seq, function () {
-            var pre = el("pre", { class: "text raw-body", text: r.body });
-            if (r.fault && (r.fault.kind === "truncate" || r.fault.kind === "stream_error")) pre.appendChild(el("mark", { class: "cut", text: "✂ " + (r.fault.detail || "cut") }));
-            return pre;
-          })
+        ? lazy(
+            "Raw response" + (r.body_truncated ? " (truncated by --log-body-cap)" : ""),
+            "rs-" + entry.seq,
+            function () {
+              var pre = el("pre", { class: "text raw-body", text: r.body });
+              if (r.fault && (r.fault.kind === "truncate" || r.fault.kind === "stream_error"))
+                pre.appendChild(
+                  el("mark", { class: "cut", text: "✂ " + (r.fault.detail || "cut") }),
+                );
+              return pre;
+            },
+          )
         : null,
       lazy("Request headers", "hd-" + entry.seq, function () {
         return el("pre", { class: "text raw-body", text: pretty(entry.headers || {}) });
@@ -666,13 +831,20 @@
 
   // ---- wiring ------------------------------------------------------------------------
 
-  function render() {
+  // `changed`: the sessions a live update touched; the open session is drawn again only
+  // when it is one of them, so what a person is reading does not move under them.
+  function render(changed) {
     var all = sessions();
     renderScenarioOptions(all);
     var shown = renderList(all);
-    if (state.selected === null && shown.length) state.selected = shown[0].name;
-    renderSession(all);
-    if (!document.documentElement.hasAttribute("data-rendered") && window.performance && performance.mark)
+    var first = state.selected === null;
+    if (first && shown.length) state.selected = shown[0].name;
+    if (!changed || first || changed[state.selected]) renderSession(all);
+    if (
+      !document.documentElement.hasAttribute("data-rendered") &&
+      window.performance &&
+      performance.mark
+    )
       performance.mark("mockllm-rendered"); // what `make bench` reads: time to first render
     document.documentElement.setAttribute("data-rendered", String(state.entries.length));
   }
@@ -680,10 +852,17 @@
   function select(name) {
     if (name !== state.selected) state.shown = PAGE;
     state.selected = name;
-    if (location.hash !== "#" + encodeURIComponent(name)) history.replaceState(null, "", "#" + encodeURIComponent(name));
+    if (location.hash !== "#" + encodeURIComponent(name))
+      history.replaceState(null, "", "#" + encodeURIComponent(name));
     render();
     var button = document.querySelector('#sessions button[aria-current="true"]');
-    if (button && document.activeElement && document.activeElement.closest && document.activeElement.closest("#sessions")) button.focus();
+    if (
+      button &&
+      document.activeElement &&
+      document.activeElement.closest &&
+      document.activeElement.closest("#sessions")
+    )
+      button.focus();
     var title = document.getElementById("session-title");
     if (title && document.activeElement === document.body) title.focus();
   }
@@ -752,7 +931,8 @@
         var changed = {};
         fresh.forEach(function (e) {
           var old = state.index[e.seq] === undefined ? null : state.entries[state.index[e.seq]];
-          if (!old || JSON.stringify(old.response) !== JSON.stringify(e.response)) changed[sessionName(e)] = true;
+          if (!old || JSON.stringify(old.response) !== JSON.stringify(e.response))
+            changed[sessionName(e)] = true;
         });
         add(fresh);
         return Promise.all(
@@ -764,10 +944,11 @@
               .then(function (v) {
                 if (v) state.verdicts[name] = v;
               });
-          })
+          }),
         ).then(function () {
           live.textContent = "Live: watching the server (updates every second).";
-          if (Object.keys(changed).length || !document.documentElement.hasAttribute("data-rendered")) render();
+          if (!document.documentElement.hasAttribute("data-rendered")) render();
+          else if (Object.keys(changed).length) render(changed);
         });
       })
       .catch(function (err) {
