@@ -100,3 +100,22 @@ def test_report_page_takes_the_same_verdict_as_the_server(
     page = report_page(server.requests(session=session))
     served = server.http.get("/_mockllm/verdict", params={"session": session}).json()
     assert embedded(page)["verdicts"] == {session: served}
+
+
+def test_verdicts_route_judges_every_session_touched_since_a_seq_in_one_request(
+    server: ServerProcess, chat: ChatFactory, session: str
+) -> None:
+    hostile_log(server, chat, session)
+    before = server.requests(session=session)[-1]["seq"]
+    other = f"{session}-other"
+    chat.raw("hello", {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    httpx.post(
+        f"{server.url}/s/hello/{other}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    since = server.http.get("/_mockllm/verdicts", params={"since": before}).json()
+    assert set(since) >= {session, other}  # the first session's new request touches it again
+    for name in (session, other):
+        single = server.http.get("/_mockllm/verdict", params={"session": name}).json()
+        assert since[name] == single
+    assert server.http.get("/_mockllm/verdicts", params={"since": "x"}).status_code == 400

@@ -11,7 +11,7 @@ from starlette.routing import Route, Router
 
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
+from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 from mockllm.viewer.page import csp, live_page
 
 if TYPE_CHECKING:
@@ -60,6 +60,19 @@ def admin_router(
         entries = [e.to_json() for e in journal.entries(session, q.get("scenario"))]
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
+    async def verdicts(request: Request) -> Response:
+        """The verdict of every session with an entry after `since`: what the live viewer
+        needs after each poll, in one request however many sessions there are."""
+        q = request.query_params
+        since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
+        if not (since.isdigit() and max_calls.isdigit()):
+            return _error(400, "since and max_calls must be whole numbers")
+        touched = {e.session for e in journal.entries(since=int(since))}
+        grouped = sessions(e.to_json() for e in journal.entries() if e.session in touched)
+        return JSONResponse(
+            {name: verdict(name, found, int(max_calls)) for name, found in grouped.items()}
+        )
+
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         reset_app(session)
@@ -81,6 +94,7 @@ def admin_router(
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
         Route("/_mockllm/ui", ui, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]

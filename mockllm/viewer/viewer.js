@@ -935,21 +935,23 @@
             changed[sessionName(e)] = true;
         });
         add(fresh);
-        return Promise.all(
-          Object.keys(changed).map(function (name) {
-            return fetch("verdict?session=" + encodeURIComponent(name))
-              .then(function (r) {
-                return r.ok ? r.json() : null;
-              })
-              .then(function (v) {
-                if (v) state.verdicts[name] = v;
-              });
-          }),
-        ).then(function () {
-          live.textContent = "Live: watching the server (updates every second).";
-          if (!document.documentElement.hasAttribute("data-rendered")) render();
-          else if (Object.keys(changed).length) render(changed);
-        });
+        if (!Object.keys(changed).length) return changed;
+        return fetch("verdicts?since=" + since)
+          .then(function (r) {
+            if (!r.ok) throw new Error("GET verdicts: " + r.status);
+            return r.json();
+          })
+          .then(function (verdicts) {
+            Object.keys(verdicts).forEach(function (name) {
+              state.verdicts[name] = verdicts[name];
+            });
+            return changed;
+          });
+      })
+      .then(function (changed) {
+        live.textContent = "Live: watching the server (updates every second).";
+        if (!document.documentElement.hasAttribute("data-rendered")) render();
+        else if (Object.keys(changed).length) render(changed);
       })
       .catch(function (err) {
         live.textContent = "Live: cannot reach the server (" + err.message + "); retrying.";
