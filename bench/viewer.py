@@ -10,6 +10,7 @@ which viewer.js sets when its first render is done (milliseconds since navigatio
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -50,10 +51,8 @@ def play(server: RunningServer, requests: int) -> None:
                 "tools": TOOLS,
             }
             if cut:
-                try:
+                with contextlib.suppress(httpx.RemoteProtocolError):  # the cut, as scripted
                     http.post(url, json={**ask, "stream": True})
-                except httpx.RemoteProtocolError:
-                    pass  # the cut, as scripted
                 http.post(url, json=ask)
                 continue
             reply = http.post(url, json=ask).json()["choices"][0]["message"]
