@@ -245,11 +245,13 @@ def _report(args: argparse.Namespace) -> int:
             + "".join(f"\n     {f}" for f in failures)
         )
     if args.html:
+        from mockllm.log.transcript import plural
         from mockllm.viewer.page import report_page
 
         title = f"mockllm report: {Path(args.logfile).name}"
         Path(args.html).write_text(report_page(entries, verdicts=verdicts, title=title), "utf-8")
-        print(f"wrote {args.html} ({len(verdicts)} sessions, {len(entries)} requests)")
+        counts = f"{plural(len(verdicts), 'session')}, {plural(len(entries), 'request')}"
+        print(f"wrote {args.html} ({counts})")
     return 1 if failed else 0
 
 

@@ -81,7 +81,7 @@ def test_report_html_embeds_the_log_safely_and_is_byte_identical_for_the_same_lo
             text=True,
         )
         assert done.returncode == 1, done.stderr  # the stray tool result fails the verdict
-        assert f"wrote {tmp_path / name} (1 sessions, {len(entries)} requests)" in done.stdout
+        assert f"wrote {tmp_path / name} (1 session, {len(entries)} requests)" in done.stdout
         pages.append((tmp_path / name).read_text("utf-8"))
     assert pages[0] == pages[1]
     page = pages[0]
