@@ -1,8 +1,8 @@
-"""OpenAI Responses: protocols.md §3, with its state (`store`, `previous_response_id`)."""
+"""OpenAI Responses (https://platform.openai.com/docs/api-reference/responses), with its
+state (`store`, `previous_response_id`)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections import OrderedDict
@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -105,7 +106,7 @@ class Responses(Adapter):
         )
         canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
         options = {
-            "fingerprint": hashlib.blake2b(canonical, digest_size=16).hexdigest(),
+            "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
             "echo": {k: body.get(k, default) for k, default in ECHOED.items()},
             "stored_messages": messages,  # instructions are not carried to the next response
@@ -166,7 +167,7 @@ class Responses(Adapter):
 
         def event(kind: str, payload: dict[str, Any], part: str) -> Event:
             data = dumps({"type": kind, "sequence_number": next(numbers), **payload})
-            return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+            return Event(sse_frame(data, kind), part)
 
         start = self._response(resolved, parsed, "in_progress", [])
         events = [event("response.created", {"response": start}, "head")]
@@ -256,7 +257,7 @@ class Responses(Adapter):
             "message": error.message,
             "param": error.param,
         }
-        return [b"event: error\ndata: " + dumps(payload) + b"\n\n"]
+        return [sse_frame(dumps(payload), "error")]
 
     def models_body(self) -> bytes:
         return openai_models_body()
@@ -299,7 +300,8 @@ def _usage(resolved: Resolved) -> dict[str, Any]:
 def _item_events(
     event: Any, index: int, item: dict[str, Any], resolved: Resolved, call: int
 ) -> list[Event]:
-    """The added … done events of one output item (`call`: its call index), protocols.md §3.4."""
+    """The added … done events of one output item (`call`: its call index), in the
+    order of https://platform.openai.com/docs/api-reference/responses-streaming."""
     size = resolved.scenario.stream.text_chunk_chars
     at = {"item_id": item["id"], "output_index": index}
     kind = item["type"]
