@@ -1,4 +1,4 @@
-"""Faults act on the rendered reply, never inside adapters (DESIGN §5, §11).
+"""Faults act on the rendered reply, never inside adapters (docs/scenarios.md, faults).
 
 A `Delivery` says what goes out and how: the chunks (SSE frames, or one JSON body), the
 pauses, and how the response ends — `complete`, `close` (a clean end of body that lacks
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mockllm.core.encoding import compact_json
 from mockllm.core.events import Event
 from mockllm.core.scenario import Fault, Reply, Truncate
 
@@ -118,7 +119,7 @@ def _arguments_span(body: bytes, reply: Reply, call: int) -> tuple[int, int] | N
     candidates = [json.dumps(arguments, ensure_ascii=False)]
     parsed = reply.tool_calls[call].arguments_object()
     if parsed is not None:
-        candidates.append(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")))
+        candidates.append(compact_json(parsed))
     for text in candidates:
         start = body.find(text.encode())
         if start >= 0:

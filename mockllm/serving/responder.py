@@ -2,7 +2,7 @@
 
 Pauses watch for the client hanging up (`client_disconnected` in the log). A `reset`
 ending returns without finishing the body: uvicorn then closes the connection before the
-final chunk, which every SDK sees as an aborted transfer (protocols.md §1.4).
+final chunk, which every SDK sees as an aborted transfer (docs/scenarios.md, faults).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from mockllm.core.faults import Delivery
 from mockllm.errors import RequestError
-from mockllm.log.journal import Entry, Journal
+from mockllm.log.journal import Journal, LiveEntry
 from mockllm.providers import Adapter
 
 SSE = b"text/event-stream; charset=utf-8"
@@ -25,7 +25,7 @@ class Responder:
     def __init__(
         self,
         journal: Journal,
-        entry: Entry,
+        entry: LiveEntry,
         send: Any,
         receive: Any,
         adapter: Adapter,

@@ -13,9 +13,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mockllm.log.records import Json
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 
-Entry = Mapping[str, Any]
 # What could end the data's <script> element early (`</script>`, `<!--`), and the two
 # characters that end a line in JavaScript but not in JSON.
 _UNSAFE = {
@@ -37,7 +37,7 @@ def _live() -> str:
 
 
 def report_page(
-    entries: Sequence[Entry],
+    entries: Sequence[Json],
     tests: Sequence[Mapping[str, Any]] = (),
     title: str = "mockllm report",
     max_calls: int = DEFAULT_MAX_CALLS,
