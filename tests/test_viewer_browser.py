@@ -63,6 +63,11 @@ def sees_the_user_text_as_text(viewer: Viewer, story: Story) -> None:
     assert users and users[0].text == HOSTILE
     assert viewer.driver.execute_script("return window.pwned") is None
     assert not viewer.driver.find_elements(By.CSS_SELECTOR, "main textarea, main b")
+    raw = viewer.driver.find_element(By.CSS_SELECTOR, "article.entry details.raw")
+    assert not raw.find_elements(By.TAG_NAME, "pre")  # built on demand only
+    raw.find_element(By.TAG_NAME, "summary").click()
+    body = json.loads(raw.find_element(By.TAG_NAME, "pre").text)
+    assert body["messages"][1]["content"] == HOSTILE
 
 
 def sees_the_cut_at_its_place(viewer: Viewer, story: Story) -> None:

@@ -10,7 +10,6 @@
   var POLL_MS = 1000;
 
   var state = {
-    data: null,
     entries: [], // in arrival order
     index: {}, // seq -> position in entries (live)
     verdicts: {},
@@ -845,26 +844,20 @@
       window.performance &&
       performance.mark
     )
-      performance.mark("mockllm-rendered"); // what `make bench` reads: time to first render
+      performance.mark("mockllm-rendered"); // what `make bench-viewer` reads
     document.documentElement.setAttribute("data-rendered", String(state.entries.length));
   }
 
   function select(name) {
+    var list = document.getElementById("sessions");
+    var inList = list.contains(document.activeElement); // the redraw replaces the buttons
     if (name !== state.selected) state.shown = PAGE;
     state.selected = name;
     if (location.hash !== "#" + encodeURIComponent(name))
       history.replaceState(null, "", "#" + encodeURIComponent(name));
     render();
-    var button = document.querySelector('#sessions button[aria-current="true"]');
-    if (
-      button &&
-      document.activeElement &&
-      document.activeElement.closest &&
-      document.activeElement.closest("#sessions")
-    )
-      button.focus();
-    var title = document.getElementById("session-title");
-    if (title && document.activeElement === document.body) title.focus();
+    var button = list.querySelector('button[aria-current="true"]');
+    if (button && inList) button.focus();
   }
 
   function onListKey(event) {
@@ -876,8 +869,14 @@
     if (next) {
       event.preventDefault();
       select(next.getAttribute("data-session"));
-      next = document.querySelector('#sessions button[aria-current="true"]');
-      if (next) next.focus();
+    }
+  }
+
+  function fromHash() {
+    try {
+      return decodeURIComponent(location.hash.slice(1));
+    } catch (e) {
+      return ""; // not one of ours
     }
   }
 
@@ -896,7 +895,7 @@
     });
     document.getElementById("sessions").addEventListener("keydown", onListKey);
     window.addEventListener("hashchange", function () {
-      var name = decodeURIComponent(location.hash.slice(1));
+      var name = fromHash();
       if (name && name !== state.selected) select(name);
     });
   }
@@ -963,13 +962,12 @@
 
   function start() {
     var data = JSON.parse(document.getElementById("mockllm-data").textContent);
-    state.data = data;
     (data.tests || []).forEach(function (t) {
       state.tests[t.session] = t;
     });
     state.verdicts = data.verdicts || {};
     add(data.entries || []);
-    if (location.hash.length > 1) state.selected = decodeURIComponent(location.hash.slice(1));
+    if (fromHash()) state.selected = fromHash();
     wireFilters();
     if (data.live) poll();
     else render();
