@@ -71,18 +71,21 @@ def sees_the_user_text_as_text(viewer: Viewer, story: Story) -> None:
 
 
 def sees_the_cut_at_its_place(viewer: Viewer, story: Story) -> None:
-    detail = viewer.pick(story.cut)
-    first = detail.find_elements(By.CSS_SELECTOR, "article.entry")[0]
-    assert "fault: truncate" in first.text
-    args = first.find_element(By.CSS_SELECTOR, ".call-side pre")
-    marker = args.find_element(By.CSS_SELECTOR, "mark.cut")
-    before = viewer.driver.execute_script(
-        "return arguments[0].firstChild.nodeType === 3 ? arguments[0].firstChild.data : ''", args
-    )
-    assert before == story.cut_delivered  # exactly what the SDK had when the stream broke
-    assert marker.text.startswith("✂ cut here")
-    lost = args.find_element(By.CSS_SELECTOR, "del.lost").text
-    assert json.loads(story.cut_delivered + lost) == {"city": "Paris", "unit": "celsius"}
+    """On every wire played: the marker right after what the SDK had received."""
+    for session, delivered in story.delivered.items():
+        detail = viewer.pick(session)
+        first = detail.find_elements(By.CSS_SELECTOR, "article.entry")[0]
+        assert "fault: truncate" in first.text
+        args = first.find_element(By.CSS_SELECTOR, ".call-side pre")
+        marker = args.find_element(By.CSS_SELECTOR, "mark.cut")
+        before = viewer.driver.execute_script(
+            "return arguments[0].firstChild.nodeType === 3 ? arguments[0].firstChild.data : ''",
+            args,
+        )
+        assert before == delivered, session  # exactly what the SDK had when the stream broke
+        assert marker.text.startswith("✂ cut here")
+        lost = args.find_element(By.CSS_SELECTOR, "del.lost").text
+        assert json.loads(delivered + lost) == {"city": "Paris", "unit": "celsius"}
 
 
 def sees_the_rule_on_the_refused_request(viewer: Viewer, story: Story, rule: str) -> None:
@@ -121,8 +124,10 @@ def moves_between_sessions_with_the_keyboard(viewer: Viewer, names: list[str | N
 def filters_sessions(viewer: Viewer, story: Story) -> None:
     find = viewer.driver.find_element(By.ID, "f-text")
     find.send_keys("-cut")
-    assert viewer.names() == [story.cut]
-    find.send_keys(Keys.BACKSPACE * len("-cut"))
+    assert viewer.names() == [story.cut, story.cut_responses, story.cut_anthropic]
+    find.send_keys("-a")
+    assert viewer.names() == [story.cut_anthropic]
+    find.send_keys(Keys.BACKSPACE * len("-cut-a"))
     Select(viewer.driver.find_element(By.ID, "f-status")).select_by_value("passing")
     assert story.loop in viewer.names() and story.refused not in viewer.names()
 
@@ -156,6 +161,7 @@ def test_static_report_shows_the_same_from_file(
     story = play(server, session)
     log = tmp_path / "requests.jsonl"
     entries = [e for s in story.sessions for e in log_of(server, s)]
+    assert len(story.delivered) == 3  # a cut on each wire
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
     out = tmp_path / "report.html"
     done = subprocess.run(

@@ -1,13 +1,14 @@
-"""One real run for the viewer to show: the official OpenAI SDK plays bundled scenarios
-against a real server — a tool loop (with hostile text in the user message), a stream cut
-inside a call's arguments, a history refused by a provider rule, a history that diverged.
-Used by the browser tests and by `make screenshots`."""
+"""One real run for the viewer to show: the official SDKs play bundled scenarios against a
+real server — a tool loop (with hostile text in the user message), a stream cut inside a
+call's arguments on each wire, a history refused by a provider rule, a history that
+diverged. Used by the browser tests and by `make screenshots`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import anthropic
 import openai
 import pytest
 
@@ -24,16 +25,17 @@ TOOLS: list[Any] = [
     }
 ]
 RESULT = "18 °C and sunny </script>"
+PARAMETERS = TOOLS[0]["function"]["parameters"]
 
 
 @dataclass
 class Story:
     """What the SDK side saw, to compare with what the viewer shows."""
 
-    base: str  # the sessions: BASE-loop, BASE-cut, BASE-refused, BASE-diverged
+    base: str  # the sessions are named BASE-loop, BASE-cut, …
     call_id: str = ""
-    cut_call_id: str = ""
-    cut_delivered: str = ""  # the arguments the SDK had accumulated when the stream broke
+    # session of a cut stream -> the arguments its SDK had received when the stream broke
+    delivered: dict[str, str] = field(default_factory=dict)
     refusal: str = ""  # the provider's text, as the SDK raised it
 
     @property
@@ -45,6 +47,14 @@ class Story:
         return f"{self.base}-cut"
 
     @property
+    def cut_responses(self) -> str:
+        return f"{self.base}-cut-responses"
+
+    @property
+    def cut_anthropic(self) -> str:
+        return f"{self.base}-cut-anthropic"
+
+    @property
     def refused(self) -> str:
         return f"{self.base}-refused"
 
@@ -54,7 +64,8 @@ class Story:
 
     @property
     def sessions(self) -> tuple[str, ...]:
-        return (self.loop, self.cut, self.refused, self.diverged)
+        cuts = (self.cut, self.cut_responses, self.cut_anthropic)
+        return (self.loop, *cuts, self.refused, self.diverged)
 
 
 def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
@@ -82,8 +93,8 @@ def answer_weather(server: ServerProcess, story: Story, messages: list[Any]) -> 
 
 
 def cut_stream(server: ServerProcess, story: Story) -> None:
-    """stream-cut: the stream breaks inside the call's arguments; the SDK's accumulator
-    says what arrived. Then the retry, served whole."""
+    """stream-cut on Chat Completions: the stream breaks inside the call's arguments; the
+    SDK's accumulator says what arrived. Then the retry, served whole."""
     messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
     with client(server, "stream-cut", story.cut) as c:
         with c.chat.completions.stream(model="m", messages=messages, tools=TOOLS) as stream:
@@ -91,8 +102,40 @@ def cut_stream(server: ServerProcess, story: Story) -> None:
                 for _ in stream:
                     pass
             call = stream.current_completion_snapshot.choices[0].message.tool_calls[0]  # type: ignore[index]
-        story.cut_call_id, story.cut_delivered = call.id, call.function.arguments
+        story.delivered[story.cut] = call.function.arguments
         c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
+
+
+def cut_other_wires(server: ServerProcess, story: Story) -> None:
+    """The same cut on Responses and on Anthropic Messages: what arrived is what each SDK's
+    stream events delivered of the arguments before it broke."""
+    tool = {"type": "function", "name": "get_weather", "parameters": PARAMETERS, "strict": False}
+    got = ""
+    with (
+        client(server, "stream-cut", story.cut_responses) as c,
+        c.responses.stream(model="m", input="Weather in Paris?", tools=[tool]) as stream,  # type: ignore[list-item]
+        pytest.raises(openai.APIConnectionError),
+    ):
+        for event in stream:
+            if event.type == "response.function_call_arguments.delta":
+                got += event.delta
+    story.delivered[story.cut_responses] = got
+    url = f"{server.url}/s/stream-cut/{story.cut_anthropic}"
+    got = ""
+    with (
+        anthropic.Anthropic(base_url=url, api_key="t", max_retries=0) as a,
+        a.messages.stream(
+            model="m",
+            max_tokens=100,
+            messages=[{"role": "user", "content": "Weather in Paris?"}],
+            tools=[{"name": "get_weather", "input_schema": PARAMETERS}],  # type: ignore[list-item]
+        ) as events,
+        pytest.raises(Exception, match="peer closed connection"),  # httpx's, let through
+    ):
+        for event in events:
+            if event.type == "input_json":
+                got += event.partial_json
+    story.delivered[story.cut_anthropic] = got
 
 
 def refuse(server: ServerProcess, story: Story) -> None:
@@ -126,13 +169,11 @@ def log_of(server: ServerProcess, session: str) -> list[dict[str, Any]]:
     return server.requests(session=session)
 
 
-# ---- what a person sees --------------------------------------------------------------
-
-
 def play(server: ServerProcess, base: str) -> Story:
     story = Story(base)
     answer_weather(server, story, ask_weather(server, story))
     cut_stream(server, story)
+    cut_other_wires(server, story)
     refuse(server, story)
     diverge(server, story)
     return story
@@ -141,6 +182,3 @@ def play(server: ServerProcess, base: str) -> Story:
 def rule_of(server: ServerProcess, story: Story) -> str:
     (entry,) = log_of(server, story.refused)
     return str(entry["violations"][0]["rule"])
-
-
-# ---- the tests -----------------------------------------------------------------------
