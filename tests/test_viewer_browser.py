@@ -184,6 +184,7 @@ def test_static_report_shows_the_same_from_file(
 
 SUITE = """
 import httpx
+import pytest
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
 
@@ -200,6 +201,10 @@ def test_answers_the_call(mockllm):
 def test_forgets_the_call(mockllm):
     ask(mockllm.url("weather-single"))
     mockllm.assert_all_tool_calls_answered()
+
+@pytest.mark.mockllm("name: broken\\nturns: [{reply: {txt: hi}}]\\n")
+def test_with_a_broken_scenario(mockllm):
+    pass
 """
 
 
@@ -208,15 +213,18 @@ def test_pytest_report_puts_the_failing_test_first_with_its_reason(
 ) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--mockllm-html=report.html")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["mockllm: wrote */report.html (2 tests, 3 model requests)"])
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["mockllm: wrote */report.html (3 tests, 3 model requests)"])
     viewer = Viewer(browser).open((pytester.path / "report.html").as_uri())
-    first, second = viewer.sessions()
+    first, second, third = viewer.sessions()
     assert first.text.startswith("test_suite.py::test_forgets_the_call\n✗ FAILED")
-    assert second.text.startswith("test_suite.py::test_answers_the_call\n✓ PASS")
+    assert second.text.startswith("test_suite.py::test_with_a_broken_scenario\n✗ ERROR")
+    assert third.text.startswith("test_suite.py::test_answers_the_call\n✓ PASS")
     # no click needed: the first failing test is open, with why and where
     detail = browser.find_element(By.ID, "detail")
     test = detail.find_element(By.CSS_SELECTOR, "section.test")
     assert "was never answered" in test.text and "turn 0" in test.text
     (row,) = detail.find_elements(By.CSS_SELECTOR, ".call-row")
     assert "unanswered" in row.find_element(By.CLASS_NAME, "result-side").text
+    broken = viewer.pick(str(second.get_attribute("data-session")))
+    assert "unknown key 'txt'" in broken.find_element(By.CSS_SELECTOR, "section.test").text

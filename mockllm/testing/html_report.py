@@ -28,9 +28,13 @@ class HtmlReport:
         self.entries: list[Mapping[str, Any]] = []
         self.outcomes: dict[str, dict[str, str]] = {}  # node id -> {outcome, message}
 
-    def collect(self, nodeid: str, session: str, entries: list[Mapping[str, Any]]) -> None:
-        """A test's session and its log entries, as its `mockllm` fixture ends."""
+    def begin(self, nodeid: str, session: str) -> None:
+        """A test's session, as its `mockllm` fixture starts (so a test whose set-up fails
+        is in the report too)."""
         self.sessions[nodeid] = session
+
+    def end(self, entries: list[Mapping[str, Any]]) -> None:
+        """The test's log entries, as its fixture ends."""
         self.entries.extend(entries)
 
     @pytest.hookimpl

@@ -130,12 +130,14 @@ def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) 
 @pytest.fixture
 def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[Session]:
     session = mockllm_client.session(_session_name(request.node))
+    report: HtmlReport | None = request.config.pluginmanager.get_plugin(_HTML_REPORT)
+    if report is not None:
+        report.begin(request.node.nodeid, session.name)
     session.reset()  # a rerun of the same test starts clean too
     _add_marker_scenarios(mockllm_client, request.node)
     yield session
-    report: HtmlReport | None = request.config.pluginmanager.get_plugin(_HTML_REPORT)
     if report is not None:
-        report.collect(request.node.nodeid, session.name, [e.raw for e in session.requests()])
+        report.end([e.raw for e in session.requests()])
     _fail_on_server_errors(session)
 
 
