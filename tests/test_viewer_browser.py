@@ -88,6 +88,14 @@ def sees_the_cut_at_its_place(viewer: Viewer, story: Story) -> None:
         assert json.loads(delivered + lost) == {"city": "Paris", "unit": "celsius"}
 
 
+def sees_the_unoffered_call_stand_out(viewer: Viewer, story: Story) -> None:
+    detail = viewer.pick(story.unoffered)
+    row = detail.find_element(By.CSS_SELECTOR, ".call-row")
+    assert "delete_file" in row.text and "⚠ not offered" in row.text
+    assert "problem" in str(row.get_attribute("class"))
+    assert "errors_fed_back" in detail.find_element(By.CSS_SELECTOR, "section.verdict").text
+
+
 def sees_the_rule_on_the_refused_request(viewer: Viewer, story: Story, rule: str) -> None:
     detail = viewer.pick(story.refused)
     article = detail.find_element(By.CSS_SELECTOR, "article.entry")
@@ -124,7 +132,7 @@ def moves_between_sessions_with_the_keyboard(viewer: Viewer, names: list[str | N
 def filters_sessions(viewer: Viewer, story: Story) -> None:
     find = viewer.driver.find_element(By.ID, "f-text")
     find.send_keys("-cut")
-    assert viewer.names() == [story.cut, story.cut_responses, story.cut_anthropic]
+    assert sorted(viewer.names()) == sorted([story.cut, story.cut_responses, story.cut_anthropic])
     find.send_keys("-a")
     assert viewer.names() == [story.cut_anthropic]
     find.send_keys(Keys.BACKSPACE * len("-cut-a"))
@@ -178,6 +186,7 @@ def test_static_report_shows_the_same_from_file(
     sees_the_cut_at_its_place(viewer, story)
     sees_the_rule_on_the_refused_request(viewer, story, rule_of(server, story))
     sees_the_divergence_as_a_diff(viewer, story)
+    sees_the_unoffered_call_stand_out(viewer, story)
     moves_between_sessions_with_the_keyboard(viewer, names)
     filters_sessions(viewer, story)
 

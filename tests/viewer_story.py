@@ -55,6 +55,10 @@ class Story:
         return f"{self.base}-cut-anthropic"
 
     @property
+    def unoffered(self) -> str:
+        return f"{self.base}-unoffered"
+
+    @property
     def refused(self) -> str:
         return f"{self.base}-refused"
 
@@ -65,7 +69,7 @@ class Story:
     @property
     def sessions(self) -> tuple[str, ...]:
         cuts = (self.cut, self.cut_responses, self.cut_anthropic)
-        return (self.loop, *cuts, self.refused, self.diverged)
+        return (self.loop, *cuts, self.unoffered, self.refused, self.diverged)
 
 
 def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
@@ -138,6 +142,19 @@ def cut_other_wires(server: ServerProcess, story: Story) -> None:
     story.delivered[story.cut_anthropic] = got
 
 
+def call_unoffered(server: ServerProcess, story: Story) -> None:
+    """hallucinated-tool: the model calls delete_file, which the request did not offer."""
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": PARAMETERS}}
+        for name in ("read_file", "search")
+    ]
+    with client(server, "hallucinated-tool", story.unoffered) as c:
+        reply = c.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "Tidy the notes."}], tools=tools
+        )
+    assert reply.choices[0].message.tool_calls[0].function.name == "delete_file"  # type: ignore[index, union-attr]
+
+
 def refuse(server: ServerProcess, story: Story) -> None:
     """A tool result for a call that was never made: strict validation refuses it."""
     messages = [
@@ -174,6 +191,7 @@ def play(server: ServerProcess, base: str) -> Story:
     answer_weather(server, story, ask_weather(server, story))
     cut_stream(server, story)
     cut_other_wires(server, story)
+    call_unoffered(server, story)
     refuse(server, story)
     diverge(server, story)
     return story
