@@ -81,7 +81,7 @@ def admin_router(
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
     async def ui(request: Request) -> Response:
-        """The live viewer: a page that reads `requests` and `verdict` above as they grow."""
+        """The live viewer: a page that reads `requests` and `verdicts` above as they grow."""
         return HTMLResponse(live_page(), headers=_UI_HEADERS)
 
     async def not_found(request: Request) -> Response:
