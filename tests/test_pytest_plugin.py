@@ -90,6 +90,8 @@ def test_parallel_workers_each_run_a_server_and_tests_see_only_their_own_request
     assert tests[0]["test"] == "test_parallel.py::test_a_wrong_assertion_shows_the_conversation"
     assert "2 model requests, expected exactly 1" in tests[0]["message"]
     assert {t["outcome"] for t in tests[1:]} == {"passed"}
+    passed = [t["test"] for t in tests[1:]]
+    assert passed == sorted(passed)  # not the order the workers finished in
     assert len(data["entries"]) == 2 + sum(i % 3 + 1 for i in range(20))
     assert {e["session"] for e in data["entries"]} == {t["session"] for t in tests}
 

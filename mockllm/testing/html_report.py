@@ -68,9 +68,13 @@ class HtmlReport:
             {"session": session, "test": nodeid, **self.outcomes.get(nodeid, _UNKNOWN)}
             for nodeid, session in self.sessions.items()
         ]
-        tests.sort(key=lambda t: -_WORSE[t["outcome"]])  # stable: failing first, else run order
+        # Failing first, then by test id: under xdist the order tests finish in is not the
+        # same from run to run, and the same results should make the same page.
+        tests.sort(key=lambda t: (-_WORSE[t["outcome"]], t["test"]))
+        place = {t["session"]: i for i, t in enumerate(tests)}
+        entries = sorted(self.entries, key=lambda e: (place.get(str(e["session"]), -1), e["seq"]))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(report_page(self.entries, tests, "mockllm: pytest run"), "utf-8")
+        self.path.write_text(report_page(entries, tests, "mockllm: pytest run"), "utf-8")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
