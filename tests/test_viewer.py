@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from mockllm.viewer.page import embed, report_page
 
@@ -43,12 +44,33 @@ def test_ui_is_a_read_only_html_page_with_a_strict_content_policy(server: Server
         assert refused.status_code == 404 and "no admin route" in refused.json()["error"]["message"]
 
 
-@pytest.mark.parametrize("text", HOSTILE)
+@given(st.text())
+@example("</script><!--")
+@settings(max_examples=300, deadline=None)
 def test_embedded_data_cannot_end_its_script_element_and_reads_back_the_same(text: str) -> None:
     data = {"entries": [{"seq": 1, "session": text, "request": {text: [text]}}]}
     out = embed(data)
     assert "<" not in out and ">" not in out and "\u2028" not in out and "\u2029" not in out
     assert json.loads(out) == data
+
+
+@given(st.lists(st.text(), min_size=1, max_size=4))
+@settings(max_examples=50, deadline=None)
+def test_a_report_of_any_strings_has_only_its_own_two_script_elements(texts: list[str]) -> None:
+    entries = [
+        {"seq": i, "session": t, "scenario": t, "conversation": [{"role": "user", "text": t}]}
+        for i, t in enumerate(texts, 1)
+    ]
+    page = report_page(
+        entries,
+        [
+            {"session": texts[0], "test": texts[-1], "outcome": "failed", "message": t}
+            for t in texts
+        ],
+        title=texts[0],
+    )
+    assert page.lower().count("</script") == 2 and page.lower().count("<script") == 2
+    assert embedded(page)["entries"] == entries
 
 
 def hostile_log(server: ServerProcess, chat: ChatFactory, session: str) -> list[dict[str, Any]]:
