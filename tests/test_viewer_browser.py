@@ -34,11 +34,12 @@ from .viewer_story import (
 pytest_plugins = ["pytester"]
 
 
+# Decided before any fixture: without a browser, no server is started for nothing.
+pytestmark = pytest.mark.skipif(missing() is not None, reason=str(missing()))
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    reason = missing()
-    if reason:
-        pytest.skip(reason)
     with chromium() as driver:
         yield driver
 
