@@ -72,10 +72,10 @@ def _difference(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> str 
 def _same_arguments(served: str, sent: str) -> bool:
     """Equal as JSON (clients re-encode: spacing, key order, Anthropic's `input` objects).
     Arguments that were not JSON cannot be compared once an SDK has parsed them."""
-    expected = _json(served)
-    if expected is _NOT_JSON:
+    if served == sent:  # the usual case: the client echoed the bytes it was given
         return True
-    return served == sent or expected == _json(sent)
+    expected = _json(served)
+    return expected is _NOT_JSON or expected == _json(sent)
 
 
 _NOT_JSON = object()
