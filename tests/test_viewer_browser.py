@@ -16,6 +16,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.ui import Select
 
+from mockllm.viewer.page import report_page
+
 from .browser import Viewer, chromium, missing
 from .support import ServerProcess
 from .viewer_story import (
@@ -238,3 +240,26 @@ def test_pytest_report_puts_the_failing_test_first_with_its_reason(
     assert "unanswered" in row.find_element(By.CLASS_NAME, "result-side").text
     broken = viewer.pick(str(second.get_attribute("data-session")))
     assert "unknown key 'txt'" in broken.find_element(By.CSS_SELECTOR, "section.test").text
+
+
+def test_sessions_named_like_javascript_builtins_are_sessions_like_any_other(
+    browser: WebDriver, tmp_path: Path
+) -> None:
+    names = ["constructor", "__proto__", "toString", "hasOwnProperty"]
+    entries = [
+        {
+            "seq": seq,
+            "session": name,
+            "scenario": name,
+            "conversation": [{"role": "user", "text": f"hello from {name}"}],
+            "response": {"status": 200, "text": "hi", "tool_calls": []},
+        }
+        for seq, name in enumerate(names, 1)
+    ]
+    page = tmp_path / "report.html"
+    page.write_text(report_page(entries), "utf-8")
+    viewer = Viewer(browser).open(page.as_uri())
+    assert viewer.names() == names
+    for name in names:
+        detail = viewer.pick(name)
+        assert f"hello from {name}" in detail.find_element(By.CSS_SELECTOR, ".msg.user").text

@@ -11,9 +11,9 @@
 
   var state = {
     entries: [], // in arrival order
-    index: {}, // seq -> position in entries (live)
-    verdicts: {},
-    tests: {},
+    index: map(), // seq -> position in entries (live)
+    verdicts: map(),
+    tests: map(),
     selected: null,
     shown: PAGE,
     filter: { text: "", scenario: "", status: "" },
@@ -38,6 +38,12 @@
       node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
     });
     return node;
+  }
+
+  // Keyed by logged strings: a session named "constructor" or "__proto__" must be a key
+  // like any other, so no map inherits from Object.prototype.
+  function map() {
+    return Object.create(null);
   }
 
   function badge(kind, text) {
@@ -76,7 +82,7 @@
   }
 
   function sessions() {
-    var byName = {};
+    var byName = map();
     var order = [];
     function get(name) {
       if (!byName[name]) {
@@ -133,7 +139,7 @@
 
   // call id -> the first tool result that answers it, and the request that carried it.
   function answers(entries) {
-    var found = {};
+    var found = map();
     entries.forEach(function (entry) {
       (entry.conversation || []).forEach(function (m) {
         (m.tool_results || []).forEach(function (r) {
@@ -145,7 +151,7 @@
   }
 
   function servedIds(entries) {
-    var ids = {};
+    var ids = map();
     entries.forEach(function (e) {
       ((e.response && e.response.tool_calls) || []).forEach(function (c) {
         ids[c.id] = true;
@@ -158,7 +164,7 @@
   // (docs/http-api.md). Returns {text, reasoning, args: [per call, undefined = never began]}.
   function delivered(body) {
     var out = { text: "", reasoning: "", args: [] };
-    var slot = {}; // output / block index -> call number
+    var slot = map(); // output / block index -> call number
     var calls = 0;
     function begin(key, initial) {
       slot[key] = calls;
@@ -271,7 +277,7 @@
 
   function renderScenarioOptions(all) {
     var select = document.getElementById("f-scenario");
-    var names = {};
+    var names = map();
     all.forEach(function (s) {
       s.scenarios.forEach(function (n) {
         names[n] = true;
@@ -693,7 +699,7 @@
   // history_diverged: the calls served at the first turn that differs, against what the
   // client sent back for that turn, as a line diff.
   function renderDivergence(entry, ctx) {
-    var served = {};
+    var served = map();
     ctx.entries.forEach(function (e) {
       if (
         e.seq < entry.seq &&
@@ -814,7 +820,7 @@
 
   // Open <details> and scroll survive a live re-render.
   function keepState(root) {
-    var open = {};
+    var open = map();
     Array.prototype.forEach.call(root.querySelectorAll("details[open]"), function (d) {
       open[d.getAttribute("data-key")] = true;
     });
@@ -927,7 +933,7 @@
         return r.json();
       })
       .then(function (fresh) {
-        var changed = {};
+        var changed = map();
         fresh.forEach(function (e) {
           var old = state.index[e.seq] === undefined ? null : state.entries[state.index[e.seq]];
           if (!old || JSON.stringify(old.response) !== JSON.stringify(e.response))
@@ -965,7 +971,9 @@
     (data.tests || []).forEach(function (t) {
       state.tests[t.session] = t;
     });
-    state.verdicts = data.verdicts || {};
+    Object.keys(data.verdicts || {}).forEach(function (name) {
+      state.verdicts[name] = data.verdicts[name];
+    });
     add(data.entries || []);
     if (fromHash()) state.selected = fromHash();
     wireFilters();
