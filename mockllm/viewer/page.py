@@ -16,15 +16,10 @@ from typing import Any
 from mockllm.log.records import Json
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 
-# What could end the data's <script> element early (`</script>`, `<!--`), and the two
-# characters that end a line in JavaScript but not in JSON.
-_UNSAFE = {
-    ord("<"): "\\u003c",
-    ord(">"): "\\u003e",
-    ord("&"): "\\u0026",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
+# What could end the data's <script> element early (`</script>`, `<!--`). ASCII-only JSON
+# already escapes the rest: U+2028 and U+2029 (line ends in older JavaScript) and lone
+# surrogates, which a client may send as `\ud800` and no UTF-8 file can hold.
+_UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 
 def live_page() -> str:
@@ -60,7 +55,8 @@ def report_page(
 
 
 def document(data: Mapping[str, Any]) -> str:
-    title = html.escape(str(data.get("title") or "mockllm"))
+    title = str(data.get("title") or "mockllm")  # a file name may hold undecodable bytes
+    title = html.escape(title.encode("utf-8", "replace").decode("utf-8"))
     status = "Live: connecting to the server…" if data.get("live") else "Static report"
     return _TEMPLATE.format(
         csp=csp(),
@@ -74,7 +70,7 @@ def document(data: Mapping[str, Any]) -> str:
 
 def embed(data: Any) -> str:
     """JSON that can sit inside <script type="application/json"> whatever its strings hold."""
-    return json.dumps(data, ensure_ascii=False).translate(_UNSAFE)
+    return json.dumps(data).translate(_UNSAFE)
 
 
 @cache
