@@ -103,6 +103,10 @@ def sees_the_rule_on_the_refused_request(viewer: Viewer, story: Story, rule: str
     detail = viewer.pick(story.refused)
     article = detail.find_element(By.CSS_SELECTOR, "article.entry")
     assert "status 400" in article.text
+    first = detail.find_element(By.CSS_SELECTOR, ".first-problem")
+    assert first.text == f"⚠ first problem request 1, turn 0: {rule}"
+    first.find_element(By.TAG_NAME, "button").click()
+    assert viewer.driver.switch_to.active_element.get_attribute("id") == article.get_attribute("id")
     violation = article.find_element(By.CSS_SELECTOR, ".findings.violation li")
     assert violation.find_element(By.CSS_SELECTOR, "code.rule").text == rule
     assert story.refusal in violation.text

@@ -331,6 +331,8 @@
       );
       return;
     }
+    var problem = firstProblem(s.entries);
+    if (problem) main.appendChild(renderFirstProblem(problem));
     var ctx = { answers: answers(s.entries), served: servedIds(s.entries), entries: s.entries };
     var list = el("ol", { class: "requests", "aria-label": "Requests" });
     s.entries.slice(0, state.shown).forEach(function (entry, i) {
@@ -352,6 +354,53 @@
       );
     }
     restoreState(main, keep);
+  }
+
+  // The first request that went wrong, and why in one word: where to start reading.
+  function firstProblem(entries) {
+    for (var i = 0; i < entries.length; i++) {
+      var why = problemOf(entries[i]);
+      if (why) return { entry: entries[i], number: i + 1, why: why };
+    }
+    return null;
+  }
+
+  function problemOf(e) {
+    var r = e.response || {};
+    if (e.server_error) return "mockllm raised an exception";
+    if ((e.violations || []).length) return e.violations[0].rule;
+    if ((e.expectation_failures || []).length) return e.expectation_failures[0].rule;
+    if (r.fault) return "fault " + r.fault.kind;
+    if ((r.status || 0) >= 400) return "status " + r.status + (r.error ? " " + r.error.kind : "");
+    return null;
+  }
+
+  function renderFirstProblem(problem) {
+    var e = problem.entry;
+    var turn = e.turn === null || e.turn === undefined ? "?" : e.turn;
+    var go = el("button", {
+      type: "button",
+      class: "link",
+      text: "request " + problem.number + ", turn " + turn,
+      onclick: function () {
+        if (problem.number > state.shown) {
+          state.shown = problem.number;
+          render();
+        }
+        var article = document.getElementById("req-" + e.seq);
+        if (article) {
+          article.scrollIntoView({ block: "start" });
+          article.focus();
+        }
+      },
+    });
+    return el("p", { class: "first-problem" }, [
+      badge("warn", "⚠ first problem"),
+      " ",
+      go,
+      ": ",
+      el("code", { class: "rule", text: problem.why }),
+    ]);
   }
 
   function renderTest(test) {
@@ -433,7 +482,11 @@
       "entry" +
       (status !== null && status >= 400 ? " error" : "") +
       (r && r.fault ? " faulted" : "");
-    return el("article", { class: cls, id: "req-" + entry.seq, "data-seq": entry.seq }, parts);
+    return el(
+      "article",
+      { class: cls, id: "req-" + entry.seq, "data-seq": entry.seq, tabindex: "-1" },
+      parts,
+    );
   }
 
   // The messages new in this request: those after the last assistant reply it carries.
