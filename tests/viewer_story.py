@@ -28,48 +28,34 @@ RESULT = "18 °C and sunny </script>"
 PARAMETERS = TOOLS[0]["function"]["parameters"]
 
 
+# The sessions of the run, each a part of the story: Story(base).cut is "BASE-cut".
+PARTS = ("loop", "cut", "cut_responses", "cut_anthropic", "unoffered", "refused", "diverged")
+
+
 @dataclass
 class Story:
     """What the SDK side saw, to compare with what the viewer shows."""
 
-    base: str  # the sessions are named BASE-loop, BASE-cut, …
+    base: str
     call_id: str = ""
     # session of a cut stream -> the arguments its SDK had received when the stream broke
     delivered: dict[str, str] = field(default_factory=dict)
     refusal: str = ""  # the provider's text, as the SDK raised it
+    loop: str = field(init=False)
+    cut: str = field(init=False)
+    cut_responses: str = field(init=False)
+    cut_anthropic: str = field(init=False)
+    unoffered: str = field(init=False)
+    refused: str = field(init=False)
+    diverged: str = field(init=False)
 
-    @property
-    def loop(self) -> str:
-        return f"{self.base}-loop"
-
-    @property
-    def cut(self) -> str:
-        return f"{self.base}-cut"
-
-    @property
-    def cut_responses(self) -> str:
-        return f"{self.base}-cut-responses"
-
-    @property
-    def cut_anthropic(self) -> str:
-        return f"{self.base}-cut-anthropic"
-
-    @property
-    def unoffered(self) -> str:
-        return f"{self.base}-unoffered"
-
-    @property
-    def refused(self) -> str:
-        return f"{self.base}-refused"
-
-    @property
-    def diverged(self) -> str:
-        return f"{self.base}-diverged"
+    def __post_init__(self) -> None:
+        for part in PARTS:
+            setattr(self, part, f"{self.base}-{part.replace('_', '-')}")
 
     @property
     def sessions(self) -> tuple[str, ...]:
-        cuts = (self.cut, self.cut_responses, self.cut_anthropic)
-        return (self.loop, *cuts, self.unoffered, self.refused, self.diverged)
+        return tuple(getattr(self, part) for part in PARTS)
 
 
 def client(server: ServerProcess, scenario: str, session: str) -> openai.OpenAI:
