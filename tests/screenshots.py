@@ -4,6 +4,7 @@ headless Chromium showing the live viewer and the static report."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -14,7 +15,7 @@ from mockllm.viewer.page import report_page
 
 from .browser import Viewer, chromium, missing
 from .support import ROOT, running_server
-from .viewer_story import log_of, play
+from .viewer_story import SUITE, log_of, play
 
 OUT = ROOT / "docs" / "img"
 
@@ -44,8 +45,19 @@ def main() -> int:
         report.write_text(report_page(entries, title="mockllm report: requests.jsonl"), "utf-8")
         viewer.open(report.as_uri()).pick(story.diverged)
         show(driver, ".divergence", str(OUT / "viewer-report-diverged.png"))
-        print(f"screenshots: wrote {', '.join([*shots, 'viewer-report-diverged.png'])} in {OUT}")
+        viewer.open(pytest_report(Path(tmp)).as_uri())
+        show(driver, "section.test", str(OUT / "viewer-pytest-report.png"))
+        taken = [*shots, "viewer-report-diverged.png", "viewer-pytest-report.png"]
+        print(f"screenshots: wrote {', '.join(taken)} in {OUT}")
     return 0
+
+
+def pytest_report(folder: Path) -> Path:
+    """Run a small suite with --mockllm-html, as a user would; its report."""
+    (folder / "test_suite.py").write_text(SUITE)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    subprocess.run([*command, "--mockllm-html=report.html", "test_suite.py"], cwd=folder)
+    return folder / "report.html"
 
 
 def show(driver: WebDriver, selector: str, path: str) -> None:

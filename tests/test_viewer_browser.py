@@ -23,6 +23,7 @@ from .support import ServerProcess
 from .viewer_story import (
     HOSTILE,
     RESULT,
+    SUITE,
     Story,
     answer_weather,
     ask_weather,
@@ -196,32 +197,6 @@ def test_static_report_shows_the_same_from_file(
     sees_the_unoffered_call_stand_out(viewer, story)
     moves_between_sessions_with_the_keyboard(viewer, names)
     filters_sessions(viewer, story)
-
-
-SUITE = """
-import httpx
-import pytest
-
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
-
-def ask(url, *messages):
-    body = {"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}, *messages], "tools": TOOLS}
-    return httpx.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]
-
-def test_answers_the_call(mockllm):
-    url = mockllm.url("weather-single")
-    call = ask(url)
-    ask(url, call, {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "18"})
-    mockllm.assert_all_tool_calls_answered()
-
-def test_forgets_the_call(mockllm):
-    ask(mockllm.url("weather-single"))
-    mockllm.assert_all_tool_calls_answered()
-
-@pytest.mark.mockllm("name: broken\\nturns: [{reply: {txt: hi}}]\\n")
-def test_with_a_broken_scenario(mockllm):
-    pass
-"""
 
 
 def test_pytest_report_puts_the_failing_test_first_with_its_reason(

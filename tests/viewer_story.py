@@ -186,3 +186,31 @@ def play(server: ServerProcess, base: str) -> Story:
 def rule_of(server: ServerProcess, story: Story) -> str:
     (entry,) = log_of(server, story.refused)
     return str(entry["violations"][0]["rule"])
+
+
+# A pytest suite for `--mockllm-html`: one test passes, one forgets to answer the call,
+# one has a broken scenario.
+SUITE = """
+import httpx
+import pytest
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+
+def ask(url, *messages):
+    body = {"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}, *messages], "tools": TOOLS}
+    return httpx.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]
+
+def test_answers_the_call(mockllm):
+    url = mockllm.url("weather-single")
+    call = ask(url)
+    ask(url, call, {"role": "tool", "tool_call_id": call["tool_calls"][0]["id"], "content": "18"})
+    mockllm.assert_all_tool_calls_answered()
+
+def test_forgets_the_call(mockllm):
+    ask(mockllm.url("weather-single"))
+    mockllm.assert_all_tool_calls_answered()
+
+@pytest.mark.mockllm("name: broken\\nturns: [{reply: {txt: hi}}]\\n")
+def test_with_a_broken_scenario(mockllm):
+    pass
+"""
