@@ -43,7 +43,9 @@ class Session:
         return f"<mockllm session {self.name!r} on {self.client.base_url}>"
 
     def url(self, scenario: str, api: Api = "openai") -> str:
-        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`."""
+        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`.
+        Raises ClientError when the server has no scenario of that name."""
+        __tracebackhide__ = True
         return self.client.url(scenario, self.name, api)
 
     def add_scenario(self, source: ScenarioSource) -> str:
@@ -62,10 +64,11 @@ class Session:
     def reset(self) -> int:
         return self.client.reset(self.name)
 
-    def transcript(self) -> str:
+    def transcript(self, full: bool = True) -> str:
+        """The session as failure messages show it; `full=False`: the last requests, shorter."""
         from mockllm.log.transcript import transcript
 
-        return transcript(self.requests(), self.name)
+        return transcript(self.requests(), self.name, full)
 
     def server_errors(self) -> list[LogEntry]:
         """Entries on which mockllm itself failed; each carries the server's traceback."""
