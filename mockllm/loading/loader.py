@@ -57,6 +57,19 @@ def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
     return scenarios
 
 
+def with_bundled(paths: Iterable[str | Path]) -> list[Scenario]:
+    """The bundled library plus these files; a scenario of yours replaces a bundled one of
+    the same name (how `mockllm serve --scenarios` and the pytest plugin both load)."""
+    own = load_paths(paths)
+    names = {s.name for s in own}
+    return [s for s in load_paths([BUNDLED]) if s.name not in names] + own
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The scenario files these paths name (folders searched recursively)."""
+    return _scenario_files(paths, [])
+
+
 def _load_file(file: Path) -> Scenario:
     """A file already checked in this exact form (see disk_cache) skips YAML and the
     schema; anything else is read and checked in full, and remembered when it passes."""

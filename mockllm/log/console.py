@@ -29,14 +29,15 @@ class Console:
         self.stream = stream
         self.colour = colour and log_format == "text"
         self._format = self._json if log_format == "json" else self._text
+        self._warned: set[str] = set()
 
     def __call__(self, entry: Entry) -> None:
-        self.stream.write(self._format(entry) + "\n")
-        self.stream.flush()
-
-    def warn(self, text: str) -> None:
-        line = f"mockllm: warning: {text}"
-        self.stream.write((self._paint(line, _YELLOW) if self.colour else line) + "\n")
+        line = self._format(entry) + "\n"
+        for note in entry.notes:  # a warning gets a line of its own, once
+            if note.startswith("warning: ") and note not in self._warned:
+                self._warned.add(note)
+                line += self._paint(f"mockllm: {note}", _YELLOW) + "\n"
+        self.stream.write(line)
         self.stream.flush()
 
     def _json(self, entry: Entry) -> str:
@@ -58,7 +59,7 @@ class Console:
             parts.append(self._paint(f"fault={f['fault']}", _YELLOW))
         if f["problem"]:
             parts.append(self._paint(f"! {_short(f['problem'])}", _RED))
-        if f["note"]:
+        if f["note"] and not f["note"].startswith("warning: "):
             parts.append(self._paint(f"note: {_short(f['note'])}", _DIM))
         return "  ".join(parts)
 
@@ -68,7 +69,16 @@ class Console:
 
 def line_fields(entry: Entry) -> dict[str, Any]:
     """What one console line says about a request (the JSON format's keys)."""
-    finding = (entry.violations or entry.expectation_failures or [None])[0]
+    findings = entry.violations or entry.expectation_failures
+    finding = findings[0] if findings else None
+    problem = f"{finding.rule}: {finding.message}" if finding is not None else None
+    if (
+        problem is None
+        and entry.error is not None
+        and entry.error["kind"] != "fault"
+        and not entry.notes
+    ):
+        problem = entry.error["message"]
     reply = entry.resolved.reply if entry.resolved is not None and entry.status == 200 else None
     return {
         "seq": entry.seq,
@@ -82,7 +92,7 @@ def line_fields(entry: Entry) -> dict[str, Any]:
         "finish": reply.finish if reply is not None else None,
         "error": entry.error["kind"] if entry.error else None,
         "fault": entry.fault["kind"] if entry.fault else None,
-        "problem": f"{finding.rule}: {finding.message}" if finding is not None else None,
+        "problem": problem,
         "note": entry.notes[0] if entry.notes else None,
         "duration_ms": entry.duration_ms,
     }

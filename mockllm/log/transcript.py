@@ -106,8 +106,8 @@ def _response(
             " (the ! above)" if repeated else f": {short(message, width)}"
         )
         return [f"     ← error {response.status} {error}{where}", *faulted, *notes]
-    said = f": {short(response.text, width)}" if response.text else ""
-    lines = [f"     ← assistant ({response.status}, {response.finish}){said}", *faulted]
+    text = f": {short(response.text, width)}" if response.text else ""
+    lines = [f"     ← assistant ({response.status}, {response.finish}){text}", *faulted]
     cut_note = " — cut by fault: the client never had it whole" if cut else ""
     calls = [f"       calls {call_text(c)}{cut_note}" for c in response.tool_calls]
     return lines + calls + notes

@@ -117,9 +117,11 @@ class MockLLM:
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
-        message += base_url_hint(scope, route)
-        error = RequestError(404, message, kind="route_not_found", code="route_not_found")
+        hint = base_url_hint(scope, route)
+        error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
+        if hint:
+            entry.note(hint.removeprefix(". "))
         scenario, session, _ = self._split(scope["path"])
         entry.scenario, entry.session = scenario, session or "default"
         reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)

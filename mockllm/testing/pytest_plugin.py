@@ -99,11 +99,11 @@ def mockllm_server(
 ) -> Iterator[RunningServer]:
     if pytestconfig.getoption("mockllm_url"):
         raise pytest.UsageError("mockllm_server: no server in this process with --mockllm-url")
-    from mockllm.loading.loader import BUNDLED
+    from mockllm.loading.loader import with_bundled
     from mockllm.testing.background import serve
 
     try:
-        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)], mockllm_server_options)
+        server = serve(with_bundled(_startup_scenarios(pytestconfig)), mockllm_server_options)
     except ScenarioError as e:
         problems = e.problems  # failed outside the `except`: said once, not chained
     else:
