@@ -151,8 +151,6 @@ def base_url_hint(scope: Scope, route: str) -> str:
             ". The Vercel AI SDK's @ai-sdk/anthropic appends /messages to its baseURL: give it "
             f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
         )
-    if route in ("chat/completions", "responses"):
-        return f". An OpenAI SDK's base URL ends in /v1: give it base_url={base + '/v1'!r}"
     return ""
 
 
