@@ -380,6 +380,9 @@ def _answer_line(entry: dict[str, Any]) -> str:
     turn = "" if entry.get("turn") is None else f" turn {entry['turn']}"
     mark = "!" if _refused(entry) else "·"
     message = str(error.get("message", "")).replace("\n", " ")
+    notes = response.get("notes") or []
+    if notes:  # advice (a wrong base URL): more use than the rest of the message
+        message = f"{message.split(';')[0]}. {notes[0]}"
     message = message if len(message) <= 160 else message[:159] + "…"
     status = response.get("status", "(no response)")
     return f"{mark} #{entry['seq']}{turn}: {status} {error.get('kind', '')}: {message}"

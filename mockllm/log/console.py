@@ -5,6 +5,7 @@ nothing at all with `--quiet`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -30,14 +31,34 @@ class Console:
         self.colour = colour and log_format == "text"
         self._format = self._json if log_format == "json" else self._text
         self._warned: set[str] = set()
+        self._flush_pending = False
+        self._ok = f"{_GREEN}200 " if self.colour else "200 "
+        self._end = f"{_RESET}\n" if self.colour else "\n"
 
     def __call__(self, entry: Entry) -> None:
-        line = self._format(entry) + "\n"
-        for note in entry.notes:  # a warning gets a line of its own, once
-            if note.startswith("warning: ") and note not in self._warned:
-                self._warned.add(note)
-                line += self._paint(f"mockllm: {note}", _YELLOW) + "\n"
+        if self._format == self._text and _plain(entry):  # the common case, cheaply
+            turn = entry.turn if entry.attempt == 1 else f"{entry.turn} attempt={entry.attempt}"
+            finish = entry.resolved.reply.finish if entry.resolved is not None else ""
+            line = (
+                f"#{entry.seq} {entry.method} {entry.path}  session={entry.session} "
+                f"scenario={entry.scenario} turn={turn}  {self._ok}{finish}{self._end}"
+            )
+        else:
+            line = self._format(entry) + "\n"
+            for note in entry.notes:  # a warning gets a line of its own, once
+                if note.startswith("warning: ") and note not in self._warned:
+                    self._warned.add(note)
+                    line += self._paint(f"mockllm: {note}", _YELLOW) + "\n"
         self.stream.write(line)
+        if not self._flush_pending:  # one flush per burst of requests, not one per line
+            self._flush_pending = True
+            try:
+                asyncio.get_running_loop().call_soon(self._flush)
+            except RuntimeError:  # no loop: called outside the server
+                self._flush()
+
+    def _flush(self) -> None:
+        self._flush_pending = False
         self.stream.flush()
 
     def _json(self, entry: Entry) -> str:
@@ -96,6 +117,15 @@ def line_fields(entry: Entry) -> dict[str, Any]:
         "note": entry.notes[0] if entry.notes else None,
         "duration_ms": entry.duration_ms,
     }
+
+
+def _plain(entry: Entry) -> bool:
+    """A 200 with nothing to add: no fault, finding or note."""
+    return (
+        entry.status == 200
+        and entry.turn is not None
+        and not (entry.fault or entry.violations or entry.expectation_failures or entry.notes)
+    )
 
 
 def _status_colour(status: int | None) -> str:

@@ -101,6 +101,8 @@ def _response(
     if response.error is not None:
         where = " (traceback in the entry's server_error)" if crashed else ""
         message = response.error.get("message", "")
+        if response.notes:  # they say what to do; the rest of the message only lists routes
+            message = message.split(";")[0]
         repeated = any(m and m in message for m in said)  # the "!" line above already says it
         error = f"{response.error.get('kind')}" + (
             " (the ! above)" if repeated else f": {short(message, width)}"
