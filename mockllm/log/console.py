@@ -11,7 +11,7 @@ import os
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from mockllm.log.journal import Entry
+    from mockllm.log.journal import LiveEntry
 
 LogFormat = Literal["text", "json"]
 
@@ -35,7 +35,7 @@ class Console:
         self._ok = f"{_GREEN}200 " if self.colour else "200 "
         self._end = f"{_RESET}\n" if self.colour else "\n"
 
-    def __call__(self, entry: Entry) -> None:
+    def __call__(self, entry: LiveEntry) -> None:
         if self._format == self._text and _plain(entry):  # the common case, cheaply
             turn = entry.turn if entry.attempt == 1 else f"{entry.turn} attempt={entry.attempt}"
             finish = entry.resolved.reply.finish if entry.resolved is not None else ""
@@ -61,10 +61,10 @@ class Console:
         self._flush_pending = False
         self.stream.flush()
 
-    def _json(self, entry: Entry) -> str:
+    def _json(self, entry: LiveEntry) -> str:
         return json.dumps(line_fields(entry), ensure_ascii=False)
 
-    def _text(self, entry: Entry) -> str:
+    def _text(self, entry: LiveEntry) -> str:
         f = line_fields(entry)
         where = f"session={f['session']} scenario={f['scenario']}"
         if f["turn"] is not None:
@@ -88,7 +88,7 @@ class Console:
         return f"{colour}{text}{_RESET}" if self.colour and colour else text
 
 
-def line_fields(entry: Entry) -> dict[str, Any]:
+def line_fields(entry: LiveEntry) -> dict[str, Any]:
     """What one console line says about a request (the JSON format's keys)."""
     findings = entry.violations or entry.expectation_failures
     finding = findings[0] if findings else None
@@ -119,7 +119,7 @@ def line_fields(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _plain(entry: Entry) -> bool:
+def _plain(entry: LiveEntry) -> bool:
     """A 200 with nothing to add: no fault, finding or note."""
     return (
         entry.status == 200
