@@ -23,8 +23,8 @@ def test_exhaustion_counts_the_replies_names_the_turns_and_both_fixes(
     with pytest.raises(openai.BadRequestError) as raised:
         client.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
     assert raised.value.message == (
-        "Error code: 400 - scenario 'hello' is exhausted: the request's history holds 1 assistant "
-        "reply, so it asks for turn 1, but the scenario has only turn 0. Add a turn to the "
+        "Error code: 400 - scenario 'hello' has no turn 1: the request's history holds 1 assistant "
+        "reply, so it asks for turn 1, and the scenario has only turn 0. Add a turn to the "
         "scenario, or set `repeat: true` on its last turn to answer every later request with it"
     )
     assert raised.value.response.headers["x-mockllm-rule"] == "scenario_exhausted"

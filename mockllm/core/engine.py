@@ -213,8 +213,8 @@ def exhausted_message(scenario: Scenario, index: int) -> str:
     turns = "turn 0" if count == 1 else f"turns 0-{count - 1}"
     replies = "assistant reply" if index == 1 else "assistant replies"
     return (
-        f"scenario {scenario.name!r} is exhausted: the request's history holds {index} "
-        f"{replies}, so it asks for turn {index}, but the scenario has only {turns}. "
+        f"scenario {scenario.name!r} has no turn {index}: the request's history holds {index} "
+        f"{replies}, so it asks for turn {index}, and the scenario has only {turns}. "
         f"Add a turn to the scenario, or set `repeat: true` on its last turn to answer every "
         "later request with it"
     )
