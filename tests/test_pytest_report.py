@@ -20,16 +20,16 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather",
 
 
 def ask(mockllm, scenario, question, result="sunny", rounds=3):
-    client = OpenAI(base_url=mockllm.url(scenario), api_key="test", max_retries=0)
-    messages = [{"role": "user", "content": question}]
-    for _ in range(rounds):
-        message = client.chat.completions.create(
-            model="m", messages=messages, tools=TOOLS).choices[0].message
-        messages.append(message)
-        if not message.tool_calls:
-            return message.content
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    with OpenAI(base_url=mockllm.url(scenario), api_key="test", max_retries=0) as client:
+        messages = [{"role": "user", "content": question}]
+        for _ in range(rounds):
+            message = client.chat.completions.create(
+                model="m", messages=messages, tools=TOOLS).choices[0].message
+            messages.append(message)
+            if not message.tool_calls:
+                return message.content
+            for call in message.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 """
 
 
