@@ -1,6 +1,6 @@
 """A client for a running mockllm server's admin routes — standard library only.
 
-`pip install mockllm-server` is all a CI job needs to read the log of a server started
+Installing mockllm is all a CI job needs to read the log of a server started
 elsewhere, so this speaks HTTP with urllib rather than pulling in an HTTP library.
 """
 
