@@ -18,7 +18,7 @@ import httpx
 import openai
 import pytest
 
-from .support import BUNDLED, running_server
+from .support import BUNDLED, ROOT, running_server
 
 USER = [{"role": "user", "content": "hi"}]
 UNANSWERED = [
@@ -83,6 +83,9 @@ def test_json_lines_for_machines_and_quiet_prints_none() -> None:
         (3, 404, "route_not_found"),
     ]
     assert records[0]["finish"] == "stop" and records[0]["turn"] == 0
+    doc = (ROOT / "docs" / "debugging.md").read_text()
+    listed = doc.split("with the\nkeys ", 1)[1].split(".", 1)[0]
+    assert set(records[0]) == set(re.findall(r"`(\w+)`", listed))  # as the docs list them
     assert records[1]["problem"].startswith("chat.tool_call_unanswered: An assistant message")
     with running_server("--quiet") as server:
         traffic(server.url)
