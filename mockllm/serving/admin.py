@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
 from mockllm.errors import ScenarioError
@@ -74,6 +74,17 @@ def admin_router(
             {name: verdict(name, found, int(max_calls)) for name, found in grouped.items()}
         )
 
+    async def transcript_of(request: Request) -> Response:
+        """The session as pytest shows it, for users of any language (text/plain)."""
+        from mockllm.log.records import LogEntry
+        from mockllm.log.transcript import transcript
+
+        q = request.query_params
+        session = q.get("session", "default")
+        entries = [LogEntry.from_json(e.to_json()) for e in journal.entries(session)]
+        text = transcript(entries, session, full=q.get("full", "1") != "0")
+        return PlainTextResponse(text + "\n")
+
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         reset_app(session)
@@ -97,6 +108,7 @@ def admin_router(
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
         Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
         Route("/_mockllm/ui", ui, methods=["GET"]),
+        Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)
