@@ -31,11 +31,13 @@ def test_tool_call_round_trip(chat: ChatFactory) -> None:
     assert choice.message.content is None
     (call,) = choice.message.tool_calls
     assert call.id.startswith("call_") and len(call.id) == 29
+    assert call.id == "call_ZndMmhAeHMnCQxgQWQY9ipfP"  # derived: the same on every run
     assert (call.function.name, json.loads(call.function.arguments)) == (
         "get_weather",
         {"city": "Paris"},
     )
     assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini"
+    assert first.id == "chatcmpl-YD1LxMVV4mxE6FP1Lie9iciEt5MFe"
 
     messages += [
         assistant_message(choice.message),
