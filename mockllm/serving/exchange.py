@@ -16,7 +16,14 @@ from typing import Any
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Engine, Resolved
 from mockllm.core.events import Event
-from mockllm.core.faults import Delivery, body_delivery, stream_delivery
+from mockllm.core.faults import (
+    Delivery,
+    answer_kind,
+    body_delivery,
+    counts_events,
+    first_byte_ms,
+    stream_delivery,
+)
 from mockllm.core.scenario import Fault, Reply, Scenario
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
@@ -161,21 +168,23 @@ class Exchanges:
     ) -> None:
         """Render the reply and send it as the fault (if any) has it delivered."""
         stream = parsed.conversation.stream
-        first_byte = fault.delay.first_byte_ms if fault and fault.delay else 0
-        if fault is not None and fault.http is not None:
+        kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+        if kind == "http_error":
+            assert fault is not None and fault.http is not None
             http = fault.http
-            await responder.error(
-                adapter.fault_error(http.status, http.type, http.message, http.code, http.headers),
-                first_byte,
+            refusal = adapter.fault_error(
+                http.status, http.type, http.message, http.code, http.headers
             )
+            await responder.error(refusal, first_byte)
             return
         error = _stream_error(adapter, fault)
-        if error is not None and not stream:  # without a stream, the same failure is an HTTP error
+        if kind == "stream_error":
+            assert error is not None
             await responder.error(error, first_byte)
             return
         rendered = self._render(adapter, resolved, parsed, stream)
         adapter.served(resolved, parsed)
-        if stream:
+        if kind == "stream":
             if fault is None:
                 delivery = Delivery([rendered.body])
             else:  # the in-band error frames exist only when a stream_error fault applies
@@ -184,11 +193,7 @@ class Exchanges:
         else:
             for note in rendered.notes:
                 responder.entry.note(note)
-            by_events = (
-                fault is not None
-                and fault.truncate is not None
-                and fault.truncate.after_events is not None
-            )
+            by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
             delivery = body_delivery(fault, rendered.body, resolved.reply, events)
         await responder.deliver(delivery, stream)
