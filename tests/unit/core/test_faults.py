@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from mockllm.core.events import Event
-from mockllm.core.faults import Delivery, body_delivery, stream_delivery
+from mockllm.core.faults import (
+    Delivery,
+    answer_kind,
+    body_delivery,
+    counts_events,
+    first_byte_ms,
+    stream_delivery,
+)
 from mockllm.core.scenario import (
     Delay,
     Fault,
@@ -263,3 +270,33 @@ def test_body_parts_without_a_cut_send_it_whole(fault: Fault) -> None:
     delivery = body_delivery(fault, OPENAI_BODY, CALLING)
     assert delivery.chunks == [OPENAI_BODY] and delivery.ending == "complete"
     assert (delivery.first_byte_ms, delivery.between_ms) == ((1, 2) if fault.delay else (0, 0))
+
+
+# --- the questions the exchange asks of a fault ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "streamed", "not_streamed"),
+    [
+        (None, "stream", "body"),
+        (Fault(http=HttpFault(429), stream_error=StreamError()), "http_error", "http_error"),
+        (Fault(stream_error=StreamError()), "stream", "stream_error"),
+        (Fault(truncate=Truncate(after_events=1)), "stream", "body"),
+        (Fault(stall=True), "stream", "body"),
+    ],
+    ids=["none", "http", "stream_error", "truncate", "stall"],
+)
+def test_answer_kind(fault: Fault | None, streamed: str, not_streamed: str) -> None:
+    assert (answer_kind(fault, True), answer_kind(fault, False)) == (streamed, not_streamed)
+
+
+def test_first_byte_ms() -> None:
+    assert first_byte_ms(None) == 0
+    assert first_byte_ms(Fault(stall=True)) == 0
+    assert first_byte_ms(Fault(delay=Delay(first_byte_ms=250, between_chunks_ms=9))) == 250
+
+
+def test_counts_events_only_for_a_cut_after_events() -> None:
+    assert counts_events(Fault(truncate=Truncate(after_events=2))) is True
+    for fault in (None, Fault(truncate=Truncate(after_bytes=2)), Fault(truncate=Truncate())):
+        assert counts_events(fault) is False
