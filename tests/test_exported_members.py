@@ -42,9 +42,9 @@ def test_dir_and_all_agree() -> None:
 
 def test_an_unknown_name_is_an_attribute_error_that_says_so() -> None:
     with pytest.raises(AttributeError, match=r"^module 'mockllm' has no attribute 'Clinet'$"):
-        mockllm.Clinet  # type: ignore[attr-defined]  # noqa: B018
+        mockllm.Clinet  # noqa: B018
     with pytest.raises(ImportError, match=r"cannot import name 'Clinet' from 'mockllm'"):
-        from mockllm import Clinet  # type: ignore[attr-defined]  # noqa: F401
+        from mockllm import Clinet  # noqa: F401
 
 
 def test_the_version_is_the_package_s() -> None:

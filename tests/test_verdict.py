@@ -4,6 +4,7 @@ shown failing for a harness that mishandles the protocol and passing for one tha
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +163,8 @@ def test_report_passes_a_clean_log_and_fails_a_dirty_one(
 
 
 def entry(
-    seq: int, calls: list[str] = (), history: list[dict[str, Any]] = (), **extra: Any
-) -> dict[str, Any]:  # type: ignore[assignment]
+    seq: int, calls: Sequence[str] = (), history: Sequence[dict[str, Any]] = (), **extra: Any
+) -> dict[str, Any]:
     response = {
         "status": 200,
         "tool_calls": [{"id": c, "name": "f", "arguments": "{}"} for c in calls],

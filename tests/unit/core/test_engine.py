@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from mockllm.core import engine as engine_module
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolResult
 from mockllm.core.engine import CHAOS_FAULTS, FIXED_CREATED, Answer, Engine, chaos_draw
 from mockllm.core.scenario import Chaos, Fault, HttpFault, Scenario, ValidationMode
@@ -202,6 +201,30 @@ def test_off_and_a_wire_without_ids_skip_the_divergence_check() -> None:
     assert answer(make_engine(), WEATHER, MANGLED).violations == []
 
 
+def test_past_the_script_only_exhaustion_is_reported() -> None:
+    """Divergence compares the turns the script has; what lies past them is exhaustion's."""
+    history = conv(Message("assistant", "Hello!"), Message("assistant", "again"))
+    result = answer(make_engine(), HELLO, history, call_id=call_id)
+    assert [f.rule for f in result.violations] == ["scenario_exhausted"]
+
+
+def test_a_turn_that_cannot_be_made_concrete_now_is_not_compared() -> None:
+    """Turn 0 generated its arguments from the tools offered then; a request that no longer
+    offers the tool cannot resolve it again, so there is nothing to compare against."""
+    generated = load_mapping(
+        {
+            "name": "gen",
+            "turns": [
+                {"reply": {"tool_calls": [{"name": "get_weather", "generate": "valid"}]}},
+                {"reply": {"text": "done"}},
+            ],
+        }
+    )
+    history = conv(called("call_mine"), answered(call="call_mine"), tools=())
+    result = answer(make_engine(generated), generated, history, call_id=call_id)
+    assert result.violations == [] and result.resolved is not None
+
+
 def test_a_rule_violation_is_the_answer_and_divergence_is_still_logged() -> None:
     result = answer(make_engine(), WEATHER, MANGLED, violations=BROKEN[:1], call_id=call_id)
     assert refused(result)[1] == "C1"
@@ -275,7 +298,7 @@ def test_generate_without_the_tool_offered_is_refused() -> None:
 def test_created_is_fixed_unless_real_time(monkeypatch: pytest.MonkeyPatch) -> None:
     fixed = answer(make_engine(), HELLO, conv()).resolved
     assert fixed is not None and fixed.created == FIXED_CREATED == 1735689600
-    monkeypatch.setattr(engine_module.time, "time", lambda: 1767225600.9)
+    monkeypatch.setattr("mockllm.core.engine.time.time", lambda: 1767225600.9)
     real = answer(make_engine(real_time=True), HELLO, conv()).resolved
     assert real is not None and real.created == 1767225600
 

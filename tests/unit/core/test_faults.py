@@ -99,8 +99,8 @@ def test_stream_error_without_error_frames_falls_through_to_the_other_parts() ->
 
 @pytest.mark.parametrize("disconnect", ["close", "reset"])
 def test_truncate_after_bytes_cuts_the_joined_stream_into_one_chunk(disconnect: str) -> None:
-    fault = Fault(truncate=Truncate(after_bytes=13), disconnect=disconnect)  # type: ignore[arg-type]
-    assert stream(fault) == Delivery([b"head|text|cal"], disconnect)  # type: ignore[arg-type]
+    fault = Fault(truncate=Truncate(after_bytes=13), disconnect=disconnect)
+    assert stream(fault) == Delivery([b"head|text|cal"], disconnect)
 
 
 def test_truncate_after_events() -> None:

@@ -33,7 +33,7 @@ def opened(log: Journal, session: str, scenario: str = "hello") -> LiveEntry:
 
 
 def seqs(log: Journal, **filters: object) -> list[int]:
-    return [e.seq for e in log.entries(**filters)]  # type: ignore[arg-type]
+    return [e.seq for e in log.entries(**filters)]
 
 
 def test_seq_counts_from_one_without_gaps_and_never_repeats_after_clear() -> None:
