@@ -126,6 +126,32 @@ def test_close_writes_one_jsonl_line_once_and_the_file_keeps_all(tmp_path: Path)
     assert len(path.read_text().splitlines()) == 2 and seqs(log) == [3]
 
 
+def test_a_closed_entry_drops_a_conversation_it_can_parse_again() -> None:
+    """Memory: the body is kept anyway, so the parsed history need not outlive the request."""
+    log = journal()
+    kept, dropped = opened(log, "a"), opened(log, "a")
+    conversation = Conversation("m", (Message("user", "Paris?", at="messages[0]"),))
+    bodies: list[bytes] = []
+
+    def reparse(body: bytes) -> Conversation:
+        bodies.append(body)
+        return Conversation("m", (Message("user", body.decode(), at="messages[0]"),))
+
+    for entry in (kept, dropped):
+        entry.conversation, entry.body = conversation, b"again"
+    dropped.reparse = reparse
+    log.close(kept)
+    log.close(dropped)
+    assert kept.conversation is conversation and dropped.conversation is None
+    assert kept.to_json()["conversation"] == [
+        {"role": "user", "at": "messages[0]", "text": "Paris?"}
+    ]
+    assert dropped.to_json()["conversation"] == [
+        {"role": "user", "at": "messages[0]", "text": "again"}
+    ]
+    assert bodies == [b"again"]  # parsed again only when read
+
+
 def test_the_file_is_appended_to(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     path.write_text('{"seq": 0}\n')
