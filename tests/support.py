@@ -145,7 +145,7 @@ def sample_text(match: TextMatch | None, default: str) -> str:
     return match.value
 
 
-TOOL_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOL_PARAMETERS: dict[str, object] = {"type": "object", "properties": {"city": {"type": "string"}}}
 
 
 def assistant_message(message: Any) -> dict[str, Any]:

@@ -37,12 +37,12 @@ UNANSWERED = [
 def traffic(url: str) -> None:
     """A served reply, a strict-rule refusal, an exhausted scenario and a wrong base URL."""
     chat = openai.OpenAI(base_url=f"{url}/s/hello/c1/v1", api_key="k", max_retries=0)
-    chat.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+    chat.chat.completions.create(model="m", messages=USER)
     with pytest.raises(openai.BadRequestError):
-        chat.chat.completions.create(model="m", messages=UNANSWERED)  # type: ignore[arg-type]
+        chat.chat.completions.create(model="m", messages=UNANSWERED)
     wrong = anthropic.Anthropic(base_url=f"{url}/s/hello/c1/v1", api_key="k", max_retries=0)
     with pytest.raises(anthropic.NotFoundError):  # session "c1", then /v1/v1/messages
-        wrong.messages.create(model="m", max_tokens=5, messages=USER)  # type: ignore[arg-type]
+        wrong.messages.create(model="m", max_tokens=5, messages=USER)
 
 
 def test_one_text_line_per_request_unknown_routes_included() -> None:
