@@ -79,13 +79,13 @@ class Viewer:
         wait = WebDriverWait(
             self.driver, timeout, 0.05, ignored_exceptions=[StaleElementReferenceException]
         )
-        return wait.until(until)  # type: ignore[arg-type]
+        return wait.until(until)
 
     def sessions(self) -> list[WebElement]:
         return self.driver.find_elements(By.CSS_SELECTOR, "#sessions button")
 
-    def names(self) -> list[str | None]:
-        return [b.get_attribute("data-session") for b in self.sessions()]
+    def names(self) -> list[str]:
+        return [str(b.get_attribute("data-session")) for b in self.sessions()]
 
     def pick(self, session: str) -> WebElement:
         """Click the session in the list; the open session's view."""

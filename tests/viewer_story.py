@@ -70,7 +70,7 @@ def ask_weather(server: ServerProcess, story: Story, session: str = "") -> list[
     ]
     with client(server, "weather-single", session or story.loop) as c:
         reply = c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-    call = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
+    call = reply.choices[0].message.tool_calls[0]
     story.call_id = call.id
     return [*messages, assistant_message(reply.choices[0].message)]
 
@@ -91,7 +91,7 @@ def cut_stream(server: ServerProcess, story: Story) -> None:
             with pytest.raises(openai.APIConnectionError):
                 for _ in stream:
                     pass
-            call = stream.current_completion_snapshot.choices[0].message.tool_calls[0]  # type: ignore[index]
+            call = stream.current_completion_snapshot.choices[0].message.tool_calls[0]
         story.delivered[story.cut] = call.function.arguments
         c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
 
@@ -103,7 +103,7 @@ def cut_other_wires(server: ServerProcess, story: Story) -> None:
     got = ""
     with (
         client(server, "stream-cut", story.cut_responses) as c,
-        c.responses.stream(model="m", input="Weather in Paris?", tools=[tool]) as stream,  # type: ignore[list-item]
+        c.responses.stream(model="m", input="Weather in Paris?", tools=[tool]) as stream,
         pytest.raises(openai.APIConnectionError),
     ):
         for event in stream:
@@ -118,13 +118,13 @@ def cut_other_wires(server: ServerProcess, story: Story) -> None:
             model="m",
             max_tokens=100,
             messages=[{"role": "user", "content": "Weather in Paris?"}],
-            tools=[{"name": "get_weather", "input_schema": PARAMETERS}],  # type: ignore[list-item]
+            tools=[{"name": "get_weather", "input_schema": PARAMETERS}],
         ) as events,
         pytest.raises(Exception, match="peer closed connection"),  # httpx's, let through
     ):
-        for event in events:
-            if event.type == "input_json":
-                got += event.partial_json
+        for part in events:
+            if part.type == "input_json":
+                got += part.partial_json
     story.delivered[story.cut_anthropic] = got
 
 
@@ -138,7 +138,7 @@ def call_unoffered(server: ServerProcess, story: Story) -> None:
         reply = c.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "Tidy the notes."}], tools=tools
         )
-    assert reply.choices[0].message.tool_calls[0].function.name == "delete_file"  # type: ignore[index, union-attr]
+    assert reply.choices[0].message.tool_calls[0].function.name == "delete_file"
 
 
 def refuse(server: ServerProcess, story: Story) -> None:
@@ -152,7 +152,7 @@ def refuse(server: ServerProcess, story: Story) -> None:
         pytest.raises(openai.BadRequestError) as e,
     ):
         c.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-    story.refusal = e.value.body["message"]  # type: ignore[index]
+    story.refusal = e.value.body["message"]
 
 
 def diverge(server: ServerProcess, story: Story) -> None:
