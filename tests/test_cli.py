@@ -65,7 +65,8 @@ def test_serve_port_zero_prints_and_writes_the_real_url() -> None:
         assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
         assert httpx.get(f"{server.url}/_mockllm/health").json()["status"] == "ok"
         server.process.terminate()
-        out, _ = server.process.communicate(timeout=10)
+        server.process.wait(10)
+        out = server.console.read_text()
     assert f"scenarios on {server.url}\n" in out
     assert f'OpenAI(base_url="{server.url}/s/SCENARIO/v1"' in out
 
