@@ -128,7 +128,7 @@ def _expect(conv: Conversation, previous: int, clean: Redact) -> dict[str, Any]:
         out["tools"] = list(dict.fromkeys(conv.tool_names))
     user = _new_user_text(conv)
     lines = [line.strip() for line in (user or "").splitlines() if line.strip()]
-    snippet = clean(lines[0][:SNIPPET]) if lines else ""
+    snippet = clean(lines[0][:SNIPPET]).strip() if lines else ""
     if snippet.strip():
         out["user"] = {"contains": snippet}
     last = conv.last_assistant

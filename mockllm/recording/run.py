@@ -64,6 +64,8 @@ def record(
     )
     try:
         Server(config, lambda: announce(url, banner, ready_file)).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it has handled: the stop was a clean one
     finally:
         sock.close()
     for name in sorted(sessions.sessions):

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+_UNICODE_BREAKS = "\x85\u2028\u2029"  # line breaks to YAML, ordinary characters to JSON
 FOLD_AT = 80  # longer one-line texts are folded over several lines
 
 
@@ -19,7 +20,9 @@ def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     """Lines as a literal block, a long line folded; PyYAML quotes instead where a block
     could not say the text exactly (trailing spaces, control characters)."""
     style = None
-    if "\n" in value.strip("\n"):
+    if any(c in value for c in _UNICODE_BREAKS):
+        style = '"'  # the one style that escapes them: any other would turn them into \n
+    elif "\n" in value.strip("\n"):
         style = "|"
     elif len(value) > FOLD_AT and " " in value:
         style = ">"
@@ -46,4 +49,5 @@ def block(value: Any, indent: int = 0) -> str:
 def comment(text: str, indent: int = 0) -> str:
     """`text` as comment lines (one per line of text)."""
     pad = " " * indent
-    return "".join(f"{pad}# {line}".rstrip() + "\n" for line in text.splitlines())
+    shown = "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text)
+    return "".join(f"{pad}# {line}".rstrip() + "\n" for line in shown.split("\n"))
