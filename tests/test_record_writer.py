@@ -157,7 +157,7 @@ def test_sse_frames_do_not_depend_on_how_the_bytes_were_chunked(
         for name, data in frames
     ).encode()
     points = sorted({c % (len(raw) + 1) for c in cuts})
-    pieces = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)])]
+    pieces = [raw[a:b] for a, b in zip([0, *points], [*points, len(raw)], strict=True)]
     parser = SseFrames()
     got = [frame for piece in pieces for frame in parser.feed(piece)]
     assert got == frames
