@@ -357,3 +357,39 @@ def test_ctrl_c_finishes_the_exchange_in_flight_then_names_every_file(
     (scenario,) = load_paths([path])
     assert scenario.turns[0].reply.text == text
     assert mockllm_cli("validate", str(out)).stdout == "ok: 1 scenario(s)\n"
+
+
+# --- what is only forwarded ------------------------------------------------------------------
+
+
+def test_other_routes_are_forwarded_unchanged_and_not_recorded(
+    server: ServerProcess, recorder: Recorder, session: str
+) -> None:
+    through = recorder.server.http.get(f"/s/hello/{session}/v1/models")
+    direct = server.http.get(f"/s/hello/{session}/v1/models")
+    assert (through.status_code, through.content) == (200, direct.content)
+    assert f"GET /s/hello/{session}/v1/models  200  not recorded: not a model route" in (
+        recorder.server.console.read_text()
+    )
+    assert not list(recorder.out.glob(f"*{session}*"))
+
+
+def test_an_unreachable_upstream_is_a_502_in_the_provider_s_shape_and_not_recorded(
+    tmp_path: Path, session: str
+) -> None:
+    out = tmp_path / "out"
+    with running_command("record", "--upstream", "http://127.0.0.1:9", "--out", str(out)) as rec:
+        client = anthropic.Anthropic(
+            base_url=f"{rec.url}/s/hello/{session}", api_key="test", max_retries=0
+        )
+        with pytest.raises(anthropic.APIStatusError, match="did not answer") as caught:
+            client.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=10,
+                messages=[{"role": "user", "content": "hi"}],
+            )
+        client.close()
+        assert caught.value.status_code == 502
+        assert caught.value.body["type"] == "error"  # type: ignore[index]
+        assert "not recorded: the upstream did not answer" in rec.console.read_text()
+    assert not out.exists()
