@@ -64,7 +64,7 @@ def running_server(
 
 
 @contextmanager
-def running_command(command: str, *args: str) -> Iterator[ServerProcess]:
+def running_command(command: str, *args: str, cwd: Path | None = None) -> Iterator[ServerProcess]:
     """Start `python -m mockllm COMMAND --port 0 ...` (serve, record) and wait until it
     listens; its console goes to a file (`console`), so a chatty one never blocks on a pipe."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,6 +77,7 @@ def running_command(command: str, *args: str) -> Iterator[ServerProcess]:
                 stderr=subprocess.STDOUT,
                 text=True,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                cwd=cwd,
             )
         server = None
         try:

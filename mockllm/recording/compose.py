@@ -31,6 +31,7 @@ class Meta:
     name: str
     upstream: str  # without credentials or query
     date: str  # UTC, YYYY-MM-DD
+    path: str = "THIS_FILE"  # where it is written
 
 
 @dataclass
@@ -59,7 +60,7 @@ def scenario_text(meta: Meta, attempts: list[Attempt], redact: Redact, clean: Re
     head = comment(
         f"Recorded by `mockllm record` from {meta.upstream} on {meta.date} (UTC).\n"
         f"API: {', '.join(apis)}; model: {', '.join(models)}.\n"
-        "Replay: mockllm serve --scenarios THIS_FILE; ids and timestamps are mockllm's own.\n"
+        f"Replay: mockllm serve --scenarios {meta.path} (ids and timestamps are mockllm's).\n"
         "The expect: entries were derived from the requests: loosen or delete them freely."
     )
     top: dict[str, Any] = {

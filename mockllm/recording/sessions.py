@@ -86,7 +86,8 @@ class Sessions:
         done = [a for a in session.attempts if a.done]
         if not done:
             return path
-        meta = Meta(session.name, self.upstream, time.strftime("%Y-%m-%d", time.gmtime()))
+        date = time.strftime("%Y-%m-%d", time.gmtime())
+        meta = Meta(session.name, self.upstream, date, str(path))
         text = scenario_text(meta, done, self.redactor, self.redactor.clean_prefix)
         self.out.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
