@@ -107,8 +107,26 @@ class Recorder:
         attempt, why = self._begin(adapter, body, name) if adapter else (None, "not a model route")
         url = self._url(scenario, session, route, scope.get("query_string", b""))
         forwarded = [(k, v) for k, v in headers if k.lower() not in _REQUEST_DROP]
-        start = time.monotonic()
-        relay = asyncio.ensure_future(self._relay(method, url, forwarded, body, send, attempt))
+        start, status = time.monotonic(), 0
+        try:
+            status = await self._forward(method, url, forwarded, body, receive, send, attempt)
+        finally:  # also when Ctrl-C's grace runs out: what arrived is kept
+            line = f"{seq:>4} {method} {path}"
+            self._settle(line, name, attempt, why, status, time.monotonic() - start)
+
+    async def _forward(
+        self,
+        method: str,
+        url: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        attempt: Attempt | None,
+    ) -> int:
+        """Relay the exchange while watching for the client to hang up; the status sent, or 0
+        when the client left first."""
+        relay = asyncio.ensure_future(self._relay(method, url, headers, body, send, attempt))
         watch = asyncio.ensure_future(_hang_up(receive))
         try:
             await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
@@ -118,10 +136,14 @@ class Recorder:
                 relay.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await relay
-        status = relay.result() if not relay.cancelled() else 0
-        line = f"{seq:>4} {method} {path}"
+        return 0 if relay.cancelled() else relay.result()
+
+    def _settle(
+        self, line: str, name: str, attempt: Attempt | None, why: str, status: int, seconds: float
+    ) -> None:
+        """Keep the attempt (the file is rewritten) and print the exchange's console line."""
         if attempt is not None and attempt.status == 0:
-            if relay.cancelled():  # the client gave up before the upstream answered at all
+            if status == 0:  # the client gave up before the upstream answered at all
                 attempt.ending = "hung_up"
             else:
                 self.sessions.discard(name, attempt)
@@ -129,7 +151,7 @@ class Recorder:
         if attempt is None:
             self.say(f"{line}  {status}  not recorded: {why}")
             return
-        attempt.seconds = time.monotonic() - start
+        attempt.seconds = seconds
         written = self.sessions.finish(name, attempt)
         if attempt.outcome == "served":  # for requests that refer back to it
             attempt.adapter.recorded(attempt.parsed, attempt.heard)

@@ -52,20 +52,20 @@ class Sessions:
 
     def finish(self, name: str, attempt: Attempt) -> Path:
         """The attempt is over: keep it and rewrite the session's file."""
-        session = self.sessions[name]
         attempt.done = True
-        session.in_flight -= 1
-        if session.in_flight == 0:
-            session.idle.set()
-        return self.write(session)
+        return self.write(self._settled(name))
 
     def discard(self, name: str, attempt: Attempt) -> None:
         """Forget an attempt the upstream never answered (unreachable): not the model's doing."""
+        self._settled(name).attempts.remove(attempt)
+
+    def _settled(self, name: str) -> Session:
+        """One exchange of the session is over; the session, idle when it was the last."""
         session = self.sessions[name]
-        session.attempts.remove(attempt)
         session.in_flight -= 1
         if session.in_flight == 0:
             session.idle.set()
+        return session
 
     async def end(self, name: str) -> Session | None:
         """Wait for the session's exchanges in flight; its file is then complete."""
