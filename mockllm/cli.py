@@ -64,13 +64,26 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _listening(p: argparse.ArgumentParser) -> None:
+    """The options of every command that listens: serve and record."""
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
+    )
+    p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
+    p.add_argument(
+        "--max-body",
+        type=_size,
+        default=DEFAULTS.max_body,
+        metavar="BYTES",
+        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
+    )
+
+
 def _serve_parser(sub: Any) -> None:
     d = DEFAULTS
     s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
-    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
-    )
+    _listening(s)
     s.add_argument(
         "--scenarios",
         nargs="+",
@@ -106,13 +119,6 @@ def _serve_parser(sub: Any) -> None:
         help="response bytes kept per log entry (default %(default)s)",
     )
     s.add_argument(
-        "--max-body",
-        type=_size,
-        default=d.max_body,
-        metavar="BYTES",
-        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
-    )
-    s.add_argument(
         "--chaos",
         type=_chaos,
         metavar="KIND=RATE,...",
@@ -127,7 +133,6 @@ def _serve_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="longest a stall fault holds a connection (default %(default)s)",
     )
-    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.set_defaults(run=_serve)
 
@@ -187,10 +192,7 @@ def _record_parser(sub: Any) -> None:
         metavar="DIR",
         help="where scenario files go (default %(default)s)",
     )
-    r.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    r.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
-    )
+    _listening(r)
     r.add_argument(
         "--redact",
         action="append",
@@ -199,14 +201,6 @@ def _record_parser(sub: Any) -> None:
         help="mask text matching REGEX in everything written (repeatable); credentials from "
         "request headers are never written",
     )
-    r.add_argument(
-        "--max-body",
-        type=_size,
-        default=DEFAULTS.max_body,
-        metavar="BYTES",
-        help="largest request body accepted (default 10MB)",
-    )
-    r.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     r.set_defaults(run=_record)
 
 

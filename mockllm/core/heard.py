@@ -7,6 +7,7 @@ body or, event by event, from a stream; `reply()` turns it into the scenario's `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from mockllm.core.scenario import Finish, Reply, ScriptedCall, Usage
 
@@ -44,6 +45,21 @@ class Heard:
     def drop(self, what: str) -> None:
         if what not in self.dropped:
             self.dropped.append(what)
+
+    def read_usage(
+        self,
+        usage: Any,
+        input_key: str | None = "input_tokens",
+        output_key: str | None = "output_tokens",
+    ) -> None:
+        """Token counts from a wire's usage object, where it gives them (a key of None: this
+        object's count of that kind is not the final one)."""
+        if not isinstance(usage, dict):
+            return
+        if input_key is not None and isinstance(usage.get(input_key), int):
+            self.input_tokens = usage[input_key]
+        if output_key is not None and isinstance(usage.get(output_key), int):
+            self.output_tokens = usage[output_key]
 
     def size(self) -> int:
         """How much content arrived: what a cut is measured by."""

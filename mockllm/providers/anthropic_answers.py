@@ -38,18 +38,14 @@ class MessagesAnswers(Answers):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 heard.calls[-1].arguments = compact(block.get("input", {}))
         self._stop(data.get("stop_reason"))
-        self._usage(data.get("usage"))
+        heard.read_usage(data.get("usage"))
 
-    def event(self, name: str | None, data: str) -> None:
-        payload = json.loads(data)
-        if not isinstance(payload, dict):
-            return
-        kind = payload.get("type") or name
+    def on(self, kind: str | None, payload: dict[str, Any]) -> None:
         heard = self.heard
         if kind == "message_start":
             message = payload.get("message") or {}
             heard.response_id, heard.model = message.get("id"), message.get("model")
-            self._usage(message.get("usage"), output=False)
+            heard.read_usage(message.get("usage"), output_key=None)  # output: 1 so far
         elif kind == "content_block_start":
             self._blocks[payload.get("index", -1)] = self._block(payload.get("content_block"))
         elif kind == "content_block_delta":
@@ -60,7 +56,7 @@ class MessagesAnswers(Answers):
                 block.arguments = "{}"  # no input fragments: the API's empty input
         elif kind == "message_delta":
             self._stop((payload.get("delta") or {}).get("stop_reason"))
-            self._usage(payload.get("usage"), input=False)
+            heard.read_usage(payload.get("usage"), input_key=None)
         elif kind == "message_stop":
             heard.complete = True
         elif kind == "error":
@@ -109,11 +105,3 @@ class MessagesAnswers(Answers):
         if finish is None:
             self.heard.drop(f"stop_reason {reason!r} (kept as the default)")
         self.heard.finish = finish
-
-    def _usage(self, usage: Any, input: bool = True, output: bool = True) -> None:
-        if not isinstance(usage, dict):
-            return
-        if input and isinstance(usage.get("input_tokens"), int):
-            self.heard.input_tokens = usage["input_tokens"]
-        if output and isinstance(usage.get("output_tokens"), int):
-            self.heard.output_tokens = usage["output_tokens"]

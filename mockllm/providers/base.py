@@ -40,9 +40,16 @@ class Answers(ABC):
     def body(self, data: Any) -> None:
         """A complete non-streamed answer (its parsed JSON body)."""
 
-    @abstractmethod
     def event(self, name: str | None, data: str) -> None:
-        """One SSE frame of a streamed answer: its event name (if any) and its data text."""
+        """One SSE frame of a streamed answer: its event name (if any) and its data text. By
+        default its JSON object goes to `on`, typed by its own `type`, else the event name."""
+        payload = json.loads(data)
+        if isinstance(payload, dict):
+            kind = payload.get("type")
+            self.on(kind if isinstance(kind, str) else name, payload)
+
+    def on(self, kind: str | None, payload: dict[str, Any]) -> None:  # noqa: B027 (optional)
+        """One event's JSON object, for wires whose every frame is one."""
 
     @abstractmethod
     def error(self, data: Any) -> HeardError:

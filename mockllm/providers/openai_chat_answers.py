@@ -61,7 +61,7 @@ class ChatAnswers(Answers):
                 )
             self._extras(message)
             self._finish(choices[0].get("finish_reason"))
-        self._usage(data.get("usage"))
+        self.heard.read_usage(data.get("usage"), "prompt_tokens", "completion_tokens")
 
     def event(self, name: str | None, data: str) -> None:
         heard = self.heard
@@ -75,7 +75,7 @@ class ChatAnswers(Answers):
             heard.error = openai_error(chunk)
             return
         heard.model = _str(chunk.get("model")) or heard.model
-        self._usage(chunk.get("usage"))
+        heard.read_usage(chunk.get("usage"), "prompt_tokens", "completion_tokens")
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
                 heard.drop("choices beyond the first (n > 1)")
@@ -119,8 +119,3 @@ class ChatAnswers(Answers):
         if finish is None:
             self.heard.drop(f"finish_reason {reason!r} (kept as the default)")
         self.heard.finish = finish
-
-    def _usage(self, usage: Any) -> None:
-        if isinstance(usage, dict):
-            self.heard.input_tokens = usage.get("prompt_tokens")
-            self.heard.output_tokens = usage.get("completion_tokens")

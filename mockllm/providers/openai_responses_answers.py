@@ -3,7 +3,6 @@ or its stream of events; the response id is kept for `previous_response_id`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockllm.core.heard import Heard, HeardCall, HeardError
@@ -31,16 +30,9 @@ class ResponsesAnswers(Answers):
             heard.finish = INCOMPLETE.get(reason)
             if heard.finish is None:
                 heard.drop(f"incomplete reason {reason!r} (kept as a normal finish)")
-        usage = data.get("usage")
-        if isinstance(usage, dict):
-            heard.input_tokens = usage.get("input_tokens")
-            heard.output_tokens = usage.get("output_tokens")
+        heard.read_usage(data.get("usage"))
 
-    def event(self, name: str | None, data: str) -> None:
-        payload = json.loads(data)
-        if not isinstance(payload, dict):
-            return
-        kind = payload.get("type") or name
+    def on(self, kind: str | None, payload: dict[str, Any]) -> None:
         heard = self.heard
         if kind in ("response.completed", "response.incomplete"):
             self.heard = Heard(dropped=heard.dropped)  # the final object says it all

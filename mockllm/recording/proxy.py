@@ -26,6 +26,7 @@ from mockllm.recording.redact import Redactor
 from mockllm.recording.sessions import Sessions, scenario_name
 from mockllm.recording.sse import SseFrames
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.exchange import read_body
 from mockllm.serving.routing import Routes
 
 # Hop-by-hop or recomputed: never passed on as they came.
@@ -98,9 +99,9 @@ class Recorder:
         scenario = scenario or named.get("x-mockllm-scenario")
         session = session or named.get("x-mockllm-session")
         try:
-            body = await _read_body(receive, self.max_body)
+            body = await read_body(receive, self.max_body)
         except RequestError as e:
-            await _reply(send, 413, json.dumps({"error": {"message": e.message}}).encode())
+            await _reply(send, e.status, json.dumps({"error": {"message": e.message}}).encode())
             return
         adapter = self.routes.posts.get(route) if method == "POST" else None
         name = scenario_name(scenario, session)
@@ -334,15 +335,3 @@ async def _hang_up(receive: Receive) -> None:
     """Returns when the client disconnects."""
     while (await receive())["type"] != "http.disconnect":
         pass
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    body = b""
-    while True:
-        message = await receive()
-        chunk: bytes = message.get("body", b"")
-        body += chunk
-        if len(body) > limit:
-            raise RequestError(413, f"mockllm record: request body over {limit} bytes")
-        if not message.get("more_body"):
-            return body
