@@ -3,9 +3,9 @@ blocks, or the stream's events; streamed tool input kept as the partial_json tex
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from mockllm.core.encoding import compact_json
 from mockllm.core.heard import HeardCall, HeardError
 from mockllm.core.scenario import Finish
 from mockllm.providers.base import Answers
@@ -17,11 +17,6 @@ FINISH: dict[str, Finish] = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-
-
-def compact(value: Any) -> str:
-    """A tool_use `input` object as text: the wire gives no other form."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 class MessagesAnswers(Answers):
@@ -36,7 +31,7 @@ class MessagesAnswers(Answers):
         for block in data.get("content") or ():
             self._block(block)
             if isinstance(block, dict) and block.get("type") == "tool_use":
-                heard.calls[-1].arguments = compact(block.get("input", {}))
+                heard.calls[-1].arguments = compact_json(block.get("input", {}))  # no text form
         self._stop(data.get("stop_reason"))
         heard.read_usage(data.get("usage"))
 

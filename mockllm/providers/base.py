@@ -6,6 +6,7 @@ JSON body or SSE events; `RequestError` → the provider's error body.
 
 from __future__ import annotations
 
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
