@@ -161,3 +161,9 @@ def test_sse_frames_do_not_depend_on_how_the_bytes_were_chunked(
     parser = SseFrames()
     got = [frame for piece in pieces for frame in parser.feed(piece)]
     assert got == frames
+
+
+def test_a_deepseek_model_is_replayed_under_deepseek_s_rules() -> None:
+    heard = Heard("ok", complete=True, model="deepseek-reasoner")
+    assert load_text(written(attempt(heard)), "<written>").flavor == "deepseek"
+    assert load_text(written(attempt(Heard("ok", complete=True))), "<written>").flavor is None
