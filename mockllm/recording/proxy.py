@@ -149,6 +149,9 @@ class Recorder:
             else:
                 self.sessions.discard(name, attempt)
                 attempt, why = None, "the upstream did not answer"
+        elif attempt is not None and not (200 <= attempt.status < 300 or attempt.status >= 400):
+            self.sessions.discard(name, attempt)  # a redirect, say: not the model's answer
+            attempt, why = None, f"HTTP {status} is neither an answer nor an error"
         if attempt is None:
             self.say(f"{line}  {status}  not recorded: {why}")
             return

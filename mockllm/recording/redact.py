@@ -28,12 +28,16 @@ class Redactor:
 
     def learn(self, headers: Iterable[tuple[str, str]]) -> None:
         """Remember the credential values of a request's headers."""
-        for name, value in headers:
-            if not is_secret_header(name):
-                continue
-            for part in (value, *value.split(), *re.split(r"[;,=\s]+", value)):
-                if len(part) >= MIN_SECRET and part.lower() != "bearer":
-                    self.secrets.add(part)
+        found = {
+            part
+            for name, value in headers
+            if is_secret_header(name)
+            for part in (value, *value.split(), *re.split(r"[;,=\s]+", value))
+            if len(part) >= MIN_SECRET and part.lower() != "bearer"
+        }
+        if not found <= self.secrets:
+            # A new set, never one changed in place: a file is written on another thread.
+            self.secrets = self.secrets | found
 
     def __call__(self, text: str) -> str:
         for secret in sorted(self.secrets, key=len, reverse=True):

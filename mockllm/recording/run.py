@@ -69,7 +69,6 @@ def record(
         pass  # uvicorn re-raises the Ctrl-C it has handled: the stop was a clean one
     finally:
         sock.close()
-    for name in sorted(sessions.sessions):
-        if sessions.turns(name):
-            say(f"wrote {sessions.path(name)} ({sessions.turns(name)} turns)")
+    for session in sorted(sessions.flush(), key=lambda s: s.name):
+        say(f"wrote {sessions.path(session.name)} ({sessions.turns(session.name)} turns)")
     sys.stdout.flush()
