@@ -6,6 +6,7 @@ run again, which must see the same thing."""
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,14 +363,23 @@ def test_ctrl_c_finishes_the_exchange_in_flight_then_names_every_file(
 # --- what is only forwarded ------------------------------------------------------------------
 
 
+def printed(process: ServerProcess, text: str) -> None:
+    """Wait for a console line: it is printed once the exchange is over, which may be a
+    moment after the client has its answer."""
+    deadline = time.monotonic() + 10
+    while text not in process.console.read_text():
+        assert time.monotonic() < deadline, f"never printed: {text!r}"
+        time.sleep(0.05)
+
+
 def test_other_routes_are_forwarded_unchanged_and_not_recorded(
     server: ServerProcess, recorder: Recorder, session: str
 ) -> None:
     through = recorder.server.http.get(f"/s/hello/{session}/v1/models")
     direct = server.http.get(f"/s/hello/{session}/v1/models")
     assert (through.status_code, through.content) == (200, direct.content)
-    assert f"GET /s/hello/{session}/v1/models  200  not recorded: not a model route" in (
-        recorder.server.console.read_text()
+    printed(
+        recorder.server, f"GET /s/hello/{session}/v1/models  200  not recorded: not a model route"
     )
     assert not list(recorder.out.glob(f"*{session}*"))
 
@@ -391,5 +401,5 @@ def test_an_unreachable_upstream_is_a_502_in_the_provider_s_shape_and_not_record
         client.close()
         assert caught.value.status_code == 502
         assert caught.value.body["type"] == "error"  # type: ignore[index]
-        assert "not recorded: the upstream did not answer" in rec.console.read_text()
+        printed(rec, "not recorded: the upstream did not answer")
     assert not out.exists()
