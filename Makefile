@@ -3,7 +3,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-NODE_STAMP := tests/node/node_modules/.installed
+# The Node projects `make test` runs, each pinned by its committed lockfile; `npm ci` in
+# clients/node also compiles the client (its `prepare` script runs tsc), which the other
+# two link to, so it comes first.
+NODE_CLIENT := clients/node/node_modules/.installed
+NODE_STAMPS := tests/node/node_modules/.installed \
+               tests/frameworks/vercel/node_modules/.installed \
+               clients/node/examples/vitest/node_modules/.installed
 ARGS   ?=
 
 .DEFAULT_GOAL := help
@@ -15,18 +21,22 @@ help: ## show the targets
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,frameworks]'
 	touch $(STAMP)
 
 serve: $(STAMP) ## serve the bundled scenarios on 127.0.0.1:8000 (ARGS="--port 9000 ...")
 	$(BIN)/mockllm serve $(ARGS)
 
-# The Node SDKs the tests drive, pinned by the committed lockfile.
-$(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
-	cd tests/node && npm ci --no-audit --no-fund --loglevel=error
+$(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
+                clients/node/tsconfig.json $(wildcard clients/node/src/*.ts)
+	cd clients/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Python and Node)
+%/node_modules/.installed: %/package.json %/package-lock.json $(NODE_CLIENT)
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node)
 	$(BIN)/pytest -n auto $(ARGS)
 
 lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
@@ -36,7 +46,8 @@ lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow o
 	$(BIN)/lint-imports
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/node/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache clients/node/dist \
+		$(dir $(NODE_CLIENT) $(NODE_STAMPS))
 
 bench: $(STAMP) ## benchmark mockllm against bare starlette/ASGI floors (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh
