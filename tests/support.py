@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -148,3 +149,24 @@ def assistant_message(message: Any) -> dict[str, Any]:
 
 def dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+# --- Node test suites ------------------------------------------------------------------------
+
+
+def run_node_tests(cwd: Path, *command: str) -> str:
+    """Run a Node test suite (`node --test`, vitest) whose servers come from this Python:
+    the Node client spawns `$MOCKLLM_PYTHON -m mockllm serve`. Fails with its output."""
+    env = {**os.environ, "MOCKLLM_PYTHON": sys.executable, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    return output
+
+
+def node_test_counts(output: str) -> tuple[int, int]:
+    """(passed, failed) from the Node test runner's TAP summary."""
+    passed = re.search(r"^# pass (\d+)$", output, re.M)
+    failed = re.search(r"^# fail (\d+)$", output, re.M)
+    assert passed and failed, output
+    return int(passed[1]), int(failed[1])

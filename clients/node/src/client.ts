@@ -118,7 +118,9 @@ export class Client {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
-      const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      // fetch hides the socket's error in `cause` (an AggregateError when several addresses failed)
+      const cause = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+      const reason = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
       throw new MockllmError(`${method} ${url}: cannot reach mockllm: ${reason}`);
     }
     const text = await response.text();

@@ -87,20 +87,9 @@ async function waitReady(
   output: () => string,
   timeoutMs: number,
 ): Promise<string> {
-  let spawnError: NodeJS.ErrnoException | undefined;
-  child.once("error", (error) => (spawnError = error));
+  await spawned(child, python);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (spawnError) {
-      const missing = spawnError.code === "ENOENT";
-      throw new MockllmError(
-        missing
-          ? `mockllm: cannot start the server: no Python at '${python}'. Install Python 3.10+ and ` +
-              "`pip install mockllm-server`, or set MOCKLLM_PYTHON (or the `python` option) to the " +
-              "Python that has it."
-          : `mockllm: cannot start '${python}': ${spawnError.message}`,
-      );
-    }
     const url = await readFile(ready, "utf8").catch(() => "");
     if (url.trim()) return url.trim();
     if (child.exitCode !== null) {
@@ -117,6 +106,24 @@ async function waitReady(
     await sleep(20);
   }
   throw new MockllmError(`mockllm: the server did not listen within ${timeoutMs} ms:\n${output()}`);
+}
+
+/** Resolves once the process runs; rejects, saying what to do, when it cannot start. */
+function spawned(child: ChildProcess, python: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once("spawn", resolve);
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      reject(
+        new MockllmError(
+          error.code === "ENOENT"
+            ? `mockllm: cannot start the server: no Python at '${python}'. Install Python 3.10+ and ` +
+              "`pip install mockllm-server`, or set MOCKLLM_PYTHON (or the `python` option) to the " +
+              "Python that has it."
+            : `mockllm: cannot start '${python}': ${error.message}`,
+        ),
+      );
+    });
+  });
 }
 
 /** The YAML files of these files and folders (folders searched recursively), in name order. */

@@ -1,0 +1,52 @@
+"""The Node client (clients/node): its own suite under the Node test runner, the vitest
+example project, and the same transcript as the Python client for the same session."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import openai
+import pytest
+
+from mockllm import Client
+
+from .support import ROOT, TOOL_PARAMETERS, ServerProcess, node_test_counts, run_node_tests
+
+CLIENT = ROOT / "clients" / "node"
+
+
+def test_node_client_suite_passes() -> None:
+    output = run_node_tests(CLIENT, "node", "--test", "--test-reporter=tap", "test/")
+    passed, failed = node_test_counts(output)
+    assert failed == 0 and passed >= 13, output
+
+
+def test_vitest_example_project_passes() -> None:
+    example = CLIENT / "examples" / "vitest"
+    output = run_node_tests(example, "node", "node_modules/vitest/vitest.mjs", "run")
+    assert "3 passed" in output, output
+
+
+def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, session: str) -> None:
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]
+    mock = Client(server.url).session(session)
+    with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
+        messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
+        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
+        messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
+        calls = reply.choices[0].message.tool_calls or []
+        messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
+        with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
+            sdk.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
+    script = (
+        "import { Client } from 'mockllm';"
+        f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script], cwd=CLIENT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    expected = mock.transcript()
+    assert "← error 400" in expected and "! " in expected  # the refusal and its rule are shown
+    assert done.stdout == expected + "\n"
