@@ -14,7 +14,6 @@ from langchain_anthropic import ChatAnthropic
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
-from langgraph.errors import GraphRecursionError
 
 from mockllm import Client, Session
 
@@ -90,3 +89,22 @@ def mock(server: ServerProcess, session: str) -> Session:
 def test_langgraph_agent(mock: Session, scenario: str, api: str, stream: bool) -> None:
     chat_model = model(api, stream, mock, scenario)
     check(lambda: run_agent(chat_model, PROMPTS[scenario]), mock, EXPECTED[scenario, api, stream])
+
+
+def test_chat_openai_drops_deepseek_reasoning_content(mock: Session) -> None:
+    """A framework bug the mock catches: ChatOpenAI keeps DeepSeek's `reasoning_content` out
+    of the assistant message it sends back, and DeepSeek (in thinking mode) answers 400."""
+    chat_model = ChatOpenAI(model="deepseek-reasoner", base_url=mock.url("deepseek-reasoning"), api_key="test", max_retries=0)  # type: ignore[arg-type]
+    expect = Expect(raises=openai.BadRequestError, message="`reasoning_content` in the thinking mode must be passed back")
+    check(lambda: run_agent(chat_model, PROMPTS["deepseek-reasoning"]), mock, expect)
+    assert "reasoning_content" not in mock.requests()[1].request["messages"][1]
+
+
+def test_an_uncapped_tool_loop_runs_until_the_recursion_limit(mock: Session) -> None:
+    """The prebuilt agent has no cap of its own: LangGraph's default recursion limit is
+    10 007 steps (two per model call), so a looping model gets ~5 000 calls. With a limit
+    the agent stops quietly, replacing the last reply's call with an apology."""
+    chat_model = model("chat", False, mock, "tool-loop")
+    expect = Expect(text="Sorry, need more steps to process this request.", failed=fails("no_tool_loop", "calls_answered"))
+    check(lambda: run_agent(chat_model, PROMPTS["tool-loop"], recursion_limit=50), mock, expect)
+    assert len(mock.requests()) == 25
