@@ -4,7 +4,9 @@ example project, and the same transcript as the Python client for the same sessi
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+import uuid
 
 import openai
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from mockllm import Client
 
 from .support import ROOT, TOOL_PARAMETERS, ServerProcess, node_test_counts, run_node_tests
+from .test_readme import claimed_output
 
 CLIENT = ROOT / "clients" / "node"
 
@@ -50,3 +53,32 @@ def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, sessi
     expected = mock.transcript()
     assert "← error 400" in expected and "! " in expected  # the refusal and its rule are shown
     assert done.stdout == expected + "\n"
+
+
+NODE_DIR = ROOT / "tests" / "node"  # has the SDKs and the client installed
+
+
+def node_doc_blocks(pattern: str) -> list[str]:
+    return re.findall(pattern, (ROOT / "docs" / "node.md").read_text(), re.S)
+
+
+def test_docs_node_quick_start_passes_under_the_node_test_runner() -> None:
+    [code] = node_doc_blocks(r"```js file=\S+\n(.*?)```")
+    script = NODE_DIR / f".doc-{uuid.uuid4().hex}.test.mjs"  # inside tests/node: imports resolve
+    script.write_text(code)
+    try:
+        output = run_node_tests(NODE_DIR, "node", "--test", "--test-reporter=tap", script.name)
+    finally:
+        script.unlink()
+    assert node_test_counts(output) == (1, 0), output
+
+
+def test_docs_node_script_prints_what_it_claims() -> None:
+    [code] = node_doc_blocks(r"```js\n(.*?)```")
+    script = NODE_DIR / f".doc-{uuid.uuid4().hex}.mjs"
+    script.write_text(code)
+    try:
+        output = run_node_tests(NODE_DIR, "node", script.name)
+    finally:
+        script.unlink()
+    assert output.splitlines() == claimed_output(code, "//")
