@@ -32,7 +32,9 @@ def test_vitest_example_project_passes() -> None:
 
 
 def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, session: str) -> None:
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
+    ]
     mock = Client(server.url).session(session)
     with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
         messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
@@ -47,7 +49,11 @@ def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, sessi
         f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"
     )
     done = subprocess.run(
-        ["node", "--input-type=module", "-e", script], cwd=CLIENT, capture_output=True, text=True, timeout=60
+        ["node", "--input-type=module", "-e", script],
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     expected = mock.transcript()

@@ -64,7 +64,9 @@ def check(run: Callable[[], str], mock: Session, expect: Expect) -> None:
         assert error is None, f"the run raised {error!r}\n{transcript}"
         assert text == expect.text, transcript
     else:
-        assert isinstance(error, expect.raises), f"expected {expect.raises}, got {error!r}\n{transcript}"
+        assert isinstance(error, expect.raises), (
+            f"expected {expect.raises}, got {error!r}\n{transcript}"
+        )
         assert re.search(expect.message, str(error)), str(error)
     results = [r for e in mock.requests() for r in e.tool_results]
     if expect.fed_back is not None:

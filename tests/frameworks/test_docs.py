@@ -60,7 +60,9 @@ def test_vercel_recipe_prints_what_it_claims(server: ServerProcess) -> None:
     script = VERCEL / f".doc-{uuid.uuid4().hex}.mjs"  # inside the project: imports resolve
     script.write_text(fresh(code, server))
     try:
-        done = subprocess.run(["node", script.name], cwd=VERCEL, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            ["node", script.name], cwd=VERCEL, capture_output=True, text=True, timeout=60
+        )
     finally:
         script.unlink()
     assert done.returncode == 0, done.stderr

@@ -18,7 +18,11 @@ from mockllm import Client, Session
 from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
 
-PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}, "required": ["city"]}
+PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+    "required": ["city"],
+}
 CHAT_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": PARAMETERS}}]
 RESPONSES_TOOLS = [{"type": "function", "name": "get_weather", "parameters": PARAMETERS}]
 MODELS = {"openai": "openai/gpt-4o-mini", "anthropic": "anthropic/claude-sonnet-4-6"}
@@ -38,7 +42,9 @@ def completion_loop(provider: str, stream: bool, url: str, prompt: str) -> str:
     for _ in range(5):
         options = {"model": MODELS[provider], "api_base": url, "api_key": "test", "num_retries": 0}
         if stream:
-            chunks = list(litellm.completion(messages=messages, tools=CHAT_TOOLS, stream=True, **options))
+            chunks = list(
+                litellm.completion(messages=messages, tools=CHAT_TOOLS, stream=True, **options)
+            )
             reply = litellm.stream_chunk_builder(chunks, messages=messages)
         else:
             reply = litellm.completion(messages=messages, tools=CHAT_TOOLS, **options)
@@ -47,7 +53,13 @@ def completion_loop(provider: str, stream: bool, url: str, prompt: str) -> str:
             return str(message.content)
         messages.append(message.model_dump(exclude_none=True))
         for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": answer(call.function.arguments)})
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": answer(call.function.arguments),
+                }
+            )
     raise AssertionError("no final answer in 5 model calls")
 
 
@@ -62,9 +74,14 @@ def responses_loop(provider: str, stream: bool, url: str, prompt: str) -> str:
             reply = litellm.responses(input=items, tools=RESPONSES_TOOLS, **options)
         calls = [item for item in reply.output if item.type == "function_call"]
         if not calls:
-            return "".join(c.text for item in reply.output if item.type == "message" for c in item.content)
+            return "".join(
+                c.text for item in reply.output if item.type == "message" for c in item.content
+            )
         items += [item.model_dump(exclude_none=True) for item in reply.output]
-        items += [{"type": "function_call_output", "call_id": c.call_id, "output": answer(c.arguments)} for c in calls]
+        items += [
+            {"type": "function_call_output", "call_id": c.call_id, "output": answer(c.arguments)}
+            for c in calls
+        ]
     raise AssertionError("no final answer in 5 model calls")
 
 
@@ -96,13 +113,25 @@ for loop in LOOPS:
         message="Failed to parse tool call arguments",
         failed=fails("calls_answered", "errors_fed_back"),
     )
-    EXPECTED["stream-cut", loop, "anthropic", False] = Expect(raises=litellm.InternalServerError, failed=fails("calls_answered"))
-    EXPECTED["stream-cut", loop, "anthropic", True] = Expect(raises=MidStreamFallbackError, failed=fails("calls_answered"))
-EXPECTED["stream-cut", "completion", "openai", False] = Expect(raises=litellm.InternalServerError, failed=fails("calls_answered"))
-EXPECTED["stream-cut", "completion", "openai", True] = Expect(raises=MidStreamFallbackError, failed=fails("calls_answered"))
-EXPECTED["stream-cut", "responses", "openai", False] = Expect(raises=litellm.InternalServerError, failed=fails("calls_answered"))
+    EXPECTED["stream-cut", loop, "anthropic", False] = Expect(
+        raises=litellm.InternalServerError, failed=fails("calls_answered")
+    )
+    EXPECTED["stream-cut", loop, "anthropic", True] = Expect(
+        raises=MidStreamFallbackError, failed=fails("calls_answered")
+    )
+EXPECTED["stream-cut", "completion", "openai", False] = Expect(
+    raises=litellm.InternalServerError, failed=fails("calls_answered")
+)
+EXPECTED["stream-cut", "completion", "openai", True] = Expect(
+    raises=MidStreamFallbackError, failed=fails("calls_answered")
+)
+EXPECTED["stream-cut", "responses", "openai", False] = Expect(
+    raises=litellm.InternalServerError, failed=fails("calls_answered")
+)
 # litellm.responses(stream=True) lets the HTTP library's error through unwrapped.
-EXPECTED["stream-cut", "responses", "openai", True] = Expect(raises=httpx.RemoteProtocolError, failed=fails("calls_answered"))
+EXPECTED["stream-cut", "responses", "openai", True] = Expect(
+    raises=httpx.RemoteProtocolError, failed=fails("calls_answered")
+)
 
 CASES = sorted(EXPECTED)
 
@@ -116,4 +145,8 @@ def mock(server: ServerProcess, session: str) -> Session:
 def test_tool_loop(mock: Session, scenario: str, loop: str, provider: str, stream: bool) -> None:
     url = mock.url(scenario, api="anthropic" if provider == "anthropic" else "openai")
     run = LOOPS[loop]
-    check(lambda: run(provider, stream, url, PROMPTS[scenario]), mock, EXPECTED[scenario, loop, provider, stream])
+    check(
+        lambda: run(provider, stream, url, PROMPTS[scenario]),
+        mock,
+        EXPECTED[scenario, loop, provider, stream],
+    )

@@ -9,8 +9,6 @@ import warnings
 from typing import Any
 
 import litellm
-from litellm.exceptions import MidStreamFallbackError
-from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 import openai
 import pytest
 from agents import (
@@ -24,12 +22,13 @@ from agents import (
     function_tool,
 )
 from agents.extensions.models.litellm_model import LitellmModel
+from litellm.exceptions import MidStreamFallbackError
+from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
 from mockllm import Client, Session
 
 from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
-
 
 HIDDEN = "An error occurred while running the tool. Please try again."
 
@@ -41,7 +40,9 @@ for api in ("chat", "responses"):
         EXPECTED["malformed-arguments", api, stream] = Expect(
             text="It is 18 °C and sunny in Paris.", fed_back=HIDDEN
         )
-        EXPECTED["stream-cut", api, stream] = Expect(raises=openai.APIConnectionError, failed=fails("calls_answered"))
+        EXPECTED["stream-cut", api, stream] = Expect(
+            raises=openai.APIConnectionError, failed=fails("calls_answered")
+        )
 for stream in (False, True):
     # The LiteLLM model turns one reply with two calls into two replies of one call each
     # (call, result, call, result): a history the model never wrote. mockllm refuses it.
@@ -64,8 +65,12 @@ EXPECTED["malformed-arguments", "anthropic", True] = Expect(
     message="Failed to parse tool call arguments",
     failed=fails("calls_answered", "errors_fed_back"),
 )
-EXPECTED["stream-cut", "anthropic", False] = Expect(raises=litellm.InternalServerError, failed=fails("calls_answered"))
-EXPECTED["stream-cut", "anthropic", True] = Expect(raises=MidStreamFallbackError, failed=fails("calls_answered"))
+EXPECTED["stream-cut", "anthropic", False] = Expect(
+    raises=litellm.InternalServerError, failed=fails("calls_answered")
+)
+EXPECTED["stream-cut", "anthropic", True] = Expect(
+    raises=MidStreamFallbackError, failed=fails("calls_answered")
+)
 
 CASES = sorted(EXPECTED)
 
@@ -79,9 +84,13 @@ def model(api: str, mock: Session, scenario: str) -> tuple[Model, openai.AsyncOp
     return kind(model="gpt-4o-mini", openai_client=client), client
 
 
-async def run_agent(api: str, stream: bool, mock: Session, scenario: str, tool: FunctionTool) -> str:
+async def run_agent(
+    api: str, stream: bool, mock: Session, scenario: str, tool: FunctionTool
+) -> str:
     chat_model, client = model(api, mock, scenario)
-    agent = Agent(name="assistant", instructions="Answer with the tools.", model=chat_model, tools=[tool])
+    agent = Agent(
+        name="assistant", instructions="Answer with the tools.", model=chat_model, tools=[tool]
+    )
     try:
         if not stream:
             return str((await Runner.run(agent, PROMPTS[scenario])).final_output)
@@ -111,7 +120,11 @@ def mock(server: ServerProcess, session: str) -> Session:
 def test_agent(mock: Session, scenario: str, api: str, stream: bool) -> None:
     # Strict schemas (the default) make `unit` required: see the test below.
     tool = function_tool(get_weather, strict_mode=False)
-    check(lambda: asyncio.run(run_agent(api, stream, mock, scenario, tool)), mock, EXPECTED[scenario, api, stream])
+    check(
+        lambda: asyncio.run(run_agent(api, stream, mock, scenario, tool)),
+        mock,
+        EXPECTED[scenario, api, stream],
+    )
 
 
 def say_the_error(_ctx: RunContextWrapper[Any], error: Exception) -> str:
@@ -122,7 +135,11 @@ def test_failure_error_function_feeds_the_real_error_back(mock: Session) -> None
     """With `failure_error_function`, the model is told what was wrong with its arguments."""
     tool = function_tool(get_weather, failure_error_function=say_the_error, strict_mode=False)
     expect = Expect(text="It is 18 °C and sunny in Paris.", fed_back="^Error: .*Invalid JSON")
-    check(lambda: asyncio.run(run_agent("chat", False, mock, "malformed-arguments", tool)), mock, expect)
+    check(
+        lambda: asyncio.run(run_agent("chat", False, mock, "malformed-arguments", tool)),
+        mock,
+        expect,
+    )
 
 
 def test_strict_schemas_make_every_parameter_required(mock: Session) -> None:
@@ -132,5 +149,7 @@ def test_strict_schemas_make_every_parameter_required(mock: Session) -> None:
     tool = function_tool(get_weather)
     assert tool.strict_json_schema and tool.params_json_schema["required"] == ["city", "unit"]
     expect = Expect(text=PARALLEL_TEXT, fed_back="25度", failed=fails("errors_fed_back"))
-    check(lambda: asyncio.run(run_agent("chat", False, mock, "weather-parallel", tool)), mock, expect)
+    check(
+        lambda: asyncio.run(run_agent("chat", False, mock, "weather-parallel", tool)), mock, expect
+    )
     assert "'unit' is a required property" in mock.verdict().failed[0].message

@@ -10,18 +10,13 @@ import pytest
 from anthropic import AsyncAnthropic
 from openai import AsyncOpenAI
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior
+from pydantic_ai.exceptions import ModelConnectionError
 from pydantic_ai.messages import AgentStreamEvent
 from pydantic_ai.models import Model
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
-
-try:
-    from pydantic_ai.exceptions import ModelConnectionError
-except ImportError:  # pragma: no cover
-    ModelConnectionError = UnexpectedModelBehavior  # type: ignore[misc,assignment]
 
 from mockllm import Client, Session
 
@@ -38,15 +33,21 @@ for api in ("chat", "responses", "anthropic"):
             fed_back="json_invalid",
             is_error=True if api == "anthropic" else None,
         )
-        EXPECTED["stream-cut", api, stream] = Expect(raises=ModelConnectionError, failed=fails("calls_answered"))
+        EXPECTED["stream-cut", api, stream] = Expect(
+            raises=ModelConnectionError, failed=fails("calls_answered")
+        )
 
 CASES = sorted(EXPECTED)
 
 
 def model(api: str, mock: Session, scenario: str) -> tuple[Model, AsyncOpenAI | AsyncAnthropic]:
     if api == "anthropic":
-        sdk = AsyncAnthropic(base_url=mock.url(scenario, api="anthropic"), api_key="test", max_retries=0)
-        return AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=sdk)), sdk
+        sdk = AsyncAnthropic(
+            base_url=mock.url(scenario, api="anthropic"), api_key="test", max_retries=0
+        )
+        return AnthropicModel(
+            "claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=sdk)
+        ), sdk
     client = AsyncOpenAI(base_url=mock.url(scenario), api_key="test", max_retries=0)
     kind = OpenAIChatModel if api == "chat" else OpenAIResponsesModel
     return kind("gpt-4o-mini", provider=OpenAIProvider(openai_client=client)), client
@@ -72,11 +73,17 @@ def mock(server: ServerProcess, session: str) -> Session:
 
 @pytest.mark.parametrize(("scenario", "api", "stream"), CASES)
 def test_agent(mock: Session, scenario: str, api: str, stream: bool) -> None:
-    check(lambda: asyncio.run(run_agent(api, stream, mock, scenario)), mock, EXPECTED[scenario, api, stream])
+    check(
+        lambda: asyncio.run(run_agent(api, stream, mock, scenario)),
+        mock,
+        EXPECTED[scenario, api, stream],
+    )
 
 
 @pytest.mark.parametrize("api", ["chat", "anthropic"])
-def test_run_stream_stops_at_the_first_text_and_leaves_the_calls_unanswered(mock: Session, api: str) -> None:
+def test_run_stream_stops_at_the_first_text_and_leaves_the_calls_unanswered(
+    mock: Session, api: str
+) -> None:
     """`run_stream` takes the first text it streams as the final output: a reply with text
     before its tool calls ends the run there — a pydantic-ai behaviour the verdict shows."""
 
@@ -86,4 +93,8 @@ def test_run_stream_stops_at_the_first_text_and_leaves_the_calls_unanswered(mock
         async with sdk, agent.run_stream(PROMPTS["weather-parallel"]) as result:
             return await result.get_output()
 
-    check(lambda: asyncio.run(run()), mock, Expect(text="我先查一下。", failed=fails("calls_answered")))
+    check(
+        lambda: asyncio.run(run()),
+        mock,
+        Expect(text="我先查一下。", failed=fails("calls_answered")),
+    )
