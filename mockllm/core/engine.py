@@ -5,16 +5,15 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from mockllm.core.cache import Lru
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId, diverged
+from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.validation import Violation
 from mockllm.errors import Finding, RequestError
@@ -213,7 +212,7 @@ class Engine:
 def chaos_draw(seed: int, session: str, scenario: str, turn: int, attempt: int) -> float:
     """A uniform number in [0, 1) that depends on nothing else: a failing run replays exactly."""
     key = f"{seed}\x1f{session}\x1f{scenario}\x1f{turn}\x1f{attempt}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
+    return int.from_bytes(digest(key, 8), "big") / 2**64
 
 
 class _ServedReplies:
@@ -239,22 +238,14 @@ def _refusal(finding: Finding, kind: str) -> RequestError:
 def _resolve(
     scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
 ) -> Resolved:
-    """Memoised: a harness repeats a conversation (itself shared by the request cache)."""
-    key = (id(scenario), index, id(reply), id(conv), created)
-    found = _RESOLVED.get(key)
-    if (
-        found is not None
-        and found[0] is conv
-        and found[1].reply is reply
-        and found[1].scenario is scenario
-    ):
-        return found[1]  # the very same objects: a recycled id() never matches
-    resolved = _resolve_now(scenario, index, reply, conv, created)
-    _RESOLVED.put(key, (conv, resolved))
+    """Memoised on the conversation: a harness repeats a request, and the request cache
+    hands back the same conversation for it."""
+    key = ("resolved", id(scenario), index, id(reply), created)
+    found: Resolved | None = conv.memo.get(key)
+    if found is not None and found.reply is reply and found.scenario is scenario:
+        return found  # the very same objects: a recycled id() never matches
+    resolved = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created)
     return resolved
-
-
-_RESOLVED: Lru[tuple[Conversation, Resolved]] = Lru(1024)
 
 
 def _resolve_now(

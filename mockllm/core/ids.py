@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import string
+from functools import lru_cache
+
+from mockllm.core.encoding import digest
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -12,15 +14,12 @@ HEX = "0123456789abcdef"
 _TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX)}
 
 
+@lru_cache(maxsize=4096)  # an agent loop re-derives every earlier turn's ids per request
 def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
     """`prefix` + `length` characters drawn from a hash of `parts`: same parts, same id."""
     seed = "\x1f".join(
         map(str, (prefix, *parts))
     )  # the prefix too: toolu_ ids never echo call_ ids
     if alphabet == HEX:
-        return (
-            prefix
-            + hashlib.blake2b(seed.encode(), digest_size=(length + 1) // 2).hexdigest()[:length]
-        )
-    digest = hashlib.blake2b(seed.encode(), digest_size=length).digest()
-    return prefix + digest.translate(_TABLES[alphabet]).decode()
+        return prefix + digest(seed.encode(), (length + 1) // 2).hex()[:length]
+    return prefix + digest(seed.encode(), length).translate(_TABLES[alphabet]).decode()

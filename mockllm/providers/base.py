@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation
+from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -99,6 +100,15 @@ class Adapter(ABC):
         """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""
         return True
 
+    def reparse(self, raw: bytes) -> Conversation | None:
+        """A logged request's conversation, parsed again when the log is read. The log keeps
+        the bytes, not the parsed objects, of requests whose parse is `cacheable`: thousands
+        of parsed histories would make every garbage collection walk them."""
+        try:
+            return self.parse(json.loads(raw)).conversation
+        except (ValueError, RequestError):
+            return None
+
     def render_key(self, parsed: Parsed) -> Hashable | None:
         """What of the request, besides the resolved reply, shows in the rendered bytes; None
         (the default) means a rendering is never reused."""
@@ -121,11 +131,6 @@ class Adapter(ABC):
 
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
-
-
-def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON, as the providers send it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -1,12 +1,13 @@
-"""OpenAI Chat Completions (and its DeepSeek flavour): protocols.md §2."""
+"""OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat), and its
+DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive
@@ -53,7 +54,8 @@ def openai_error_body(error: RequestError) -> bytes:
     )
 
 
-# What OpenAI sends with these statuses (protocols.md §2.6; 503 and 529 wordings unverified).
+# What OpenAI sends with these statuses
+# (https://platform.openai.com/docs/guides/error-codes; 503 and 529 wordings unverified).
 OPENAI_FAULT_TEXTS: dict[int, tuple[str, str, str | None]] = {
     429: (
         "requests",
@@ -80,7 +82,7 @@ def openai_fault_texts(status: int) -> tuple[str, str, str | None]:
 
 def openai_error_frame(error: RequestError) -> bytes:
     """The `data: {"error": …}` frame that ends a Chat Completions stream in error."""
-    return b"data: " + openai_error_body(error) + b"\n\n"
+    return sse_frame(openai_error_body(error))
 
 
 def openai_models_body() -> bytes:
@@ -137,9 +139,7 @@ class ChatCompletions(Adapter):
             )
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple(
-                replace(_message(m, i), at=f"messages[{i}]") for i, m in enumerate(messages)
-            ),
+            messages=tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages)),
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -208,14 +208,14 @@ class ChatCompletions(Adapter):
             }
             if include_usage:
                 chunk["usage"] = None
-            return b"data: " + dumps(chunk) + b"\n\n"
+            return sse_frame(dumps(chunk))
 
         events = [Event(frame(d), part) for d, part in _deltas(self, resolved)]
         events.append(Event(frame({}, resolved.reply.finish), "tail"))
         if include_usage:
             final = {**head, "choices": [], "usage": _usage(resolved)}
-            events.append(Event(b"data: " + dumps(final) + b"\n\n", "tail"))
-        events.append(Event(b"data: [DONE]\n\n", "done"))
+            events.append(Event(sse_frame(dumps(final)), "tail"))
+        events.append(Event(sse_frame(b"[DONE]"), "done"))
         return events
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
@@ -281,8 +281,7 @@ def _usage(resolved: Resolved) -> dict[str, Any]:
 # --- request parsing helpers ---------------------------------------------------------------
 
 
-def _message(m: Any, i: int) -> Message:
-    where = f"messages[{i}]"
+def _message(m: Any, where: str) -> Message:
     if not isinstance(m, dict):
         raise wrong_type(where, "an object", m)
     role = m.get("role")
@@ -296,24 +295,24 @@ def _message(m: Any, i: int) -> Message:
         )
     text = text_of(m.get("content"))
     if role in ("system", "developer"):
-        return Message("system", text)
+        return Message("system", text, at=where)
     if role == "user":
-        return Message("user", text)
+        return Message("user", text, at=where)
     if role == "assistant":
         reasoning = m.get("reasoning_content")
         calls = tuple(
             _call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(m.get("tool_calls") or ())
         )
-        return Message(
-            "assistant", text, calls, reasoning=reasoning if isinstance(reasoning, str) else None
-        )
+        reasoning = reasoning if isinstance(reasoning, str) else None
+        return Message("assistant", text, calls, reasoning=reasoning, at=where)
     if role == "function":  # legacy: answers by function name
-        return Message("tool", tool_results=(ToolResult(str(m.get("name", "")), text),))
+        result = ToolResult(str(m.get("name", "")), text)
+        return Message("tool", tool_results=(result,), at=where)
     call_id = m.get("tool_call_id")
     if not isinstance(call_id, str):
         message = "messages with role 'tool' must have a 'tool_call_id'."
         raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
-    return Message("tool", tool_results=(ToolResult(call_id, text),))
+    return Message("tool", tool_results=(ToolResult(call_id, text),), at=where)
 
 
 def _call(c: Any, where: str) -> ToolCall:
