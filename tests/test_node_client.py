@@ -6,14 +6,20 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import uuid
 
 import openai
 import pytest
 
 from mockllm import Client
 
-from .support import ROOT, TOOL_PARAMETERS, ServerProcess, node_test_counts, run_node_tests
+from .support import (
+    ROOT,
+    TOOL_PARAMETERS,
+    ServerProcess,
+    node_test_counts,
+    run_node_snippet,
+    run_node_tests,
+)
 from .test_readme import claimed_output
 
 CLIENT = ROOT / "clients" / "node"
@@ -70,21 +76,15 @@ def node_doc_blocks(pattern: str) -> list[str]:
 
 def test_docs_node_quick_start_passes_under_the_node_test_runner() -> None:
     [code] = node_doc_blocks(r"```js file=\S+\n(.*?)```")
-    script = NODE_DIR / f".doc-{uuid.uuid4().hex}.test.mjs"  # inside tests/node: imports resolve
-    script.write_text(code)
-    try:
-        output = run_node_tests(NODE_DIR, "node", "--test", "--test-reporter=tap", script.name)
-    finally:
-        script.unlink()
-    assert node_test_counts(output) == (1, 0), output
+    done = run_node_snippet(
+        NODE_DIR, code, "node", "--test", "--test-reporter=tap", suffix=".test.mjs"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert node_test_counts(done.stdout) == (1, 0), done.stdout
 
 
 def test_docs_node_script_prints_what_it_claims() -> None:
     [code] = node_doc_blocks(r"```js\n(.*?)```")
-    script = NODE_DIR / f".doc-{uuid.uuid4().hex}.mjs"
-    script.write_text(code)
-    try:
-        output = run_node_tests(NODE_DIR, "node", script.name)
-    finally:
-        script.unlink()
-    assert output.splitlines() == claimed_output(code, "//")
+    done = run_node_snippet(NODE_DIR, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == claimed_output(code, "//")

@@ -8,8 +8,6 @@ import contextlib
 import gc
 import io
 import re
-import subprocess
-import uuid
 import warnings
 
 # Imported here rather than first inside exec(), where CPython 3.11 can fail an import
@@ -22,7 +20,7 @@ from langgraph.warnings import LangGraphDeprecatedSinceV10
 
 from mockllm import Client
 
-from ..support import ROOT, ServerProcess
+from ..support import ROOT, ServerProcess, run_node_snippet
 from ..test_readme import claimed_output
 
 DOC = ROOT / "docs" / "frameworks.md"
@@ -57,13 +55,6 @@ def test_python_recipe_prints_what_it_claims(server: ServerProcess, index: int) 
 
 def test_vercel_recipe_prints_what_it_claims(server: ServerProcess) -> None:
     [code] = blocks("js")
-    script = VERCEL / f".doc-{uuid.uuid4().hex}.mjs"  # inside the project: imports resolve
-    script.write_text(fresh(code, server))
-    try:
-        done = subprocess.run(
-            ["node", script.name], cwd=VERCEL, capture_output=True, text=True, timeout=60
-        )
-    finally:
-        script.unlink()
+    done = run_node_snippet(VERCEL, fresh(code, server))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == claimed_output(code, "//")
