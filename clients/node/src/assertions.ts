@@ -1,8 +1,9 @@
 // Checks over one session's log entries, failing with the conversation in the message.
-// Pure functions of the entries, the same checks as the Python client's: a failure reads
-// a one-line headline, the transcript, then expected and happened.
+// Pure functions of the entries and the session's transcript (the server's text, from
+// GET /_mockllm/transcript), the same checks as the Python client's: a failure reads a
+// one-line headline, the transcript, then expected and happened.
 import { type LogEntry, type ToolCall, type ToolResult, type Verdict, toolCalls } from "./records.js";
-import { callText, plural, short, transcript } from "./transcript.js";
+import { callText, plural, short } from "./text.js";
 
 export class MockllmAssertionError extends Error {
   override name = "MockllmAssertionError";
@@ -56,10 +57,10 @@ export function unofferedExecutions(entries: readonly LogEntry[], refusal?: RegE
   return [...found.values()];
 }
 
-export function assertAllToolCallsAnswered(entries: readonly LogEntry[], session?: string): void {
+export function assertAllToolCallsAnswered(entries: readonly LogEntry[], transcript: string): void {
   const missing = unansweredCalls(entries);
   if (missing.length > 0) {
-    fail(`${plural(missing.length, "tool call")} never got a result`, entries, session, {
+    fail(`${plural(missing.length, "tool call")} never got a result`, transcript, {
       expected: "every tool call mockllm sent gets a result with its id in a later request",
       happened: missing.map(
         ([entry, call]) =>
@@ -72,12 +73,12 @@ export function assertAllToolCallsAnswered(entries: readonly LogEntry[], session
 
 export function assertNoUnofferedToolExecuted(
   entries: readonly LogEntry[],
-  session?: string,
+  transcript: string,
   refusal?: RegExp | string,
 ): void {
   const found = unofferedExecutions(entries, refusal);
   if (found.length > 0) {
-    fail(`${plural(found.length, "call")} to a tool that was not offered got a result`, entries, session, {
+    fail(`${plural(found.length, "call")} to a tool that was not offered got a result`, transcript, {
       expected:
         "no result for a call to a tool the request did not offer " +
         "(answer such calls with an error result instead)",
@@ -90,7 +91,7 @@ export function assertNoUnofferedToolExecuted(
   }
 }
 
-export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBounds, session?: string): void {
+export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBounds, transcript: string): void {
   const named: Array<[string, number | undefined]> = [
     ["exactly", bounds.exactly],
     ["at most", bounds.atMost],
@@ -108,17 +109,17 @@ export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBound
     (atMost !== undefined && count > atMost) ||
     (atLeast !== undefined && count < atLeast)
   ) {
-    fail(`${plural(count, "model request")}, expected ${wanted}`, entries, session, {
+    fail(`${plural(count, "model request")}, expected ${wanted}`, transcript, {
       expected: `${wanted} model request(s)`,
       happened: [`${plural(count, "model request")} made`],
     });
   }
 }
 
-export function assertCleanVerdict(verdict: Verdict, entries: readonly LogEntry[], session?: string): void {
+export function assertCleanVerdict(verdict: Verdict, transcript: string): void {
   if (!verdict.ok) {
     const failed = verdict.checks.filter((c) => !c.ok);
-    fail(`the protocol verdict failed ${plural(failed.length, "check")}`, entries, session ?? verdict.session, {
+    fail(`the protocol verdict failed ${plural(failed.length, "check")}`, transcript, {
       expected: "every verdict check passes",
       happened: failed.length ? failed.map((c) => `${c.name}: ${c.message}`) : ["the verdict is not ok"],
     });
@@ -127,11 +128,10 @@ export function assertCleanVerdict(verdict: Verdict, entries: readonly LogEntry[
 
 function fail(
   headline: string,
-  entries: readonly LogEntry[],
-  session: string | undefined,
+  transcript: string,
   { expected, happened }: { expected: string; happened: string[] },
 ): never {
-  const lines = [`mockllm: ${headline}`, "", transcript(entries, session), ""];
+  const lines = [`mockllm: ${headline}`, "", transcript, ""];
   lines.push(`expected: ${expected}`, "happened:", ...happened.map((h) => `  - ${h}`));
   throw new MockllmAssertionError(lines.join("\n"));
 }

@@ -6,7 +6,6 @@ import { basename, extname } from "node:path";
 
 import { type Api, type LogEntry, type Verdict, logEntry } from "./records.js";
 import { Session } from "./session.js";
-import { transcript } from "./transcript.js";
 
 /** YAML text (it has a newline), a path to a YAML file, or a scenario as an object. */
 export type ScenarioSource = string | Record<string, unknown>;
@@ -84,9 +83,10 @@ export class Client {
     return (await this.call("GET", "/_mockllm/verdict", { session })) as Verdict;
   }
 
-  /** The session's conversation as text, built from its log (the same text as Python's). */
-  async transcript(session: string): Promise<string> {
-    return transcript(await this.requests({ session }), session);
+  /** The session's conversation as text, as the server writes it for every client. */
+  async transcript(session: string, { full = true }: { full?: boolean } = {}): Promise<string> {
+    const text = (await this.call("GET", "/_mockllm/transcript", { session, full: full ? undefined : "0" })) as string;
+    return text.replace(/\n$/, "");
   }
 
   /** Forget the log (of one session); resolves to how many entries went. */
@@ -125,7 +125,7 @@ export class Client {
     }
     const text = await response.text();
     if (!response.ok) throw new MockllmError(`${method} ${url}: ${response.status} ${message(text)}`, response.status);
-    return JSON.parse(text);
+    return response.headers.get("content-type")?.startsWith("application/json") ? JSON.parse(text) : text;
   }
 }
 

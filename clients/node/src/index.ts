@@ -5,4 +5,3 @@ export { type Hooks, type TestMockllm, type TestOptions, useMockllm } from "./ho
 export * from "./records.js";
 export { MockllmServer, type ServerOptions, startServer } from "./server.js";
 export { Session } from "./session.js";
-export { transcript } from "./transcript.js";

@@ -3,7 +3,6 @@
 import * as assertions from "./assertions.js";
 import type { Client, ScenarioSource } from "./client.js";
 import type { Api, LogEntry, Verdict } from "./records.js";
-import { transcript } from "./transcript.js";
 
 export class Session {
   constructor(
@@ -29,8 +28,9 @@ export class Session {
     return this.client.verdict(this.name);
   }
 
-  async transcript(): Promise<string> {
-    return transcript(await this.requests(), this.name);
+  /** The conversation, turn by turn, as the server writes it (`full: false`: the last requests, shorter). */
+  transcript({ full = true }: { full?: boolean } = {}): Promise<string> {
+    return this.client.transcript(this.name, { full });
   }
 
   clear(): Promise<number> {
@@ -49,20 +49,26 @@ export class Session {
   // --- assertions: each rejects with this session's conversation -------------------------
 
   async assertAllToolCallsAnswered(): Promise<void> {
-    assertions.assertAllToolCallsAnswered(await this.requests(), this.name);
+    assertions.assertAllToolCallsAnswered(...(await this.log()));
   }
 
   /** `refusal`: a pattern marking a result as the harness's "no such tool" answer. */
   async assertNoUnofferedToolExecuted({ refusal }: { refusal?: RegExp | string } = {}): Promise<void> {
-    assertions.assertNoUnofferedToolExecuted(await this.requests(), this.name, refusal);
+    assertions.assertNoUnofferedToolExecuted(...(await this.log()), refusal);
   }
 
   async assertModelCalls(bounds: assertions.CallBounds): Promise<void> {
-    assertions.assertModelCalls(await this.requests(), bounds, this.name);
+    const [entries, transcript] = await this.log();
+    assertions.assertModelCalls(entries, bounds, transcript);
   }
 
   async assertCleanVerdict(): Promise<void> {
-    const [verdict, entries] = await Promise.all([this.verdict(), this.requests()]);
-    assertions.assertCleanVerdict(verdict, entries, this.name);
+    const [verdict, transcript] = await Promise.all([this.verdict(), this.transcript()]);
+    assertions.assertCleanVerdict(verdict, transcript);
+  }
+
+  /** The entries and their transcript, read together for an assertion. */
+  private log(): Promise<[LogEntry[], string]> {
+    return Promise.all([this.requests(), this.transcript()]);
   }
 }

@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { Client, MockllmAssertionError, MockllmError, startServer, transcript } from "mockllm";
+import { Client, MockllmAssertionError, MockllmError, startServer } from "mockllm";
 import { useMockllm } from "mockllm/node-test";
 
 const mock = useMockllm();
@@ -141,12 +141,14 @@ test("assertNoUnofferedToolExecuted: a result for a hallucinated tool fails, a r
   await mock.session.assertNoUnofferedToolExecuted({ refusal: /^Error: no such tool/ });
 });
 
-test("transcript reads the session turn by turn", async () => {
+test("transcript reads the session turn by turn, full or short", async () => {
   await weatherLoop();
   const text = await mock.session.transcript();
-  assert.equal(text, transcript(await mock.session.requests(), mock.session.name));
   assert.match(text, new RegExp(`^mockllm session '${mock.session.name}', 2 model requests:\n  request 1 \\(log seq \\d+\\) · turn 0 · openai-chat · scenario weather-single · tools offered: get_weather\n`));
-  assert.match(text, /tool result for call_\w+: 18 °C\n {5}← assistant \(200, stop\): It is 18 °C and sunny in Paris\.$/);
+  assert.match(text, /tool result for call_\w+: 18 °C\n.*← assistant \(200, stop\): It is 18 °C and sunny in Paris\.$/s);
+  assert.ok(!text.endsWith("\n"));
+  assert.equal(await mock.client.transcript(mock.session.name), text);
+  assert.match(await mock.session.transcript({ full: false }), /^mockllm session '.*', 2 model requests:/);
 });
 
 test("each test gets its own, empty session", async () => {
