@@ -44,12 +44,12 @@ def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, sessi
     mock = Client(server.url).session(session)
     with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
         messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
-        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
+        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)
         messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
         calls = reply.choices[0].message.tool_calls or []
         messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
         with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
-            sdk.chat.completions.create(model="m", messages=messages, tools=tools)  # type: ignore[arg-type]
+            sdk.chat.completions.create(model="m", messages=messages, tools=tools)
     script = (
         "import { Client } from 'mockllm';"
         f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"

@@ -74,7 +74,7 @@ def model(api: str, stream: bool, mock: Session, scenario: str) -> BaseChatModel
     return ChatOpenAI(
         model="gpt-4o-mini",
         base_url=mock.url(scenario),
-        api_key="test",  # type: ignore[arg-type]
+        api_key="test",
         streaming=stream,
         use_responses_api=api == "responses",
         max_retries=0,
@@ -110,7 +110,7 @@ def test_chat_openai_drops_deepseek_reasoning_content(mock: Session) -> None:
         base_url=mock.url("deepseek-reasoning"),
         api_key="test",
         max_retries=0,
-    )  # type: ignore[arg-type]
+    )
     expect = Expect(
         raises=openai.BadRequestError,
         message="`reasoning_content` in the thinking mode must be passed back",

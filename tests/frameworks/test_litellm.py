@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import litellm
 import pytest
-from litellm.exceptions import MidStreamFallbackError
+from litellm.exceptions import BadRequestError, InternalServerError, MidStreamFallbackError
 
 from mockllm import Client, Session
 
@@ -100,7 +100,7 @@ for loop in LOOPS:
     # fails, but a tool message has no error flag, so Anthropic's is_error never gets set and
     # the scenario's `is_error: true` expectation refuses the next request.
     EXPECTED["malformed-arguments", loop, "anthropic", False] = Expect(
-        raises=litellm.BadRequestError,
+        raises=BadRequestError,
         message="expected is_error true",
         fed_back="^Error: .*missing 1 required positional argument",
         is_error=False,
@@ -109,24 +109,24 @@ for loop in LOOPS:
     # Streamed, the raw cut-off arguments are kept; LiteLLM cannot turn them into Anthropic's
     # `input` object for the next request and raises (a 400-class error) before sending it.
     EXPECTED["malformed-arguments", loop, "anthropic", True] = Expect(
-        raises=litellm.BadRequestError,
+        raises=BadRequestError,
         message="Failed to parse tool call arguments",
         failed=fails("calls_answered", "errors_fed_back"),
     )
     EXPECTED["stream-cut", loop, "anthropic", False] = Expect(
-        raises=litellm.InternalServerError, failed=fails("calls_answered")
+        raises=InternalServerError, failed=fails("calls_answered")
     )
     EXPECTED["stream-cut", loop, "anthropic", True] = Expect(
         raises=MidStreamFallbackError, failed=fails("calls_answered")
     )
 EXPECTED["stream-cut", "completion", "openai", False] = Expect(
-    raises=litellm.InternalServerError, failed=fails("calls_answered")
+    raises=InternalServerError, failed=fails("calls_answered")
 )
 EXPECTED["stream-cut", "completion", "openai", True] = Expect(
     raises=MidStreamFallbackError, failed=fails("calls_answered")
 )
 EXPECTED["stream-cut", "responses", "openai", False] = Expect(
-    raises=litellm.InternalServerError, failed=fails("calls_answered")
+    raises=InternalServerError, failed=fails("calls_answered")
 )
 # litellm.responses(stream=True) lets the HTTP library's error through unwrapped.
 EXPECTED["stream-cut", "responses", "openai", True] = Expect(

@@ -22,7 +22,7 @@ from agents import (
     function_tool,
 )
 from agents.extensions.models.litellm_model import LitellmModel
-from litellm.exceptions import MidStreamFallbackError
+from litellm.exceptions import BadRequestError, InternalServerError, MidStreamFallbackError
 from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
 from mockllm import Client, Session
@@ -47,12 +47,12 @@ for stream in (False, True):
     # The LiteLLM model turns one reply with two calls into two replies of one call each
     # (call, result, call, result): a history the model never wrote. mockllm refuses it.
     EXPECTED["weather-parallel", "anthropic", stream] = Expect(
-        raises=litellm.BadRequestError, message="history diverged .* expected 2 call"
+        raises=BadRequestError, message="history diverged .* expected 2 call"
     )
 # Through a Chat-Completions-shaped layer the error text arrives without Anthropic's
 # is_error flag, so the scenario's `is_error: true` expectation refuses the next request.
 EXPECTED["malformed-arguments", "anthropic", False] = Expect(
-    raises=litellm.BadRequestError,
+    raises=BadRequestError,
     message="expected is_error true",
     fed_back=HIDDEN,
     is_error=False,
@@ -61,12 +61,12 @@ EXPECTED["malformed-arguments", "anthropic", False] = Expect(
 # Streamed, the raw cut-off arguments are kept; LiteLLM cannot turn them into Anthropic's
 # `input` object for the next request and raises before sending it.
 EXPECTED["malformed-arguments", "anthropic", True] = Expect(
-    raises=litellm.BadRequestError,
+    raises=BadRequestError,
     message="Failed to parse tool call arguments",
     failed=fails("calls_answered", "errors_fed_back"),
 )
 EXPECTED["stream-cut", "anthropic", False] = Expect(
-    raises=litellm.InternalServerError, failed=fails("calls_answered")
+    raises=InternalServerError, failed=fails("calls_answered")
 )
 EXPECTED["stream-cut", "anthropic", True] = Expect(
     raises=MidStreamFallbackError, failed=fails("calls_answered")
@@ -102,12 +102,12 @@ async def run_agent(
         if client is not None:
             await client.close()
         else:  # LiteLLM caches its async HTTP clients: close them in the loop that made them
-            await close_litellm_async_clients()
+            await close_litellm_async_clients()  # type: ignore[no-untyped-call]
             # ... and its aiohttp transport drops the socket of a failed response unclosed:
             # let it go here, quietly, rather than in whichever test the collector next runs.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ResourceWarning)
-                litellm.in_memory_llm_clients_cache.flush_cache()
+                litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
                 gc.collect()
 
 
