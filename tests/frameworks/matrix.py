@@ -1,6 +1,9 @@
 """What every framework test shares: the tool, the scenarios' prompts, and one check of a
 run — the text it ended with or the exception it raised, the tool results the framework
-fed back, and the server's verdict on the session."""
+fed back, and the server's verdict on the session.
+
+A call cut by a fault never reached the client whole, so the verdict does not hold its
+missing answer against the harness: a stream-cut run that raises has a clean verdict."""
 
 from __future__ import annotations
 
