@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 from mockllm.core.validation import RuleSet
-from mockllm.providers import anthropic_rules, openai_chat_rules, openai_responses_rules
+from mockllm.providers import (
+    anthropic_rules,
+    gemini_rules,
+    openai_chat_rules,
+    openai_responses_rules,
+)
 from mockllm.providers.anthropic import Messages
 from mockllm.providers.base import Adapter, Parsed
+from mockllm.providers.gemini import Gemini
 from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_responses import Responses
 
@@ -23,5 +29,6 @@ def register(adapter: type[Adapter], rules: RuleSet | None = None) -> type[Adapt
 register(ChatCompletions, openai_chat_rules.RULES)
 register(Responses, openai_responses_rules.RULES)
 register(Messages, anthropic_rules.RULES)
+register(Gemini, gemini_rules.RULES)
 
 __all__ = ["ADAPTERS", "Adapter", "Parsed", "register"]

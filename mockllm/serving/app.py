@@ -6,7 +6,6 @@ starlette, imported on the first admin request so that start-up does not pay for
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockllm.core.engine import Engine
@@ -25,6 +24,8 @@ class MockLLM:
         self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
         self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
+        self.patterned = [a for a in self.adapters if a.route_pattern is not None]
+        self.listings = {r for a in self.adapters for r in a.models_routes}
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
@@ -49,28 +50,40 @@ class MockLLM:
             await self.admin(scope, receive, send)
             return
         scenario, session, route = self._split(path)
-        adapter = self.routes.get(route)
+        adapter = self._poster(route)
         if adapter is not None and scope["method"] == "POST":
-            await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
+            await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif scope["method"] != "GET":
             await self._not_found(scope, send, route)
-        elif route == "v1/models" or route.startswith("v1/models/"):
-            await self._models(scope, send, route)
+        elif (listing := _listing(route)) in self.listings:
+            await self._models(scope, send, route, listing)
         elif (getter := self._getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
             await self._not_found(scope, send, route)
 
+    def _poster(self, route: str) -> Adapter | None:
+        adapter = self.routes.get(route)
+        if adapter is None:  # the hot path never gets here: only paths with a parameter do
+            adapter = next((a for a in self.patterned if a.route_pattern.fullmatch(route)), None)  # type: ignore[union-attr]
+        return adapter
+
     def _getter(self, route: str) -> Adapter | None:
         return next(
             (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
         )
 
-    def family_of(self, scope: Scope) -> Adapter:
-        """Routes the providers share answer in Anthropic's shape when the SDK is Anthropic's."""
-        anthropic = any(k == b"anthropic-version" for k, _ in scope["headers"])
-        return self.families.get("anthropic" if anthropic else "openai") or self.adapters[0]
+    def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
+        """Routes the providers share answer in the shape of the SDK that asks, told by its
+        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise."""
+        candidates = among or list(self.families.values())
+        sent = {k for k, _ in scope["headers"]}
+        for adapter in candidates:
+            if any(h in sent for h in adapter.family_headers):
+                return adapter
+        openai = self.families.get("openai")
+        return openai if openai in candidates else candidates[0]
 
     def reset(self, session: str | None = None) -> None:
         self.engine.reset(session)
@@ -90,32 +103,37 @@ class MockLLM:
 
     def _is_route(self, rest: str) -> bool:
         return (
-            rest in self.routes
-            or rest == "v1/models"
-            or rest.startswith("v1/models/")
+            self._poster(rest) is not None
+            or _listing(rest) in self.listings
             or self._getter(rest) is not None
         )
 
     # --- other routes --------------------------------------------------------------------
 
-    async def _models(self, scope: Scope, send: Send, route: str) -> None:
-        adapter = self.family_of(scope)
-        body = adapter.models_body()
-        if route != "v1/models":  # one model: any id is served, in the listing's shape
-            model = json.loads(body)["data"][0]
-            model.update({"id": route.removeprefix("v1/models/")})
-            body = json.dumps(model).encode()
+    async def _models(self, scope: Scope, send: Send, route: str, listing: str) -> None:
+        serving = [a for a in self.families.values() if listing in a.models_routes]
+        adapter = self.family_of(scope, serving)
+        model = route.removeprefix(listing).removeprefix("/")
+        body = adapter.model_body(model) if model else adapter.models_body()
         await _send(send, 200, body, b"application/json")
 
     async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
         adapter = self.family_of(scope)
-        known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
+        posts = [r for r in self.routes if r.startswith("v1/")]
+        posts += [r for a in self.adapters for r in a.route_help]
+        known = ", ".join(sorted({"POST /" + r for r in posts}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
         error = RequestError(404, message, kind="route_not_found", code="route_not_found")
         await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+
+
+def _listing(route: str) -> str:
+    """'v1/models/x' → 'v1/models': the listing a GET path belongs to, if it is one."""
+    version, _, rest = route.partition("/")
+    return f"{version}/models" if rest == "models" or rest.startswith("models/") else ""
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
