@@ -13,6 +13,8 @@ import anthropic
 import httpx
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
 
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
 
@@ -30,7 +32,21 @@ RESP_TOOLS = [
 ]
 CLAUDE_TOOLS = [{"name": n, "input_schema": TOOL_PARAMETERS} for n in ("get_weather", "get_time")]
 USER = {"role": "user", "content": "Weather and time in Paris?"}
-PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
+PATHS = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+}
+GEMINI_TOOLS = [
+    {
+        "functionDeclarations": [
+            {"name": n, "parametersJsonSchema": TOOL_PARAMETERS}
+            for n in ("get_weather", "get_time")
+        ]
+    }
+]
+GEMINI_USER = {"role": "user", "parts": [{"text": "Weather and time in Paris?"}]}
 
 
 def first_reply(
@@ -46,8 +62,10 @@ def first_reply(
             "messages": [USER],
             "tools": CLAUDE_TOOLS,
         },
+        "gemini": {"contents": [GEMINI_USER], "tools": GEMINI_TOOLS},
     }[api] | (extra or {})
-    r = httpx.post(f"{server.url}/s/{scenario}/setup{PATHS[api]}", json=body)
+    path = PATHS[api].replace("gemini-2.5-flash", str(body.pop("model", "gemini-2.5-flash")))
+    r = httpx.post(f"{server.url}/s/{scenario}/setup{path}", json=body)
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
@@ -141,6 +159,33 @@ def with_first_block(
         ]
 
     return messages
+
+
+def gemini(
+    contents: Callable[[dict[str, Any]], list[Any]], model: str = "gemini-2.5-flash"
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A generate_content call: the reply's content (as the SDK replays it) → the contents."""
+
+    def build(first: dict[str, Any]) -> dict[str, Any]:
+        reply = first["candidates"][0]["content"]
+        return {"model": model, "contents": [GEMINI_USER, *contents(reply)]}
+
+    return build
+
+
+def answers(*names: str) -> dict[str, Any]:
+    parts = [{"functionResponse": {"name": n, "response": {"result": "ok"}}} for n in names]
+    return {"role": "user", "parts": parts}
+
+
+def unsigned(reply: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **reply,
+        "parts": [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in reply["parts"]],
+    }
+
+
+GEMINI_3 = {"model": "gemini-3-pro-preview"}
 
 
 @dataclass
@@ -532,12 +577,59 @@ CASES = [
         claude(lambda c, ids: [], model="claude-3-5-sonnet-20240620", max_tokens=10000),
         "max_tokens: 10000 > 4096, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20240620",
     ),
+    # --- Gemini ---------------------------------------------------------------------------
+    Case(
+        "gemini.response_count",
+        "gemini",
+        "rules",
+        gemini(lambda reply: [reply, answers("get_weather")]),
+        "Please ensure that the number of function response parts is equal to the number of function call "
+        "parts of the function call turn.",
+    ),
+    Case(
+        "gemini.response_without_call",
+        "gemini",
+        "rules",
+        gemini(lambda reply: [answers("get_weather")]),
+        "Please ensure that function response turn comes immediately after a function call turn.",
+    ),
+    Case(
+        "gemini.call_without_user_turn",
+        "gemini",
+        "rules",
+        lambda first: {
+            "model": "gemini-2.5-flash",
+            "contents": [first["candidates"][0]["content"]],
+        },
+        "Please ensure that function call turn comes immediately after a user turn or after a function "
+        "response turn.",
+    ),
+    Case(
+        "gemini.thought_signature_missing",
+        "gemini",
+        "rules",
+        gemini(
+            lambda reply: [unsigned(reply), answers("get_weather", "get_time")],
+            model="gemini-3-pro-preview",
+        ),
+        "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
+        "work correctly, and missing thought_signature may lead to degraded model performance. Additional "
+        "data, function call `default_api:get_weather` , position 2. Please refer to "
+        "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+        setup=GEMINI_3,
+    ),
 ]
 
 
 def send(server: ServerProcess, case: Case, session: str, body: dict[str, Any]) -> Any:
     """Through the official SDK's own request path (its typed methods refuse some bad bodies)."""
     base = f"{server.url}/s/{case.scenario}/{session}"
+    if case.api == "gemini":  # generate_content: contents as the SDK's own types read them
+        with genai.Client(api_key="k", http_options={"base_url": base}) as client:
+            config = {"tools": GEMINI_TOOLS, "automatic_function_calling": {"disable": True}}
+            return client.models.generate_content(
+                model=body["model"], contents=body["contents"], config=config
+            )
     if case.api == "anthropic":
         with anthropic.Anthropic(base_url=base, api_key="k", max_retries=0) as client:
             return client.post("/v1/messages", body=body, cast_to=object)
@@ -556,17 +648,24 @@ def test_rule_strict_rejects_like_the_provider(
     server: ServerProcess, session: str, case: Case
 ) -> None:
     body = case.build(first_reply(server, case.api, case.scenario, case.setup))
-    error_class = anthropic.BadRequestError if case.api == "anthropic" else openai.BadRequestError
+    error_class = {
+        "anthropic": anthropic.BadRequestError,
+        "gemini": genai_errors.ClientError,
+    }.get(case.api, openai.BadRequestError)
     with pytest.raises(error_class) as caught:
         send(server, case, session, body)
-    error = caught.value
-    assert error.status_code == 400
-    if case.api == "anthropic":
+    error: Any = caught.value
+    if case.api == "gemini":  # google.rpc status names, no param
+        assert (error.code, error.status) == (400, "INVALID_ARGUMENT")
+        message = error.message
+    elif case.api == "anthropic":
+        assert error.status_code == 400
         assert (
             error.body["type"] == "error" and error.body["error"]["type"] == "invalid_request_error"
         )
         message = error.body["error"]["message"]
     else:
+        assert error.status_code == 400
         message, param = error.body["message"], error.body["param"]
         assert param == case.param and error.body["type"] == "invalid_request_error"
     assert matches(case.message, message), message
