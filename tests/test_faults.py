@@ -202,7 +202,7 @@ GEMINI: dict[str, tuple[Callable[[Any], None], Callable[[Any], None]]] = {  # (p
     "fault-429": (google_error(genai_errors.ClientError, 429, "RESOURCE_EXHAUSTED"),) * 2,
     "fault-500": (google_error(genai_errors.ServerError, 500, "INTERNAL"),) * 2,
     "fault-503": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,
-    "fault-529": (google_error(genai_errors.ServerError, 529, "UNAVAILABLE"),) * 2,
+    "fault-529": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,  # no 529
     # in-band `data: {"error": …}` mid-stream: the SDK raises it while iterating
     "fault-stream-error": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,
     "fault-cut-reset": (raised(httpx2.RemoteProtocolError),) * 2,

@@ -41,7 +41,6 @@ STATUS = {
     501: "UNIMPLEMENTED",
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
-    529: "UNAVAILABLE",  # not Google's; an `overloaded` fault reads as the 503 it means
 }
 # What the API sends with these statuses, as seen in public reports (docs/http-api.md).
 FAULT_MESSAGES = {
@@ -50,7 +49,6 @@ FAULT_MESSAGES = {
     500: "An internal error has occurred. Please retry or report in "
     "https://developers.generativeai.google/guide/troubleshooting",
     503: "The model is overloaded. Please try again later.",
-    529: "The model is overloaded. Please try again later.",
 }
 RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "gemini-3-pro-preview")
@@ -170,6 +168,18 @@ class Gemini(Adapter):
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return dumps({"error": _error(error)})
+
+    def fault_error(
+        self,
+        status: int,
+        error_type: str | None = None,
+        message: str | None = None,
+        code: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> RequestError:
+        # Google has no 529: "overloaded" on this wire is 503 UNAVAILABLE.
+        status = 503 if status == 529 else status
+        return super().fault_error(status, error_type, message, code, headers)
 
     def fault_texts(self, status: int) -> tuple[str, str, str | None]:
         message = FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}")
