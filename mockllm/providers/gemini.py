@@ -9,14 +9,13 @@ answers the call with its `id` when it has one, else the next unanswered call of
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 import re
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import compact_json, digest
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive
@@ -65,7 +64,7 @@ def signature(scenario: str, turn: int) -> str:
     """A deterministic stand-in for the opaque thoughtSignature of a reply (standard base64,
     as the API sends it; clients may send it back url-safe)."""
     seed = f"gemini\x1f{scenario}\x1f{turn}".encode()
-    return base64.b64encode(hashlib.blake2b(seed, digest_size=48).digest()).decode()
+    return base64.b64encode(digest(seed, 48)).decode()
 
 
 def field(data: dict[str, Any], name: str) -> Any:
@@ -422,9 +421,7 @@ def _model_message(parts: list[Any], where: str) -> Message:
         call = field(part, "functionCall")
         if isinstance(call, dict):
             args = call.get("args")
-            arguments = json.dumps(
-                {} if args is None else args, ensure_ascii=False, separators=(",", ":")
-            )
+            arguments = compact_json({} if args is None else args)
             # The id is the client's (a wire id, or none); _name_calls gives mockllm's own.
             calls.append(ToolCall(str(call.get("id") or ""), str(call.get("name", "")), arguments))
         elif isinstance(part.get("text"), str):
@@ -438,11 +435,7 @@ def _response(response: dict[str, Any]) -> ToolResult:
     _name_calls pairs it with a call."""
     value = response.get("response")
     only = next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else None
-    content = (
-        only
-        if isinstance(only, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    )
+    content = only if isinstance(only, str) else compact_json(value)
     # The SDK's automatic function calling, and Google's docs, put a failure under "error".
     is_error = isinstance(value, dict) and "error" in value
     wire = _Wire(str(response.get("id") or ""), str(response.get("name", "")))

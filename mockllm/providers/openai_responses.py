@@ -1,8 +1,8 @@
-"""OpenAI Responses: protocols.md §3, with its state (`store`, `previous_response_id`)."""
+"""OpenAI Responses (https://platform.openai.com/docs/api-reference/responses), with its
+state (`store`, `previous_response_id`)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections import OrderedDict
@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -105,7 +106,7 @@ class Responses(Adapter):
         )
         canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
         options = {
-            "fingerprint": hashlib.blake2b(canonical, digest_size=16).hexdigest(),
+            "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
             "echo": {k: body.get(k, default) for k, default in ECHOED.items()},
             "stored_messages": messages,  # instructions are not carried to the next response
@@ -166,7 +167,7 @@ class Responses(Adapter):
 
         def event(kind: str, payload: dict[str, Any], part: str) -> Event:
             data = dumps({"type": kind, "sequence_number": next(numbers), **payload})
-            return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+            return Event(sse_frame(data, kind), part)
 
         start = self._response(resolved, parsed, "in_progress", [])
         events = [event("response.created", {"response": start}, "head")]
@@ -256,7 +257,7 @@ class Responses(Adapter):
             "message": error.message,
             "param": error.param,
         }
-        return [b"event: error\ndata: " + dumps(payload) + b"\n\n"]
+        return [sse_frame(dumps(payload), "error")]
 
     def models_body(self) -> bytes:
         return openai_models_body()
@@ -299,77 +300,69 @@ def _usage(resolved: Resolved) -> dict[str, Any]:
 def _item_events(
     event: Any, index: int, item: dict[str, Any], resolved: Resolved, call: int
 ) -> list[Event]:
-    """The added … done events of one output item (`call`: its call index), protocols.md §3.4."""
+    """The added … done events of one output item (`call`: its call index), in the
+    order of https://platform.openai.com/docs/api-reference/responses-streaming."""
     size = resolved.scenario.stream.text_chunk_chars
-    at = {"item_id": item["id"], "output_index": index}
-    kind = item["type"]
-    if kind == "reasoning":
-        text = item["summary"][0]["text"]
-        part = {**at, "summary_index": 0}
-        out = [
-            event(
-                "response.output_item.added",
-                {"output_index": index, "item": {**item, "summary": []}},
-                "reasoning",
-            ),
-            event(
-                "response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"
-            ),
-        ]
-        out += [
+    if item["type"] == "reasoning":
+        middle, part = _reasoning_events(event, index, item, size), "reasoning"
+    elif item["type"] == "message":
+        middle, part = _message_events(event, index, item, size), "text"
+    else:
+        fragments_ = resolved.scenario.stream.argument_fragments
+        middle, part = _call_events(event, index, item, fragments_, call), f"done:{call}"
+    return [
+        *middle,
+        event("response.output_item.done", {"output_index": index, "item": item}, part),
+    ]
+
+
+def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    text = item["summary"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+    added = {"output_index": index, "item": {**item, "summary": []}}
+    return [
+        event("response.output_item.added", added, "reasoning"),
+        event("response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"),
+        *(
             event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning")
-        )
-        out.append(
-            event(
-                "response.reasoning_summary_part.done",
-                {**part, "part": _summary(text)},
-                "reasoning",
-            )
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "reasoning"),
-        ]
-    if kind == "message":
-        text = item["content"][0]["text"]
-        part = {**at, "content_index": 0}
-        added = {**item, "status": "in_progress", "content": []}
-        out = [
-            event("response.output_item.added", {"output_index": index, "item": added}, "text"),
-            event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
-        ]
-        out += [
+        ),
+        event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning"),
+        event(
+            "response.reasoning_summary_part.done", {**part, "part": _summary(text)}, "reasoning"
+        ),
+    ]
+
+
+def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    text = item["content"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    added = {"output_index": index, "item": {**item, "status": "in_progress", "content": []}}
+    return [
+        event("response.output_item.added", added, "text"),
+        event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
+        *(
             event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text")
-        )
-        out.append(
-            event("response.content_part.done", {**part, "part": _output_text(text)}, "text")
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "text"),
-        ]
-    added = {**item, "arguments": "", "status": "in_progress"}
-    out = [
-        event("response.output_item.added", {"output_index": index, "item": added}, f"call:{call}")
+        ),
+        event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text"),
+        event("response.content_part.done", {**part, "part": _output_text(text)}, "text"),
     ]
-    pieces = fragments(item["arguments"], resolved.scenario.stream.argument_fragments)
-    out += [
-        event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
-        for p in pieces
-    ]
+
+
+def _call_events(
+    event: Any, index: int, item: dict[str, Any], pieces: int, call: int
+) -> list[Event]:
+    at = {"item_id": item["id"], "output_index": index}
+    added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
     done = {**at, "name": item["name"], "arguments": item["arguments"]}
-    out.append(event("response.function_call_arguments.done", done, f"done:{call}"))
     return [
-        *out,
-        event("response.output_item.done", {"output_index": index, "item": item}, f"done:{call}"),
+        event("response.output_item.added", added, f"call:{call}"),
+        *(
+            event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
+            for p in fragments(item["arguments"], pieces)
+        ),
+        event("response.function_call_arguments.done", done, f"done:{call}"),
     ]
 
 
