@@ -64,7 +64,9 @@ def first_reply(
         },
         "gemini": {"contents": [GEMINI_USER], "tools": GEMINI_TOOLS},
     }[api] | (extra or {})
-    path = PATHS[api].replace("gemini-2.5-flash", str(body.pop("model", "gemini-2.5-flash")))
+    path = PATHS[api]
+    if api == "gemini":  # the model goes in the path
+        path = path.replace("gemini-2.5-flash", str(body.pop("model", "gemini-2.5-flash")))
     r = httpx.post(f"{server.url}/s/{scenario}/setup{path}", json=body)
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
