@@ -396,3 +396,50 @@ def test_replays_are_byte_identical(server: ServerProcess) -> None:
         assert one.headers == two.headers
     frames = first[1].content.split(b"\r\n\r\n")
     assert frames[-1] == b"" and all(f.startswith(b"data: {") for f in frames[:-1])
+
+
+HOSTILE: list[Any] = [
+    [],
+    "contents",
+    {"contents": "hi"},
+    {"contents": [None, 5]},
+    {"contents": [{"role": "model", "parts": "x"}]},
+    {"contents": [{"parts": [{"functionCall": "f"}, {"functionResponse": 3}, 7]}]},
+    {"contents": [user("a"), {"role": "model", "parts": [{"functionCall": {"args": "no"}}]}]},
+    {"contents": [{"parts": [{"functionResponse": {"name": 1, "response": [1, {"a": None}]}}]}]},
+    {"contents": [user("a")], "tools": {"functionDeclarations": 1}},
+    {"contents": [user("a")], "tools": [{"functionDeclarations": [{"name": None}]}]},
+    {
+        "contents": [user("a")],
+        "tools": [{"function_declarations": [{"name": "f", "parameters": 5}]}],
+    },
+    {"contents": [user("a")], "toolConfig": {"functionCallingConfig": {"mode": "SOMETIMES"}}},
+    {"contents": [user("a")], "systemInstruction": 42},
+]
+
+
+@pytest.mark.parametrize("body", HOSTILE, ids=[str(i) for i in range(len(HOSTILE))])
+def test_hostile_bodies_get_google_errors_never_a_crash(
+    server: ServerProcess, session: str, body: Any
+) -> None:
+    r = httpx.post(url(server, "hello", session), json=body)
+    assert r.status_code in (200, 400), r.text
+    if r.status_code == 400:
+        assert set(r.json()["error"]) == {"code", "message", "status"}
+    entry = server.last(session)
+    assert entry["server_error"] is None and entry["response"]["status"] == r.status_code
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "v1beta/models/:generateContent",
+        "v1beta/models/gemini-2.5-flash:generateContent/extra",
+        "v2/models/gemini-2.5-flash:generateContent",
+        "v1beta/models/gemini-2.5-flash:countTokens",
+        "v1beta/models/a/b:generateContent",
+    ],
+)
+def test_paths_that_are_not_gemini_methods_are_404(server: ServerProcess, path: str) -> None:
+    r = httpx.post(f"{server.url}/s/hello/{path}", json={"contents": [user("hi")]})
+    assert r.status_code == 404 and "route_not_found" in r.text
