@@ -47,6 +47,8 @@ class Adapter(ABC):
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
+    # Fault statuses this wire does not have, served as the one they mean (Gemini: 529 → 503).
+    status_aliases: ClassVar[Mapping[int, int]] = {}
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
 
     @abstractmethod
@@ -88,6 +90,7 @@ class Adapter(ABC):
         headers: tuple[tuple[str, str], ...] = (),
     ) -> RequestError:
         """A scripted HTTP error in this provider's words, unless the scenario gives its own."""
+        status = self.status_aliases.get(status, status)
         default_type, default_message, default_code = self.fault_texts(status)
         return RequestError(
             status,

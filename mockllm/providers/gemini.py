@@ -12,6 +12,7 @@ import base64
 import re
 from collections.abc import Hashable
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -95,6 +96,7 @@ class Gemini(Adapter):
     request_id_header = "x-mockllm-request-id"  # Google sends none; this one is mockllm's
     invalid_json_message = "Invalid JSON payload received."
     stream_error_status = 503
+    status_aliases = MappingProxyType({529: 503})  # Google has no 529: overloaded is 503
 
     # --- parse -------------------------------------------------------------------------
 
@@ -167,18 +169,6 @@ class Gemini(Adapter):
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return dumps({"error": _error(error)})
-
-    def fault_error(
-        self,
-        status: int,
-        error_type: str | None = None,
-        message: str | None = None,
-        code: str | None = None,
-        headers: tuple[tuple[str, str], ...] = (),
-    ) -> RequestError:
-        # Google has no 529: "overloaded" on this wire is 503 UNAVAILABLE.
-        status = 503 if status == 529 else status
-        return super().fault_error(status, error_type, message, code, headers)
 
     def fault_texts(self, status: int) -> tuple[str, str, str | None]:
         message = FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}")
