@@ -120,6 +120,15 @@ class Adapter(ABC):
         """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""
         return True
 
+    def reparse(self, raw: bytes) -> Conversation | None:
+        """A logged request's conversation, parsed again when the log is read. The log keeps
+        the bytes, not the parsed objects, of requests whose parse is `cacheable`: thousands
+        of parsed histories would make every garbage collection walk them."""
+        try:
+            return self.parse(json.loads(raw)).conversation
+        except (ValueError, RequestError):
+            return None
+
     def render_key(self, parsed: Parsed) -> Hashable | None:
         """What of the request, besides the resolved reply, shows in the rendered bytes; None
         (the default) means a rendering is never reused."""
