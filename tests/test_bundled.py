@@ -108,7 +108,8 @@ def reply_of(
     if api == "anthropic" and not_an_input(reply):
         return anthropic_streamed_only(server, session, driver, request)
     if api == "gemini" and not_an_object(reply):
-        return gemini_without_the_call(server, session, driver, request, reply)
+        gemini_without_the_call(server, session, driver, request, reply)
+        return None
     if api == "anthropic" and repeated_tool_use_ids(request):
         # The API refuses a history that repeats a tool_use id (rule A13): so does mockllm.
         with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids must be unique"):

@@ -179,29 +179,30 @@ OUTCOMES: dict[str, Row] = {
     "stream-cut": Row(
         PARIS,
         {
-            "chat, responses": "raises APIConnectionError · fails calls_answered",
-            "anthropic, gemini": 'raises RemoteProtocolError("peer closed connection") · '
-            "fails calls_answered",
+            "chat, responses": "raises APIConnectionError · clean",
+            "anthropic, gemini": 'raises RemoteProtocolError("peer closed connection") · clean',
         },
         "Neither Anthropic's stream helper nor google-genai wraps httpx's own error.",
     ),
     "stream-ends-early": Row(
         PARIS,
         {
-            "chat": 'raises JSONDecodeError("Unterminated string") · fails calls_answered',
-            "responses": 'raises RuntimeError("response.completed") · fails calls_answered',
-            "anthropic": 'raises TypeError("missing 1 required") · fails calls_answered',
-            "gemini": 'raises JSONDecodeError("Expecting property name") · fails calls_answered',
+            "chat": 'raises JSONDecodeError("Unterminated string") · clean',
+            "responses": 'raises RuntimeError("response.completed") · clean',
+            "anthropic": 'raises TypeError("missing 1 required") · clean',
+            "gemini": 'raises JSONDecodeError("Expecting property name") · clean',
         },
-        "No exception on Chat and Anthropic: the naive loop runs the cut call. The naive "
-        "Gemini loop does not stream: its body is cut inside the call's args.",
+        "No exception on Chat and Anthropic: the naive loop runs the cut call. The verdict "
+        'counts no call a fault cut (its calls_answered says "cut by fault"): the loop\'s '
+        "exception is what shows the mistake. The naive Gemini loop does not stream: its "
+        "body is cut inside the call's args.",
     ),
     "stream-error-event": Row(
         PARIS,
         {
-            "chat": 'raises APIError("The server had an error") · fails calls_answered',
-            "responses": 'raises RuntimeError("response.completed") · fails calls_answered',
-            "anthropic": 'raises APIStatusError("overloaded_error") · fails calls_answered',
+            "chat": 'raises APIError("The server had an error") · clean',
+            "responses": 'raises RuntimeError("response.completed") · clean',
+            "anthropic": 'raises APIStatusError("overloaded_error") · clean',
             "gemini": 'raises ServerError("UNAVAILABLE") · clean',
         },
         "The naive Gemini loop does not stream: the same failure comes as an HTTP 503, which "
@@ -210,8 +211,8 @@ OUTCOMES: dict[str, Row] = {
     "stall": Row(
         PARIS,
         {
-            "chat, responses": "raises APITimeoutError · fails calls_answered",
-            "anthropic, gemini": "raises ReadTimeout · fails calls_answered",
+            "chat, responses": "raises APITimeoutError · clean",
+            "anthropic, gemini": "raises ReadTimeout · clean",
         },
         "Both loops get a client with a 0.5 s timeout.",
     ),

@@ -53,7 +53,7 @@ def first_reply(
     server: ServerProcess, api: str, scenario: str, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Turn 0 of `scenario`, raw: the ids a bad history will then misuse."""
-    body: dict[str, Any] = {
+    bodies: dict[str, dict[str, Any]] = {
         "chat": {"model": "gpt-4o-mini", "messages": [USER], "tools": CHAT_TOOLS},
         "responses": {"model": "gpt-4.1", "input": [USER], "tools": RESP_TOOLS},
         "anthropic": {
@@ -63,7 +63,8 @@ def first_reply(
             "tools": CLAUDE_TOOLS,
         },
         "gemini": {"contents": [GEMINI_USER], "tools": GEMINI_TOOLS},
-    }[api] | (extra or {})
+    }
+    body = bodies[api] | (extra or {})
     path = PATHS[api]
     if api == "gemini":  # the model goes in the path
         path = path.replace("gemini-2.5-flash", str(body.pop("model", "gemini-2.5-flash")))
@@ -650,27 +651,34 @@ def test_rule_strict_rejects_like_the_provider(
     server: ServerProcess, session: str, case: Case
 ) -> None:
     body = case.build(first_reply(server, case.api, case.scenario, case.setup))
-    error_class = {
-        "anthropic": anthropic.BadRequestError,
-        "gemini": genai_errors.ClientError,
-    }.get(case.api, openai.BadRequestError)
+    if case.api == "gemini":  # google.rpc status names, no param
+        with pytest.raises(genai_errors.ClientError) as google:
+            send(server, case, session, body)
+        assert (google.value.code, google.value.status) == (400, "INVALID_ARGUMENT")
+        assert matches(case.message, str(google.value.message)), google.value.message
+        assert_logged(server, session, case, str(google.value.message))
+        return
+    error_class: type[anthropic.BadRequestError | openai.BadRequestError] = (
+        anthropic.BadRequestError if case.api == "anthropic" else openai.BadRequestError
+    )
     with pytest.raises(error_class) as caught:
         send(server, case, session, body)
-    error: Any = caught.value
-    if case.api == "gemini":  # google.rpc status names, no param
-        assert (error.code, error.status) == (400, "INVALID_ARGUMENT")
-        message = error.message
-    elif case.api == "anthropic":
-        assert error.status_code == 400
+    error = caught.value
+    assert isinstance(error, (anthropic.BadRequestError, openai.BadRequestError))
+    assert error.status_code == 400
+    if case.api == "anthropic":
         assert (
             error.body["type"] == "error" and error.body["error"]["type"] == "invalid_request_error"
         )
         message = error.body["error"]["message"]
     else:
-        assert error.status_code == 400
         message, param = error.body["message"], error.body["param"]
         assert param == case.param and error.body["type"] == "invalid_request_error"
     assert matches(case.message, message), message
+    assert_logged(server, session, case, message)
+
+
+def assert_logged(server: ServerProcess, session: str, case: Case, message: str) -> None:
     entry = server.last(session)
     rule = case.rule.split("/")[0]
     assert entry["violations"][0] == {"rule": rule, "message": message}

@@ -89,7 +89,7 @@ def gemini_api(client: genai.Client, question: str, toolbox: Toolbox, *, model: 
     for _ in range(SAFETY_STOP):
         # MISTAKE: no retry (google-genai retries nothing by default); finish_reason never
         # read, so a MALFORMED_FUNCTION_CALL (no content at all) is not seen for what it is.
-        response = client.models.generate_content(
+        response: Any = client.models.generate_content(  # MISTAKE: trusts what may be None
             model=model, contents=contents, config={"tools": gemini.CONFIG.tools}
         )
         if response.text:  # MISTAKE: any text is the answer

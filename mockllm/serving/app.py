@@ -15,6 +15,7 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
+from mockllm.serving.responder import Responder
 
 
 class MockLLM:
@@ -54,14 +55,14 @@ class MockLLM:
         if adapter is not None and scope["method"] == "POST":
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif scope["method"] != "GET":
-            await self._not_found(scope, send, route)
+            await self._not_found(scope, receive, send, route)
         elif (listing := _listing(route)) in self.listings:
             await self._models(scope, send, route, listing)
         elif (getter := self._getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
-            await self._not_found(scope, send, route)
+            await self._not_found(scope, receive, send, route)
 
     def _poster(self, route: str) -> Adapter | None:
         adapter = self.routes.get(route)
@@ -117,7 +118,9 @@ class MockLLM:
         body = adapter.model_body(model) if model else adapter.models_body()
         await _send(send, 200, body, b"application/json")
 
-    async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
+    async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
+        """Answered in the SDK's error shape, and logged like any request: a wrong base URL
+        is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
         posts = [r for r in self.routes if r.startswith("v1/")]
         posts += [r for a in self.adapters for r in a.route_help]
@@ -126,8 +129,41 @@ class MockLLM:
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
-        error = RequestError(404, message, kind="route_not_found", code="route_not_found")
-        await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+        hint = base_url_hint(scope, route)
+        error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
+        entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
+        if hint:
+            entry.note(hint.removeprefix(". "))
+        scenario, session, _ = self._split(scope["path"])
+        entry.scenario, entry.session = scenario, session or "default"
+        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
+        try:
+            await reply.error(error)
+        finally:
+            self.journal.close(entry)
+
+
+def base_url_hint(scope: Scope, route: str) -> str:
+    """For a path an SDK built from a wrong base URL: the base URL it should have had."""
+    path: str = scope["path"]
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "HOST")
+    base = "http://" + host + path[: len(path) - len(route)].rstrip("/")
+    if route == "v1/v1/messages":
+        return (
+            f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
+            "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
+        )
+    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+        return (
+            f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
+            f"give it base_url={base + '/v1'!r} (one /v1)"
+        )
+    if route == "messages":
+        return (
+            ". The Vercel AI SDK's @ai-sdk/anthropic appends /messages to its baseURL: give it "
+            f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
+        )
+    return ""
 
 
 def _listing(route: str) -> str:
