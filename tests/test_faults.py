@@ -92,13 +92,14 @@ def call_gemini(
         return merged(list(g.models.generate_content_stream(**kwargs)))
 
 
-def google_error(kind: type[BaseException], code: int, status: str) -> Callable[[Any], None]:
+def google_error(
+    kind: type[genai_errors.APIError], code: int, status: str
+) -> Callable[[Any], None]:
     """google-genai's error class, HTTP code and google.rpc status name."""
 
     def check(outcome: Any) -> None:
-        error: Any = outcome
-        assert isinstance(error, kind), f"expected {kind.__name__}, got {error!r}"
-        assert (error.code, error.status) == (code, status)
+        assert isinstance(outcome, kind), f"expected {kind.__name__}, got {outcome!r}"
+        assert (outcome.code, outcome.status) == (code, status)
 
     return check
 

@@ -93,7 +93,7 @@ def gemini_api(client: genai.Client, question: str, toolbox: Toolbox, *, model: 
             model=model, contents=contents, config={"tools": gemini.CONFIG.tools}
         )
         if response.text:  # MISTAKE: any text is the answer
-            return response.text
+            return str(response.text)
         contents.append(response.candidates[0].content)
         parts = []
         for call in response.function_calls:  # MISTAKE: None when the reply has no content
