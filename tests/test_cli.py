@@ -358,7 +358,7 @@ def test_serve_port_zero_prints_and_writes_the_real_url() -> None:
     with running_server() as server:
         assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
         assert httpx.get(f"{server.url}/_mockllm/health").json()["status"] == "ok"
-        out = server.console()
+        out = server.printed()
     assert f"scenarios on {server.url}\n" in out
     assert f'OpenAI(base_url="{server.url}/s/SCENARIO/v1"' in out
 

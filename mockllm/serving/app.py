@@ -16,6 +16,7 @@ from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
 from mockllm.serving.responder import Responder
+from mockllm.serving.routing import Routes
 
 
 class MockLLM:
@@ -24,9 +25,7 @@ class MockLLM:
         self.journal = journal
         self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
-        self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
-        self.patterned = [a for a in self.adapters if a.route_pattern is not None]
-        self.listings = {r for a in self.adapters for r in a.models_routes}
+        self.routes = Routes(self.adapters)
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
@@ -50,30 +49,19 @@ class MockLLM:
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
-        scenario, session, route = self._split(path)
-        adapter = self._poster(route)
+        scenario, session, route = self.routes.split(path)
+        adapter = self.routes.post(route)
         if adapter is not None and scope["method"] == "POST":
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif scope["method"] != "GET":
             await self._not_found(scope, receive, send, route)
-        elif (listing := _listing(route)) in self.listings:
+        elif (listing := self.routes.listing(route)) is not None:
             await self._models(scope, send, route, listing)
-        elif (getter := self._getter(route)) is not None:
+        elif (getter := self.routes.getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
             await self._not_found(scope, receive, send, route)
-
-    def _poster(self, route: str) -> Adapter | None:
-        adapter = self.routes.get(route)
-        if adapter is None:  # the hot path never gets here: only paths with a parameter do
-            adapter = next((a for a in self.patterned if a.route_pattern.fullmatch(route)), None)  # type: ignore[union-attr]
-        return adapter
-
-    def _getter(self, route: str) -> Adapter | None:
-        return next(
-            (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
-        )
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its
@@ -92,23 +80,6 @@ class MockLLM:
             for adapter in self.adapters:
                 adapter.reset()
 
-    def _split(self, path: str) -> tuple[str | None, str | None, str]:
-        """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""
-        if not path.startswith("/s/"):
-            return None, None, path[1:]
-        scenario, _, rest = path[3:].partition("/")
-        if self._is_route(rest):
-            return scenario, None, rest
-        session, _, route = rest.partition("/")
-        return scenario, session, route
-
-    def _is_route(self, rest: str) -> bool:
-        return (
-            self._poster(rest) is not None
-            or _listing(rest) in self.listings
-            or self._getter(rest) is not None
-        )
-
     # --- other routes --------------------------------------------------------------------
 
     async def _models(self, scope: Scope, send: Send, route: str, listing: str) -> None:
@@ -122,7 +93,7 @@ class MockLLM:
         """Answered in the SDK's error shape, and logged like any request: a wrong base URL
         is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
-        posts = [r for r in self.routes if r.startswith("v1/")]
+        posts = [r for r in self.routes.posts if r.startswith("v1/")]
         posts += [r for a in self.adapters for r in a.route_help]
         known = ", ".join(sorted({"POST /" + r for r in posts}))
         message = (
@@ -134,7 +105,7 @@ class MockLLM:
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if hint:
             entry.note(hint.removeprefix(". "))
-        scenario, session, _ = self._split(scope["path"])
+        scenario, session, _ = self.routes.split(scope["path"])
         entry.scenario, entry.session = scenario, session or "default"
         reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
@@ -164,12 +135,6 @@ def base_url_hint(scope: Scope, route: str) -> str:
             f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
         )
     return ""
-
-
-def _listing(route: str) -> str:
-    """'v1/models/x' → 'v1/models': the listing a GET path belongs to, if it is one."""
-    version, _, rest = route.partition("/")
-    return f"{version}/models" if rest == "models" or rest.startswith("models/") else ""
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
