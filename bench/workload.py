@@ -64,11 +64,19 @@ def cold_workloads() -> list[Cold]:
         "input": ask,
         "tools": [{"type": "function", "name": "get_weather", "parameters": _PARAMETERS}],
     }
+    gemini = {
+        "contents": [{"role": "user", "parts": [{"text": ask}]}],
+        "tools": [
+            {"functionDeclarations": [{"name": "get_weather", "parametersJsonSchema": _PARAMETERS}]}
+        ],
+    }
+    gemini_route = "v1beta/models/gemini-2.5-flash:generateContent"
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
         Cold("cold_anthropic", "distinct Anthropic", _path("v1/messages"), _dumps(anthropic)),
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
+        Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
     ]
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import anthropic
 import openai
+from google import genai
+from google.genai import types as genai_types
 
 from examples.harness.toolbox import SCHEMAS
 from mockllm.core.scenario import Scenario
@@ -26,6 +28,7 @@ ANTHROPIC_STOP = {
 # again (about 0.1 s), though the servers under test speak plain HTTP.
 TLS = ssl.create_default_context()
 RESPONSES_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+GEMINI_FINISH = {"MAX_TOKENS": "length", "SAFETY": "content_filter"}
 
 
 def schema(tool: str) -> dict[str, Any]:
@@ -306,8 +309,122 @@ def _merge_users(history: list[Any]) -> list[Any]:
     return out
 
 
+class GeminiDriver(Driver):
+    """google-genai with automatic function calling off: the walker runs the calls."""
+
+    api = "gemini"
+    model = "gemini-2.5-flash"
+
+    def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
+        return genai.Client(
+            api_key="test", http_options={"base_url": f"{server.url}/s/{scenario}/{session}"}
+        )
+
+    def request(
+        self, system: str | None, history: list[Any], tools: list[str], tool_choice: Any, model: str
+    ) -> dict[str, Any]:
+        config: dict[str, Any] = {"automatic_function_calling": {"disable": True}}
+        if system:
+            config["system_instruction"] = system
+        if tools:
+            declarations = [{"name": n, "parameters_json_schema": schema(n)} for n in tools]
+            config["tools"] = [{"function_declarations": declarations}]
+        if tool_choice is not None:
+            mode = {"required": "ANY", "tool": "ANY"}.get(tool_choice.mode, tool_choice.mode)
+            calling: dict[str, Any] = {"mode": mode.upper()}
+            if tool_choice.mode == "tool":
+                calling["allowed_function_names"] = [tool_choice.name]
+            config["tool_config"] = {"function_calling_config": calling}
+        return {"model": model, "contents": history, "config": config}
+
+    def user(self, text: str) -> list[Any]:
+        return [{"role": "user", "parts": [{"text": text}]}]
+
+    def assistant(self, view: View) -> list[Any]:
+        content = view.raw.candidates[0].content
+        return [content] if content is not None else []
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[Any]:
+        """By name (the call's `id` stands in for it when the reply gave none), in call order."""
+        parts = [
+            {
+                "function_response": {
+                    "name": self.names.get(i, i),
+                    "response": {"error" if e else "result": c},
+                }
+            }
+            for i, c, e in results
+        ]
+        return [{"role": "user", "parts": parts}] if parts else []
+
+    def create(self, kwargs: dict[str, Any]) -> View:
+        return self.view(self.client.models.generate_content(**self.timed(kwargs)))
+
+    def stream(self, kwargs: dict[str, Any]) -> View:
+        return self.view(merged(list(self.client.models.generate_content_stream(**kwargs))))
+
+    @staticmethod
+    def timed(kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A `timeout` (seconds, as the other drivers take it) as google-genai's http_options."""
+        if "timeout" not in kwargs:
+            return kwargs
+        rest = {k: v for k, v in kwargs.items() if k != "timeout"}
+        http = {"timeout": int(kwargs["timeout"] * 1000)}
+        return {**rest, "config": {**rest.get("config", {}), "http_options": http}}
+
+    def view(self, response: Any) -> View:
+        import json
+
+        candidate = response.candidates[0]
+        parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+        calls = [p.function_call for p in parts if p.function_call]
+        keys = [c.id or c.name for c in calls]
+        self.names = {k: c.name for k, c in zip(keys, calls, strict=True)}
+        texts = [p.text for p in parts if p.text and not p.thought]
+        thoughts = [p.text for p in parts if p.text and p.thought]
+        reason = candidate.finish_reason.value if candidate.finish_reason else None
+        finish = GEMINI_FINISH.get(reason or "", "tool_calls" if calls else reason or "?")
+        finish = "stop" if finish == "STOP" else finish
+        arguments = [json.dumps(c.args, ensure_ascii=False, separators=(",", ":")) for c in calls]
+        return View(
+            "".join(texts) or None,
+            "".join(thoughts) if thoughts else None,
+            [(k, c.name, a) for k, c, a in zip(keys, calls, arguments, strict=True)],
+            finish,
+            response,
+        )
+
+    names: dict[str, str] = {}  # noqa: RUF012 (set per reply by view)
+
+
+def merged(chunks: list[Any]) -> Any:
+    """A streamed reply as one response: the chunks' parts in order, adjacent text of one kind
+    joined (the SDK keeps one content per chunk; the API reads consecutive contents of a role
+    as one turn), with the last chunk's finish reason and usage."""
+    parts: list[Any] = []
+    for chunk in chunks:
+        content = chunk.candidates[0].content if chunk.candidates else None
+        for part in content.parts if content and content.parts else ():
+            previous = parts[-1] if parts else None
+            if (
+                part.text is not None
+                and previous is not None
+                and previous.text is not None
+                and bool(previous.thought) == bool(part.thought)
+                and not part.thought_signature
+            ):
+                parts[-1] = previous.model_copy(update={"text": previous.text + part.text})
+            elif part.text != "" or part.thought_signature:
+                parts.append(part)
+    last = chunks[-1]
+    candidate = last.candidates[0].model_copy(
+        update={"content": genai_types.Content(role="model", parts=parts) if parts else None}
+    )
+    return last.model_copy(update={"candidates": [candidate]})
+
+
 DRIVERS: dict[str, type[Driver]] = {
-    d.api: d for d in (ChatDriver, ResponsesDriver, AnthropicDriver)
+    d.api: d for d in (ChatDriver, ResponsesDriver, AnthropicDriver, GeminiDriver)
 }
 
 

@@ -14,8 +14,10 @@ import json
 from typing import Any
 
 import anthropic
+import httpx2
 import openai
 import pytest
+from google.genai import errors as genai_errors
 
 from mockllm import load_paths
 from mockllm.core.scenario import Fault, Reply, Scenario
@@ -27,10 +29,17 @@ SCENARIOS = sorted(load_paths([BUNDLED]), key=lambda s: s.name)
 
 # What create() (the drivers turn SDK retries off) raises on an attempt the fault spoils.
 FAULT_ERRORS: dict[str, tuple[type[Exception], ...]] = {
-    "http": (openai.APIStatusError, anthropic.APIStatusError),
-    "stream_error": (openai.APIStatusError, anthropic.APIStatusError),  # not streamed: a status
-    "truncate": (openai.APIConnectionError, anthropic.APIConnectionError, json.JSONDecodeError),
-    "stall": (openai.APITimeoutError, anthropic.APITimeoutError),
+    "http": (openai.APIStatusError, anthropic.APIStatusError, genai_errors.APIError),
+    # not streamed: a status
+    "stream_error": (openai.APIStatusError, anthropic.APIStatusError, genai_errors.APIError),
+    # google-genai does not wrap transport errors
+    "truncate": (
+        openai.APIConnectionError,
+        anthropic.APIConnectionError,
+        json.JSONDecodeError,
+        httpx2.TransportError,
+    ),
+    "stall": (openai.APITimeoutError, anthropic.APITimeoutError, httpx2.TimeoutException),
 }
 
 
@@ -58,7 +67,8 @@ def test_stream_equals_non_stream_on_every_turn(
         if not scenario.turns[-1].repeat:  # every turn was used: one more request is exhausted
             entries_before = len(server.requests(session=session))
             with pytest.raises(
-                (openai.BadRequestError, anthropic.BadRequestError), match="has no turn"
+                (openai.BadRequestError, anthropic.BadRequestError, genai_errors.ClientError),
+                match="has no turn",
             ):
                 driver.create(walker.request())
             assert server.requests(session=session)[entries_before]["response"]["status"] == 400
@@ -97,6 +107,9 @@ def reply_of(
     wherever the wire and the SDK can carry it."""
     if api == "anthropic" and not_an_input(reply):
         return anthropic_streamed_only(server, session, driver, request)
+    if api == "gemini" and not_an_object(reply):
+        gemini_without_the_call(server, session, driver, request, reply)
+        return None
     if api == "anthropic" and repeated_tool_use_ids(request):
         # The API refuses a history that repeats a tool_use id (rule A13): so does mockllm.
         with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids must be unique"):
@@ -132,6 +145,29 @@ def not_an_input(reply: Reply) -> bool:
         or (c.generate is None and not c.arguments.lstrip().startswith("{"))
         for c in reply.tool_calls
     )
+
+
+def not_an_object(reply: Reply) -> bool:
+    """Arguments a Gemini functionCall (args: an object, sent whole) cannot carry."""
+    return any(
+        c.generate in ("not_an_object", "double_encoded")
+        or (c.generate is None and c.arguments_object() is None)
+        for c in reply.tool_calls
+    )
+
+
+def gemini_without_the_call(
+    server: ServerProcess, session: str, driver: Driver, request: dict[str, Any], reply: Reply
+) -> None:
+    """Sent as the API sends a call the model could not form: no content, only the finish
+    reason, streamed and not; the log says so and lists no call. The client can only ask
+    again and gets the same: the walk ends here."""
+    reason = "MAX_TOKENS" if reply.finish == "length" else "MALFORMED_FUNCTION_CALL"
+    for view in (driver.create(request), driver.stream(request)):
+        assert view.raw.candidates[0].content is None and view.calls == []
+        assert view.raw.candidates[0].finish_reason.value == reason
+        response = server.last(session)["response"]
+        assert response["tool_calls"] == [] and f"finishReason {reason}" in response["notes"][0]
 
 
 def anthropic_streamed_only(

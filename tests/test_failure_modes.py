@@ -15,15 +15,17 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
 
-from examples.harness import anthropic_messages, chat_completions, naive, responses
+from examples.harness import anthropic_messages, chat_completions, gemini, naive, responses
 from examples.harness.toolbox import Toolbox
 from mockllm import load_paths
 
 from .support import BUNDLED, ROOT, ServerProcess, sample_text
 
-APIS = ("chat", "responses", "anthropic")
-API_NAMES = {"chat": "Chat", "responses": "Responses", "anthropic": "Anthropic"}
+APIS = ("chat", "responses", "anthropic", "gemini")
+API_NAMES = {"chat": "Chat", "responses": "Responses", "anthropic": "Anthropic", "gemini": "Gemini"}
 
 # An outcome says how a loop ends, then the protocol verdict of its session:
 #   answer "TEXT"            it returns an answer containing TEXT
@@ -34,6 +36,14 @@ API_NAMES = {"chat": "Chat", "responses": "Responses", "anthropic": "Anthropic"}
 Outcome = str | dict[str, str]
 PARIS = 'answer "It is 18 °C" · clean'
 NEVER_ANSWERED = "fails calls_answered, errors_fed_back"  # a refused call's result never came
+# Gemini cannot carry arguments that are not an object: the reply comes as finishReason
+# MALFORMED_FUNCTION_CALL with no content, every attempt (docs/http-api.md, Gemini).
+UNFORMED = 'raises GaveUp("could not form its function call") · clean'
+NO_CALLS = 'raises TypeError("not iterable") · clean'  # naive: response.function_calls is None
+GEMINI_NOTE = (
+    " Gemini: no call can carry these arguments, so the reply is MALFORMED_FUNCTION_CALL with "
+    "no content, every attempt; the correct loop asks again and gives up, having run nothing."
+)
 
 
 @dataclass(frozen=True)
@@ -73,43 +83,56 @@ OUTCOMES: dict[str, Row] = {
         'answer "Louvre" · clean', 'answer "reading them now" · fails calls_answered'
     ),
     "malformed-arguments": Row(
-        PARIS,
+        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
         {
             "chat, responses": f'raises JSONDecodeError("Unterminated string") · {NEVER_ANSWERED}',
             "anthropic": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
+            "gemini": NO_CALLS,
         },
-        "Anthropic's stream helper partial-parses the cut object to {}.",
+        "Anthropic's stream helper partial-parses the cut object to {}." + GEMINI_NOTE,
     ),
     "empty-arguments": Row(
-        PARIS,
+        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
         {
             "chat, responses": f'raises JSONDecodeError("Expecting value") · {NEVER_ANSWERED}',
             "anthropic": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
+            "gemini": NO_CALLS,
         },
-        "Anthropic streams no input_json_delta for it: the SDK shows input {}.",
+        "Anthropic streams no input_json_delta for it: the SDK shows input {}." + GEMINI_NOTE,
     ),
-    "arguments-not-object": Row(PARIS, f'raises TypeError("must be a mapping") · {NEVER_ANSWERED}'),
+    "arguments-not-object": Row(
+        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
+        {
+            "chat, responses, anthropic": f'raises TypeError("must be a mapping") · {NEVER_ANSWERED}',
+            "gemini": NO_CALLS,
+        },
+        GEMINI_NOTE.strip(),
+    ),
     "double-encoded-arguments": Row(
         {
             "chat, responses": PARIS,
             "anthropic": 'raises GaveUp("Unable to parse tool parameter JSON") · ' + NEVER_ANSWERED,
+            "gemini": UNFORMED,
         },
         {
             "chat, responses": f'raises TypeError("must be a mapping") · {NEVER_ANSWERED}',
             "anthropic": f'raises ValueError("Unable to parse tool parameter JSON") · {NEVER_ANSWERED}',
+            "gemini": NO_CALLS,
         },
         "Anthropic: the SDK's stream accumulator cannot parse a JSON string cut into fragments "
         "and raises before any harness code sees the reply; the correct loop retries (the same "
-        "reply comes back) and gives up, having run nothing.",
+        "reply comes back) and gives up, having run nothing." + GEMINI_NOTE,
     ),
     "hallucinated-tool": Row(
         'answer "cannot delete files" · clean',
         {
             "chat, responses": 'answer "cannot delete files" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
+            "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
         },
-        "The naive loop runs delete_file. Anthropic's is_error flag is checked by turn 1's "
-        "expectation; OpenAI wires have no flag, so there the verdict catches it.",
+        "The naive loop runs delete_file. Anthropic's is_error flag (Gemini's \"error\" key) is "
+        "checked by turn 1's expectation; OpenAI wires have no flag, so there the verdict "
+        "catches it.",
     ),
     "near-miss-tool": Row(PARIS, f'raises KeyError("get_weatehr") · {NEVER_ANSWERED}'),
     "schema-missing-required": Row(
@@ -120,6 +143,7 @@ OUTCOMES: dict[str, Row] = {
         {
             "chat, responses": 'answer "It is 18 °C" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
+            "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
         },
         'The tool runs with unit ["celsius"] and answers; only the verdict (or Anthropic\'s '
         "is_error expectation) sees it.",
@@ -129,12 +153,16 @@ OUTCOMES: dict[str, Row] = {
         {
             "chat, responses": 'answer "It is 18 °C" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
+            "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
         },
         'The tool runs with unit "Fahrenheit" and silently answers in Celsius.',
     ),
     "path-traversal": Row(
         'answer "only read files inside" · clean',
-        'raises BadRequestError("expectation failed") · clean',
+        {
+            "chat, responses, anthropic": 'raises BadRequestError("expectation failed") · clean',
+            "gemini": 'raises ClientError("expectation failed") · clean',
+        },
         "The verdict cannot see a path escape (the call fits its schema): turn 1's expectation "
         "refuses a result that does not name the path — the naive loop sent the file instead.",
     ),
@@ -152,8 +180,9 @@ OUTCOMES: dict[str, Row] = {
         PARIS,
         {
             "chat, responses": "raises APIConnectionError · clean",
-            "anthropic": 'raises RemoteProtocolError("peer closed connection") · clean',
+            "anthropic, gemini": 'raises RemoteProtocolError("peer closed connection") · clean',
         },
+        "Neither Anthropic's stream helper nor google-genai wraps httpx's own error.",
     ),
     "stream-ends-early": Row(
         PARIS,
@@ -161,10 +190,12 @@ OUTCOMES: dict[str, Row] = {
             "chat": 'raises JSONDecodeError("Unterminated string") · clean',
             "responses": 'raises RuntimeError("response.completed") · clean',
             "anthropic": 'raises TypeError("missing 1 required") · clean',
+            "gemini": 'raises JSONDecodeError("Expecting property name") · clean',
         },
         "No exception on Chat and Anthropic: the naive loop runs the cut call. The verdict "
         'counts no call a fault cut (its calls_answered says "cut by fault"): the loop\'s '
-        "exception is what shows the mistake.",
+        "exception is what shows the mistake. The naive Gemini loop does not stream: its "
+        "body is cut inside the call's args.",
     ),
     "stream-error-event": Row(
         PARIS,
@@ -172,43 +203,58 @@ OUTCOMES: dict[str, Row] = {
             "chat": 'raises APIError("The server had an error") · clean',
             "responses": 'raises RuntimeError("response.completed") · clean',
             "anthropic": 'raises APIStatusError("overloaded_error") · clean',
+            "gemini": 'raises ServerError("UNAVAILABLE") · clean',
         },
+        "The naive Gemini loop does not stream: the same failure comes as an HTTP 503, which "
+        "google-genai does not retry by default.",
     ),
     "stall": Row(
         PARIS,
         {
             "chat, responses": "raises APITimeoutError · clean",
-            "anthropic": "raises ReadTimeout · clean",
+            "anthropic, gemini": "raises ReadTimeout · clean",
         },
         "Both loops get a client with a 0.5 s timeout.",
     ),
     "finish-length": Row(
-        PARIS,
+        {
+            "chat, responses, anthropic": PARIS,
+            "gemini": 'raises GaveUp("stopped (length) without an answer") · clean',
+        },
         {
             "chat": f"raises LengthFinishReasonError · {NEVER_ANSWERED}",
             "responses": f'raises RuntimeError("response.completed") · {NEVER_ANSWERED}',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
+            "gemini": NO_CALLS,
         },
-        'Anthropic keeps the complete parameters ({"city": "Paris"}): the naive loop runs them.',
+        'Anthropic keeps the complete parameters ({"city": "Paris"}): the naive loop runs them. '
+        "Gemini sends calls whole: the cut one is not sent (MAX_TOKENS, no content), so there "
+        "is nothing to answer.",
     ),
     "rate-limited": Row(
         PARIS,
-        PARIS,
-        "Not shown by the naive loop: the SDKs retry 429 twice by themselves, honouring "
-        "retry-after-ms. The scenario catches a client without those retries "
-        "(test_rate_limited_catches_a_client_without_sdk_retries).",
+        {
+            "chat, responses, anthropic": PARIS,
+            "gemini": 'raises ClientError("RESOURCE_EXHAUSTED") · clean',
+        },
+        "Not shown by the naive loop on OpenAI and Anthropic: their SDKs retry 429 twice by "
+        "themselves, honouring retry-after-ms. The scenario catches a client without those "
+        "retries (test_rate_limited_catches_a_client_without_sdk_retries) — which is what "
+        "google-genai is by default.",
     ),
     "overloaded": Row(
         PARIS,
         {
             "chat, responses": 'raises InternalServerError("overloaded") · clean',
             "anthropic": "raises OverloadedError · clean",
+            "gemini": 'raises ServerError("UNAVAILABLE") · clean',
         },
-        "The verdict has nothing to judge: no reply was ever served to the naive loop.",
+        "The verdict has nothing to judge: no reply was ever served to the naive loop. Gemini "
+        "has no 529: the fault is served as its overload, 503 UNAVAILABLE.",
     ),
     "duplicate-call-ids": Row(
         {
-            "chat, anthropic": 'raises GaveUp("call_dup_0001") · fails calls_answered',
+            "chat, anthropic, gemini": 'raises GaveUp("call_dup_0001") · fails calls_answered',
             "responses": 'raises RuntimeError("conflicting output identities") · '
             "fails calls_answered",
         },
@@ -218,21 +264,23 @@ OUTCOMES: dict[str, Row] = {
             "fails answered_once",
             "responses": 'raises RuntimeError("conflicting output identities") · '
             "fails calls_answered",
+            "gemini": 'answer "both 18 °C" · clean',
         },
         "The correct loop refuses the reply and runs nothing. On Anthropic the naive loop's "
         "replayed history is refused as the API refuses it (rule A13). On Responses the SDK's "
         "stream accumulator itself refuses two function_call items with one call_id, before "
-        "any harness code: the naive loop's mistake cannot show there.",
+        "any harness code: the naive loop's mistake cannot show there. On Gemini results "
+        "answer by name and position, so the shared id does a name-based loop no harm.",
     ),
     "deepseek-reasoning": Row(
         PARIS,
         {
             "chat": 'raises BadRequestError("reasoning_content") · clean',
-            "responses, anthropic": PARIS,
+            "responses, anthropic, gemini": PARIS,
         },
-        "Run with model deepseek-reasoner. Not shown on Responses and Anthropic: they have no "
-        "reasoning_content; the reasoning item / thinking block rides in the output the naive "
-        "loop replays whole.",
+        "Run with model deepseek-reasoner. Not shown on Responses, Anthropic and Gemini: they "
+        "have no reasoning_content; the reasoning item / thinking block / thought part rides "
+        "in the output the naive loop replays whole.",
     ),
 }
 
@@ -244,7 +292,12 @@ OUTCOME = re.compile(
 
 # How each scenario is run: the task's words matter only where an expectation checks them.
 NEEDS_A_TOOL = {"fabricated-answer"}
-MODELS = {"chat": "gpt-4o-mini", "responses": "gpt-4.1", "anthropic": "claude-sonnet-4-6"}
+MODELS = {
+    "chat": "gpt-4o-mini",
+    "responses": "gpt-4.1",
+    "anthropic": "claude-sonnet-4-6",
+    "gemini": "gemini-2.5-flash",
+}
 MODEL_FOR = {"deepseek-reasoning": "deepseek-reasoner"}
 TIMEOUT_FOR = {"stall": 0.5}  # seconds; else 10 s, so that nothing can hang the suite
 SCENARIOS = {s.name: s for s in load_paths([BUNDLED])}
@@ -254,11 +307,13 @@ CORRECT: dict[str, Loop] = {
     "chat": chat_completions.run,
     "responses": responses.run,
     "anthropic": anthropic_messages.run,
+    "gemini": gemini.run,
 }
 NAIVE: dict[str, Loop] = {
     "chat": naive.chat,
     "responses": naive.responses_api,
     "anthropic": naive.messages,
+    "gemini": naive.gemini_api,
 }
 
 
@@ -293,7 +348,8 @@ def test_rate_limited_catches_a_client_without_sdk_retries(
     """The naive loop gets through rate-limited only because the SDK retries for it."""
     for api in APIS:
         client = client_for(server, api, "rate-limited", f"{session}-{api}", max_retries=0)
-        with client, pytest.raises((openai.RateLimitError, anthropic.RateLimitError)):
+        limited = (openai.RateLimitError, anthropic.RateLimitError, genai_errors.ClientError)
+        with client, pytest.raises(limited):
             NAIVE[api](client, "Weather?", project(tmp_path / api), model=MODELS[api])
 
 
@@ -339,6 +395,11 @@ def project(tmp_path: Path) -> Toolbox:
 
 
 def client_for(server: ServerProcess, api: str, scenario: str, session: str, **options: Any) -> Any:
+    if api == "gemini":  # google-genai: no retries unless asked; timeout in milliseconds
+        http: dict[str, Any] = {"base_url": f"{server.url}/s/{scenario}/{session}"}
+        if "timeout" in options:
+            http["timeout"] = int(options["timeout"] * 1000)
+        return genai.Client(api_key="test", http_options=http)
     if api == "anthropic":
         url = f"{server.url}/s/{scenario}/{session}"
         return anthropic.Anthropic(base_url=url, api_key="test", **options)

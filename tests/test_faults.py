@@ -14,7 +14,10 @@ import httpx
 import httpx2
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
 
+from .drivers import merged
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
 
 CHAT_TOOLS = [
@@ -24,8 +27,12 @@ RESP_TOOLS = [
     {"type": "function", "name": "get_weather", "parameters": TOOL_PARAMETERS, "strict": False}
 ]
 CLAUDE_TOOLS = [{"name": "get_weather", "input_schema": TOOL_PARAMETERS}]
+GEMINI_TOOLS = [
+    {"function_declarations": [{"name": "get_weather", "parameters_json_schema": TOOL_PARAMETERS}]}
+]
 ASK = [{"role": "user", "content": "Weather in Paris?"}]
 APIS = ("chat", "responses", "anthropic")
+ALL_APIS = (*APIS, "gemini")
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +46,8 @@ def call(
     server: ServerProcess, scenario: str, session: str, api: str, stream: bool, **client: Any
 ) -> Any:
     """One request through the SDK's usual path: create(), or the stream helper's final object."""
+    if api == "gemini":
+        return call_gemini(server, scenario, session, stream, **client)
     options = {"api_key": "k", "max_retries": 0, **client}
     if api == "anthropic":
         with anthropic.Anthropic(base_url=f"{server.url}/s/{scenario}/{session}", **options) as a:
@@ -64,6 +73,35 @@ def call(
             return o.responses.create(**kwargs)
         with o.responses.stream(**kwargs) as s:
             return s.get_final_response()
+
+
+def call_gemini(
+    server: ServerProcess, scenario: str, session: str, stream: bool, **client: Any
+) -> Any:
+    """google-genai: generate_content, or the streamed chunks merged into one response."""
+    http: dict[str, Any] = {"base_url": f"{server.url}/s/{scenario}/{session}"}
+    if "timeout" in client:
+        http["timeout"] = int(client["timeout"] * 1000)  # milliseconds
+    if "retry_options" in client:
+        http["retry_options"] = client["retry_options"]
+    config = {"tools": GEMINI_TOOLS, "automatic_function_calling": {"disable": True}}
+    kwargs = {"model": "gemini-2.5-flash", "contents": "Weather in Paris?", "config": config}
+    with genai.Client(api_key="k", http_options=http) as g:
+        if not stream:
+            return g.models.generate_content(**kwargs)
+        return merged(list(g.models.generate_content_stream(**kwargs)))
+
+
+def google_error(
+    kind: type[genai_errors.APIError], code: int, status: str
+) -> Callable[[Any], None]:
+    """google-genai's error class, HTTP code and google.rpc status name."""
+
+    def check(outcome: Any) -> None:
+        assert isinstance(outcome, kind), f"expected {kind.__name__}, got {outcome!r}"
+        assert (outcome.code, outcome.status) == (code, status)
+
+    return check
 
 
 def raised(kind: type[BaseException]) -> Callable[[Any], None]:
@@ -161,7 +199,22 @@ EXPECTED: dict[str, tuple[str, dict[tuple[str, bool], Callable[[Any], None]]]] =
     ),
     "fault-delay": ("delay", same(served)),
 }
-CASES = [(f, api, s) for f in EXPECTED for api in APIS for s in (False, True)]
+# google-genai neither retries by default nor wraps transport errors (docs/http-api.md, Gemini).
+GEMINI: dict[str, tuple[Callable[[Any], None], Callable[[Any], None]]] = {  # (plain, stream)
+    "fault-429": (google_error(genai_errors.ClientError, 429, "RESOURCE_EXHAUSTED"),) * 2,
+    "fault-500": (google_error(genai_errors.ServerError, 500, "INTERNAL"),) * 2,
+    "fault-503": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,
+    "fault-529": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,  # no 529
+    # in-band `data: {"error": …}` mid-stream: the SDK raises it while iterating
+    "fault-stream-error": (google_error(genai_errors.ServerError, 503, "UNAVAILABLE"),) * 2,
+    "fault-cut-reset": (raised(httpx2.RemoteProtocolError),) * 2,
+    # a clean close inside the call's frame: the body / the last frame is cut JSON
+    "fault-cut-close": (JSON_CUT, raised(genai_errors.UnknownApiResponseError)),
+    "fault-delay": (served, served),
+}
+for _fault, (_plain, _stream) in GEMINI.items():
+    EXPECTED[_fault][1].update({("gemini", False): _plain, ("gemini", True): _stream})
+CASES = [(f, api, s) for f in EXPECTED for api in ALL_APIS for s in (False, True)]
 
 
 @pytest.mark.parametrize(
@@ -216,7 +269,7 @@ def test_truncation_points_are_exact(faulty: ServerProcess, session: str) -> Non
     assert fragments == ["", '{"city":"Pa']  # the call's start, then 1 of its 3 fragments
 
 
-@pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("api", ALL_APIS)
 @pytest.mark.parametrize("stream", [False, True])
 def test_stall_times_out_and_logs_the_hang_up(
     faulty: ServerProcess, session: str, api: str, stream: bool
@@ -267,6 +320,37 @@ def test_429_twice_then_served_by_the_sdks_own_retries(
     assert [e["headers"]["x-stainless-retry-count"] for e in entries] == ["0", "1", "2"]
     verdict = httpx.get(f"{faulty.url}/_mockllm/verdict", params={"session": session}).json()
     assert {c["name"]: c["ok"] for c in verdict["checks"]}["retry_after_honoured"] is True
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_gemini_429_twice_then_served_by_opt_in_sdk_retries(
+    faulty: ServerProcess, session: str, stream: bool
+) -> None:
+    """google-genai retries only when asked (HttpRetryOptions); it reads no retry header."""
+    retry = {"attempts": 3, "initial_delay": 0.01, "max_delay": 0.05}
+    served(call(faulty, "fault-429-twice", session, "gemini", stream, retry_options=retry))
+    entries = faulty.requests(session=session)
+    assert [(e["attempt"], e["response"]["status"]) for e in entries] == [
+        (1, 429),
+        (2, 429),
+        (3, 200),
+    ]
+
+
+def test_gemini_error_shape_carries_retry_info(faulty: ServerProcess, session: str) -> None:
+    """Google's clients read the delay from a google.rpc.RetryInfo detail, not a header: the
+    scripted retry-after(-ms) goes there too, as a protobuf Duration."""
+    url = f"{faulty.url}/s/fault-429/{session}/v1beta/models/gemini-2.5-flash:generateContent"
+    r = httpx.post(url, json={"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
+    assert r.status_code == 429 and r.headers["retry-after-ms"] == "1"
+    assert r.json()["error"] == {
+        "code": 429,
+        "message": "You exceeded your current quota, please check your plan and billing details. "
+        "For more information on this error, head to: "
+        "https://ai.google.dev/gemini-api/docs/rate-limits.",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.001s"}],
+    }
 
 
 def test_http_fault_headers_and_texts(faulty: ServerProcess, session: str) -> None:

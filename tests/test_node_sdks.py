@@ -1,4 +1,4 @@
-"""The official Node SDKs (`openai`, `@anthropic-ai/sdk`) parse mockllm on all three APIs,
+"""The official Node SDKs (`openai`, `@anthropic-ai/sdk`, `@google/genai`) parse mockllm on all four APIs,
 their stream helpers agree with the non-streamed replies, and a tool round trip completes."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ RESULTS = ["25度", "22度"]
 
 
 def node_walk(server: ServerProcess, api: str, session: str, mode: str) -> dict[str, Any]:
-    base = f"{server.url}/s/weather-parallel/{session}" + ("" if api == "anthropic" else "/v1")
+    base = f"{server.url}/s/weather-parallel/{session}"
+    base += "" if api in ("anthropic", "gemini") else "/v1"
     command = ["node", "drive.mjs", api, base, mode, "北京和上海?", *RESULTS]
     done = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -57,6 +58,6 @@ def test_node_sdk_round_trip_create_and_stream(
     assert created[1] == {"text": "北京多云25℃，上海小雨22℃。", "calls": [], "finish": "stop"}
     # the final request carried both results back, paired with their call ids
     results = server.last(f"{session}-stream")["tool_results"]
-    assert [(r["call_id"], r["content"]) for r in results] == [
-        (c[0], r) for c, r in zip(created[0]["calls"], RESULTS, strict=True)
-    ]
+    # Gemini sends no ids: results pair with calls by name and position (turnT.callI)
+    ids = [f"turn0.call{i}" if api == "gemini" else c[0] for i, c in enumerate(created[0]["calls"])]
+    assert [(r["call_id"], r["content"]) for r in results] == list(zip(ids, RESULTS, strict=True))

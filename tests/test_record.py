@@ -109,8 +109,12 @@ def walk(driver: Driver, guide: Scenario, streamed: bool) -> list[Any]:
 # --- the proof ----------------------------------------------------------------------------
 
 
+# `mockllm record` reads the answers of the wires that have an answers reader: not Gemini yet.
+RECORDABLE = sorted(api for api in DRIVERS if api != "gemini")
+
+
 @pytest.mark.parametrize("streamed", [False, True], ids=["create", "stream"])
-@pytest.mark.parametrize("api", sorted(DRIVERS))
+@pytest.mark.parametrize("api", RECORDABLE)
 @pytest.mark.parametrize("guide", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_a_recorded_session_replays_as_it_happened(
     server: ServerProcess,

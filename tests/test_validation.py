@@ -13,6 +13,8 @@ import anthropic
 import httpx
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
 
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
 
@@ -30,7 +32,21 @@ RESP_TOOLS = [
 ]
 CLAUDE_TOOLS = [{"name": n, "input_schema": TOOL_PARAMETERS} for n in ("get_weather", "get_time")]
 USER = {"role": "user", "content": "Weather and time in Paris?"}
-PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
+PATHS = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+}
+GEMINI_TOOLS = [
+    {
+        "functionDeclarations": [
+            {"name": n, "parametersJsonSchema": TOOL_PARAMETERS}
+            for n in ("get_weather", "get_time")
+        ]
+    }
+]
+GEMINI_USER = {"role": "user", "parts": [{"text": "Weather and time in Paris?"}]}
 
 
 def first_reply(
@@ -46,9 +62,13 @@ def first_reply(
             "messages": [USER],
             "tools": CLAUDE_TOOLS,
         },
+        "gemini": {"contents": [GEMINI_USER], "tools": GEMINI_TOOLS},
     }
     body = bodies[api] | (extra or {})
-    r = httpx.post(f"{server.url}/s/{scenario}/setup{PATHS[api]}", json=body)
+    path = PATHS[api]
+    if api == "gemini":  # the model goes in the path
+        path = path.replace("gemini-2.5-flash", str(body.pop("model", "gemini-2.5-flash")))
+    r = httpx.post(f"{server.url}/s/{scenario}/setup{path}", json=body)
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
     return result
@@ -142,6 +162,33 @@ def with_first_block(
         ]
 
     return messages
+
+
+def gemini(
+    contents: Callable[[dict[str, Any]], list[Any]], model: str = "gemini-2.5-flash"
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A generate_content call: the reply's content (as the SDK replays it) → the contents."""
+
+    def build(first: dict[str, Any]) -> dict[str, Any]:
+        reply = first["candidates"][0]["content"]
+        return {"model": model, "contents": [GEMINI_USER, *contents(reply)]}
+
+    return build
+
+
+def answers(*names: str) -> dict[str, Any]:
+    parts = [{"functionResponse": {"name": n, "response": {"result": "ok"}}} for n in names]
+    return {"role": "user", "parts": parts}
+
+
+def unsigned(reply: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **reply,
+        "parts": [{k: v for k, v in p.items() if k != "thoughtSignature"} for p in reply["parts"]],
+    }
+
+
+GEMINI_3 = {"model": "gemini-3-pro-preview"}
 
 
 @dataclass
@@ -533,12 +580,59 @@ CASES = [
         claude(lambda c, ids: [], model="claude-3-5-sonnet-20240620", max_tokens=10000),
         "max_tokens: 10000 > 4096, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20240620",
     ),
+    # --- Gemini ---------------------------------------------------------------------------
+    Case(
+        "gemini.response_count",
+        "gemini",
+        "rules",
+        gemini(lambda reply: [reply, answers("get_weather")]),
+        "Please ensure that the number of function response parts is equal to the number of function call "
+        "parts of the function call turn.",
+    ),
+    Case(
+        "gemini.response_without_call",
+        "gemini",
+        "rules",
+        gemini(lambda reply: [answers("get_weather")]),
+        "Please ensure that function response turn comes immediately after a function call turn.",
+    ),
+    Case(
+        "gemini.call_without_user_turn",
+        "gemini",
+        "rules",
+        lambda first: {
+            "model": "gemini-2.5-flash",
+            "contents": [first["candidates"][0]["content"]],
+        },
+        "Please ensure that function call turn comes immediately after a user turn or after a function "
+        "response turn.",
+    ),
+    Case(
+        "gemini.thought_signature_missing",
+        "gemini",
+        "rules",
+        gemini(
+            lambda reply: [unsigned(reply), answers("get_weather", "get_time")],
+            model="gemini-3-pro-preview",
+        ),
+        "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
+        "work correctly, and missing thought_signature may lead to degraded model performance. Additional "
+        "data, function call `default_api:get_weather` , position 2. Please refer to "
+        "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+        setup=GEMINI_3,
+    ),
 ]
 
 
 def send(server: ServerProcess, case: Case, session: str, body: dict[str, Any]) -> Any:
     """Through the official SDK's own request path (its typed methods refuse some bad bodies)."""
     base = f"{server.url}/s/{case.scenario}/{session}"
+    if case.api == "gemini":  # generate_content: contents as the SDK's own types read them
+        with genai.Client(api_key="k", http_options={"base_url": base}) as client:
+            config = {"tools": GEMINI_TOOLS, "automatic_function_calling": {"disable": True}}
+            return client.models.generate_content(
+                model=body["model"], contents=body["contents"], config=config
+            )
     if case.api == "anthropic":
         with anthropic.Anthropic(base_url=base, api_key="k", max_retries=0) as client:
             return client.post("/v1/messages", body=body, cast_to=object)
@@ -557,6 +651,13 @@ def test_rule_strict_rejects_like_the_provider(
     server: ServerProcess, session: str, case: Case
 ) -> None:
     body = case.build(first_reply(server, case.api, case.scenario, case.setup))
+    if case.api == "gemini":  # google.rpc status names, no param
+        with pytest.raises(genai_errors.ClientError) as google:
+            send(server, case, session, body)
+        assert (google.value.code, google.value.status) == (400, "INVALID_ARGUMENT")
+        assert matches(case.message, str(google.value.message)), google.value.message
+        assert_logged(server, session, case, str(google.value.message))
+        return
     error_class: type[anthropic.BadRequestError | openai.BadRequestError] = (
         anthropic.BadRequestError if case.api == "anthropic" else openai.BadRequestError
     )
@@ -574,6 +675,10 @@ def test_rule_strict_rejects_like_the_provider(
         message, param = error.body["message"], error.body["param"]
         assert param == case.param and error.body["type"] == "invalid_request_error"
     assert matches(case.message, message), message
+    assert_logged(server, session, case, message)
+
+
+def assert_logged(server: ServerProcess, session: str, case: Case, message: str) -> None:
     entry = server.last(session)
     rule = case.rule.split("/")[0]
     assert entry["violations"][0] == {"rule": rule, "message": message}

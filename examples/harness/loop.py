@@ -112,11 +112,27 @@ def ask(api: Api, history: list[Any]) -> Reply:
 def retry_delay(error: Exception, attempt: int) -> float | None:
     """Seconds to wait before asking again, or None when asking again cannot help."""
     status = getattr(error, "status_code", None)
+    if status is None:
+        status = getattr(error, "code", None)  # google-genai's errors
     if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
         return None  # the API refuses the request itself
     response = getattr(error, "response", None)
     asked = retry_after(response.headers) if response is not None else None
+    if asked is None:
+        asked = retry_info(getattr(error, "details", None))
     return asked if asked is not None else 0.1 * 2 ** (attempt - 1)
+
+
+def retry_info(body: Any) -> float | None:
+    """Google's delay: a google.rpc.RetryInfo detail in the error body ("retryDelay": "26s")."""
+    details = body.get("error", {}).get("details", []) if isinstance(body, dict) else []
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("rpc.RetryInfo"):
+            try:
+                return float(str(detail.get("retryDelay", "")).removesuffix("s"))
+            except ValueError:
+                return None
+    return None
 
 
 def retry_after(headers: Any) -> float | None:

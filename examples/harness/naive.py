@@ -10,8 +10,9 @@ from typing import Any
 
 import anthropic
 import openai
+from google import genai
 
-from . import anthropic_messages, chat_completions, responses
+from . import anthropic_messages, chat_completions, gemini, responses
 from .toolbox import Toolbox
 
 # Not a cap a naive loop would have: only there so that the tests end. The verdict's
@@ -80,6 +81,25 @@ def messages(client: anthropic.Anthropic, question: str, toolbox: Toolbox, *, mo
                 content = run_tool(toolbox, block.name, block.input)
                 results.append({"type": "tool_result", "tool_use_id": block.id, "content": content})
         history.append({"role": "user", "content": results})
+    raise RuntimeError(f"no answer after {SAFETY_STOP} model calls")
+
+
+def gemini_api(client: genai.Client, question: str, toolbox: Toolbox, *, model: str) -> str:
+    contents: list[Any] = [{"role": "user", "parts": [{"text": question}]}]
+    for _ in range(SAFETY_STOP):
+        # MISTAKE: no retry (google-genai retries nothing by default); finish_reason never
+        # read, so a MALFORMED_FUNCTION_CALL (no content at all) is not seen for what it is.
+        response: Any = client.models.generate_content(  # MISTAKE: trusts what may be None
+            model=model, contents=contents, config={"tools": gemini.CONFIG.tools}
+        )
+        if response.text:  # MISTAKE: any text is the answer
+            return str(response.text)
+        contents.append(response.candidates[0].content)
+        parts = []
+        for call in response.function_calls:  # MISTAKE: None when the reply has no content
+            result = run_tool(toolbox, call.name, call.args)
+            parts.append({"function_response": {"name": call.name, "response": {"result": result}}})
+        contents.append({"role": "user", "parts": parts})
     raise RuntimeError(f"no answer after {SAFETY_STOP} model calls")
 
 

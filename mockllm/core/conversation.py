@@ -26,6 +26,9 @@ class ToolResult:
     call_id: str
     content: str
     is_error: bool | None = None  # None: the wire has no error flag (OpenAI)
+    # How the result was matched to its call where ids are optional (Gemini): "by id",
+    # "by name and position" or "unpaired"; None where every result names its call's id.
+    paired: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,8 @@ def result_json(result: ToolResult) -> dict[str, Any]:
     out: dict[str, Any] = {"call_id": result.call_id, "content": result.content}
     if result.is_error is not None:
         out["is_error"] = result.is_error
+    if result.paired is not None:
+        out["paired"] = result.paired
     return out
 
 

@@ -11,7 +11,11 @@ class Event(NamedTuple):
     part: "head" (role / lifecycle start), "reasoning", "text", "call:I" (call I begins),
     "args:I" (a fragment of call I's arguments), "done:I" (call I closes), "tail" (finish,
     usage), "done" (the terminator: [DONE], message_stop, response.completed).
+
+    inside: for a frame that carries a whole call (Gemini sends no argument fragments), the
+    byte offset in `data` that falls inside the call's arguments, where a cut goes.
     """
 
     data: bytes
     part: str
+    inside: int | None = None

@@ -108,7 +108,12 @@ def _cut_events(truncate: Truncate, events: list[Event]) -> list[bytes]:
         return [b"".join(frames)[: truncate.after_bytes]]
     if truncate.after_events is not None:
         return frames[: truncate.after_events]
-    return frames[: _inside_arguments(truncate.inside or 0, events)]
+    call = truncate.inside or 0
+    whole = next((e for e in events if e.part == f"call:{call}" and e.inside is not None), None)
+    if whole is not None and whole.inside is not None:  # a call sent whole: cut inside its frame
+        at = events.index(whole)
+        return [*frames[:at], whole.data[: whole.inside]]
+    return frames[: _inside_arguments(call, events)]
 
 
 def _inside_arguments(call: int, events: list[Event]) -> int:

@@ -143,7 +143,9 @@ def _call(data: Json) -> ToolCall:
 
 
 def _result(data: Json) -> ToolResult:
-    return ToolResult(str(data["call_id"]), str(data.get("content", "")), data.get("is_error"))
+    return ToolResult(
+        str(data["call_id"]), str(data.get("content", "")), data.get("is_error"), data.get("paired")
+    )
 
 
 def _finding(data: Json) -> Finding:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from mockllm.core.validation import RuleSet
-from mockllm.providers import anthropic_rules, openai_chat_rules, openai_responses_rules
+from mockllm.providers import (
+    anthropic_rules,
+    gemini_rules,
+    openai_chat_rules,
+    openai_responses_rules,
+)
 from mockllm.providers.anthropic import Messages
 from mockllm.providers.anthropic_answers import MessagesAnswers
 from mockllm.providers.base import Adapter, Answers, Parsed
+from mockllm.providers.gemini import Gemini
 from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
@@ -31,5 +37,6 @@ def register(
 register(ChatCompletions, openai_chat_rules.RULES, ChatAnswers)
 register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
+register(Gemini, gemini_rules.RULES)  # `mockllm record` does not read Gemini answers yet
 
 __all__ = ["ADAPTERS", "Adapter", "Answers", "Parsed", "register"]

@@ -23,6 +23,7 @@ from mockllm.providers.base import (
     chunks,
     dumps,
     fragments,
+    merge_assistants,
     scripted_id,
     text_of,
 )
@@ -76,6 +77,7 @@ class Messages(Adapter):
     api = "anthropic"
     family = "anthropic"
     routes = ("v1/messages",)
+    family_headers = (b"anthropic-version",)
     request_id_header = "request-id"
     invalid_json_message = "mockllm: the request body is not valid JSON"
     stream_error_status = 529  # the API's mid-stream error is overloaded_error
@@ -96,7 +98,7 @@ class Messages(Adapter):
             messages += [replace(x, at=f"messages[{i}]") for x in _message(m, i)]
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple(_merge_assistants(messages)),
+            messages=tuple(merge_assistants(messages)),
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -177,6 +179,8 @@ class Messages(Adapter):
         return blocks
 
     def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
+        if parsed.conversation.stream:
+            return []  # streamed, the arguments go out verbatim as input_json_delta fragments
         notes = []
         for i, call in enumerate(resolved.reply.tool_calls):
             if call.arguments_object() is None:
@@ -389,23 +393,6 @@ def _result(block: dict[str, Any]) -> ToolResult:
         text_of(block.get("content")),
         bool(block.get("is_error", False)),
     )
-
-
-def _merge_assistants(messages: list[Message]) -> list[Message]:
-    """The API merges consecutive same-role messages into one turn: one reply, not two."""
-    out: list[Message] = []
-    for m in messages:
-        if out and m.role == "assistant" and out[-1].role == "assistant":
-            prev = out[-1]
-            text = "\n".join(t for t in (prev.text, m.text) if t)
-            reasoning = (
-                prev.reasoning if m.reasoning is None else (prev.reasoning or "") + m.reasoning
-            )
-            calls = prev.tool_calls + m.tool_calls
-            out[-1] = replace(prev, text=text, tool_calls=calls, reasoning=reasoning)
-        else:
-            out.append(m)
-    return out
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:

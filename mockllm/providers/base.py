@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from mockllm.core.conversation import Conversation
+from mockllm.core.conversation import Conversation, Message
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
@@ -64,10 +65,18 @@ class Adapter(ABC):
     api: ClassVar[str]  # stable name used in the log: "openai-chat", ...
     family: ClassVar[str]  # "openai" | "anthropic": decides the shape of shared routes
     routes: ClassVar[tuple[str, ...]]  # POST paths after the optional /s/NAME[/SESSION] prefix
+    # POST paths that carry a parameter (Gemini's model), matched whole; `route_help` shows them.
+    route_pattern: ClassVar[re.Pattern[str] | None] = None
+    route_help: ClassVar[tuple[str, ...]] = ()
     get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
+    models_routes: ClassVar[tuple[str, ...]] = ("v1/models",)  # GET listing (and /{id}) paths
+    # Request headers that mark this family's SDKs, for the routes families share (v1/models).
+    family_headers: ClassVar[tuple[bytes, ...]] = ()
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
+    # Fault statuses this wire does not have, served as the one they mean (Gemini: 529 → 503).
+    status_aliases: ClassVar[Mapping[int, int]] = {}
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
     # set by `register`: reads this wire's answers back for `mockllm record` (None: not recorded)
     answers: ClassVar[type[Answers] | None] = None
@@ -75,6 +84,10 @@ class Adapter(ABC):
     @abstractmethod
     def parse(self, body: Any) -> Parsed:
         """Wire JSON → the neutral request; raise RequestError for what the provider refuses."""
+
+    def parse_at(self, body: Any, route: str) -> Parsed:
+        """`parse`, for a wire whose path says part of the request (Gemini: model, stream)."""
+        return self.parse(body)
 
     @abstractmethod
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes: ...
@@ -92,6 +105,12 @@ class Adapter(ABC):
     @abstractmethod
     def models_body(self) -> bytes: ...
 
+    def model_body(self, model: str) -> bytes:
+        """One model: any id is served, in the shape of the listing's entries."""
+        entry = json.loads(self.models_body())["data"][0]
+        entry.update({"id": model})
+        return json.dumps(entry).encode()
+
     def fault_error(
         self,
         status: int,
@@ -101,6 +120,7 @@ class Adapter(ABC):
         headers: tuple[tuple[str, str], ...] = (),
     ) -> RequestError:
         """A scripted HTTP error in this provider's words, unless the scenario gives its own."""
+        status = self.status_aliases.get(status, status)
         default_type, default_message, default_code = self.fault_texts(status)
         return RequestError(
             status,
@@ -148,8 +168,13 @@ class Adapter(ABC):
         """Called once a reply is on its way: for adapters that keep state (Responses)."""
 
     def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
-        """What rendering this reply non-streamed had to adapt, for the log."""
+        """What rendering this reply had to adapt, for the log."""
         return []
+
+    def as_sent(self, resolved: Resolved) -> Resolved:
+        """The reply as this wire carries it, which the log shows as served; all of it unless
+        the wire cannot say part of it (Gemini sends no call whose arguments are not an object)."""
+        return resolved
 
     def get(self, rest: str) -> tuple[int, bytes]:
         """Answer GET {get_prefix}{rest}; by default there is nothing to get: a 404 in this
@@ -182,6 +207,23 @@ def scripted_id(scenario: Scenario, turn: int, index: int, prefix: str, length: 
     calls = served.reply.tool_calls if served else ()
     explicit = calls[index].id if index < len(calls) else None
     return explicit if explicit is not None else derive(prefix, length, scenario.name, turn, index)
+
+
+def merge_assistants(messages: list[Message], sep: str = "\n") -> list[Message]:
+    """The API merges consecutive same-role messages into one turn: one reply, not two."""
+    out: list[Message] = []
+    for m in messages:
+        if out and m.role == "assistant" and out[-1].role == "assistant":
+            prev = out[-1]
+            text = sep.join(t for t in (prev.text, m.text) if t)
+            reasoning = (
+                prev.reasoning if m.reasoning is None else (prev.reasoning or "") + m.reasoning
+            )
+            calls = prev.tool_calls + m.tool_calls
+            out[-1] = replace(prev, text=text, tool_calls=calls, reasoning=reasoning)
+        else:
+            out.append(m)
+    return out
 
 
 def text_of(content: Any) -> str:

@@ -6,7 +6,6 @@ starlette, imported on the first admin request so that start-up does not pay for
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mockllm.core.engine import Engine
@@ -51,23 +50,29 @@ class MockLLM:
             await self.admin(scope, receive, send)
             return
         scenario, session, route = self.routes.split(path)
-        adapter = self.routes.posts.get(route)
+        adapter = self.routes.post(route)
         if adapter is not None and scope["method"] == "POST":
-            await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
+            await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif scope["method"] != "GET":
             await self._not_found(scope, receive, send, route)
-        elif route == "v1/models" or route.startswith("v1/models/"):
-            await self._models(scope, send, route)
+        elif (listing := self.routes.listing(route)) is not None:
+            await self._models(scope, send, route, listing)
         elif (getter := self.routes.getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
             await self._not_found(scope, receive, send, route)
 
-    def family_of(self, scope: Scope) -> Adapter:
-        """Routes the providers share answer in Anthropic's shape when the SDK is Anthropic's."""
-        anthropic = any(k == b"anthropic-version" for k, _ in scope["headers"])
-        return self.families.get("anthropic" if anthropic else "openai") or self.adapters[0]
+    def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
+        """Routes the providers share answer in the shape of the SDK that asks, told by its
+        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise."""
+        candidates = among or list(self.families.values())
+        sent = {k for k, _ in scope["headers"]}
+        for adapter in candidates:
+            if any(h in sent for h in adapter.family_headers):
+                return adapter
+        openai = self.families.get("openai")
+        return openai if openai in candidates else candidates[0]
 
     def reset(self, session: str | None = None) -> None:
         self.engine.reset(session)
@@ -77,20 +82,20 @@ class MockLLM:
 
     # --- other routes --------------------------------------------------------------------
 
-    async def _models(self, scope: Scope, send: Send, route: str) -> None:
-        adapter = self.family_of(scope)
-        body = adapter.models_body()
-        if route != "v1/models":  # one model: any id is served, in the listing's shape
-            model = json.loads(body)["data"][0]
-            model.update({"id": route.removeprefix("v1/models/")})
-            body = json.dumps(model).encode()
+    async def _models(self, scope: Scope, send: Send, route: str, listing: str) -> None:
+        serving = [a for a in self.families.values() if listing in a.models_routes]
+        adapter = self.family_of(scope, serving)
+        model = route.removeprefix(listing).removeprefix("/")
+        body = adapter.model_body(model) if model else adapter.models_body()
         await _send(send, 200, body, b"application/json")
 
     async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         """Answered in the SDK's error shape, and logged like any request: a wrong base URL
         is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
-        known = ", ".join(sorted({"POST /" + r for r in self.routes.posts if r.startswith("v1/")}))
+        posts = [r for r in self.routes.posts if r.startswith("v1/")]
+        posts += [r for a in self.adapters for r in a.route_help]
+        known = ", ".join(sorted({"POST /" + r for r in posts}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"

@@ -56,7 +56,7 @@ class Rendered:
 class Exchanges:
     def __init__(self, engine: Engine, journal: Journal, options: ServerOptions) -> None:
         self.engine, self.journal, self.options = engine, journal, options
-        self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, keyed by the raw body
+        self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
         self._seen: Lru[bool] = Lru(4096)
@@ -73,6 +73,7 @@ class Exchanges:
         receive: Receive,
         send: Send,
         adapter: Adapter,
+        route: str,
         scenario: str | None,
         session: str | None,
     ) -> None:
@@ -86,7 +87,7 @@ class Exchanges:
             entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            await self._answer(receive, adapter, entry, responder, wanted)
+            await self._answer(receive, adapter, route, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except Exception:
@@ -101,6 +102,7 @@ class Exchanges:
         self,
         receive: Receive,
         adapter: Adapter,
+        route: str,
         entry: LiveEntry,
         responder: Responder,
         wanted: dict[bytes, str],
@@ -108,7 +110,7 @@ class Exchanges:
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
-        prepared = self._prepare(adapter, wanted.get(b"content-type"), entry.body)
+        prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
@@ -127,34 +129,37 @@ class Exchanges:
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(answer.resolved, adapter.call_id)
+        entry.served(adapter.as_sent(answer.resolved), adapter.call_id)
         fault = answer.fault
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
         await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
 
-    def _prepare(self, adapter: Adapter, content_type: str | None, raw: bytes) -> Prepared:
+    def _prepare(
+        self, adapter: Adapter, route: str, content_type: str | None, raw: bytes
+    ) -> Prepared:
         if content_type is not None and "json" not in content_type:
             message = f"mockllm: unsupported Content-Type {content_type!r}; send application/json"
             raise RequestError(
                 400, message, kind="bad_content_type", code="unsupported_content_type"
             )
         cache = self._prepared.setdefault(adapter.api, Lru(256))
-        prepared = cache.get(raw)
+        key = (route, raw)  # the path can say part of the request (Gemini's model and stream)
+        prepared = cache.get(key)
         if prepared is not None:
             return prepared
         try:
             body = json.loads(raw)
         except ValueError:
             raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
-        prepared = Prepared(raw, body, adapter.parse(body))
-        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(raw):
-            cache.put(raw, prepared)
+        prepared = Prepared(raw, body, adapter.parse_at(body, route))
+        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
+            cache.put(key, prepared)
         return prepared
 
-    def _again(self, raw: bytes) -> bool:
-        """Whether this body was seen before (and remember it now)."""
-        key = hash(raw)
+    def _again(self, request: tuple[str, bytes]) -> bool:
+        """Whether this (route, body) was seen before (and remember it now)."""
+        key = hash(request)
         if self._seen.get(key):
             return True
         self._seen.put(key, True)
@@ -199,6 +204,8 @@ class Exchanges:
             await responder.error(error, first_byte)
             return
         rendered = self._render(adapter, resolved, parsed, stream)
+        for note in rendered.notes:
+            responder.entry.note(note)
         adapter.served(resolved, parsed)
         if kind == "stream":
             if fault is None:
@@ -207,8 +214,6 @@ class Exchanges:
                 frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
                 delivery = stream_delivery(fault, rendered.events, frames)
         else:
-            for note in rendered.notes:
-                responder.entry.note(note)
             by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
             delivery = body_delivery(fault, rendered.body, resolved.reply, events)
@@ -218,13 +223,16 @@ class Exchanges:
         self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool
     ) -> Rendered:
         own = adapter.render_key(parsed)
-        key = None if own is None else (adapter.api, stream, _reply_key(resolved), own)
+        # The request's own stream flag too: the notes say how that request was answered.
+        asked = parsed.conversation.stream
+        key = None if own is None else (adapter.api, stream, asked, _reply_key(resolved), own)
         cached = self._rendered.get(key) if key is not None else None
         if cached is not None and cached.reply is resolved.reply:  # the key holds its id()
             return cached
         if stream:
             events = adapter.render_stream(resolved, parsed)
-            rendered = Rendered(resolved.reply, b"".join(e.data for e in events), events)
+            notes = adapter.notes(resolved, parsed)
+            rendered = Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         else:
             body, notes = adapter.render(resolved, parsed), adapter.notes(resolved, parsed)
             rendered = Rendered(resolved.reply, body, notes=notes)

@@ -12,6 +12,25 @@ class Routes:
     def __init__(self, adapters: Iterable[Adapter]) -> None:
         self.adapters = list(adapters)
         self.posts: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
+        self.patterned = [a for a in self.adapters if a.route_pattern is not None]
+        self.listings = {r for a in self.adapters for r in a.models_routes}
+
+    def post(self, route: str) -> Adapter | None:
+        """The adapter that answers POST `route`: by its fixed routes, else by pattern (a
+        model in the path, as Gemini's); the hot path never needs the patterns."""
+        adapter = self.posts.get(route)
+        if adapter is None:
+            adapter = next(
+                (a for a in self.patterned if a.route_pattern and a.route_pattern.fullmatch(route)),
+                None,
+            )
+        return adapter
+
+    def listing(self, route: str) -> str | None:
+        """'v1beta/models/x' → 'v1beta/models': the model listing a GET path belongs to."""
+        version, _, rest = route.partition("/")
+        found = f"{version}/models" if rest == "models" or rest.startswith("models/") else ""
+        return found if found in self.listings else None
 
     def getter(self, route: str) -> Adapter | None:
         """The adapter that answers GET `route` (e.g. v1/responses/{id}), if any."""
@@ -31,8 +50,7 @@ class Routes:
 
     def _is_route(self, rest: str) -> bool:
         return (
-            rest in self.posts
-            or rest == "v1/models"
-            or rest.startswith("v1/models/")
+            self.post(rest) is not None
+            or self.listing(rest) is not None
             or self.getter(rest) is not None
         )

@@ -2,11 +2,13 @@
 // what the SDK saw, in neutral terms, as JSON on stdout.
 //
 //   node drive.mjs API BASE_URL MODE USER_TEXT RESULT...
-//     API   chat | responses | anthropic
+//     API   chat | responses | anthropic | gemini
 //     MODE  create | stream   (stream uses the SDK's helper: finalChatCompletion,
-//                              finalResponse, finalMessage)
+//                              finalResponse, finalMessage; @google/genai has none, so its
+//                              chunks' parts are joined in order)
 //     RESULT one tool result per call of the first reply, in call order
 import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 
 const [api, baseURL, mode, userText, ...results] = process.argv.slice(2);
@@ -80,6 +82,36 @@ const drivers = {
     followUp: (raw, ids) => [
       { role: "assistant", content: raw.content },
       { role: "user", content: ids.map((id, i) => ({ type: "tool_result", tool_use_id: id, content: results[i] })) },
+    ],
+  },
+  gemini: {
+    // No ids on this wire: a call is answered by name, in order.
+    client: () => new GoogleGenAI({ apiKey: "test", httpOptions: { baseUrl: baseURL } }),
+    request: (history) => ({
+      model: "gemini-2.5-flash",
+      contents: history,
+      config: { tools: [{ functionDeclarations: [{ name: "get_weather", parametersJsonSchema: parameters }] }] },
+    }),
+    user: (text) => [{ role: "user", parts: [{ text }] }],
+    async call(client, body) {
+      if (mode !== "stream") return client.models.generateContent(body);
+      const chunks = [];
+      for await (const chunk of await client.models.generateContentStream(body)) chunks.push(chunk);
+      const parts = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).filter((p) => p.text !== "");
+      const last = chunks[chunks.length - 1].candidates[0];
+      return { candidates: [{ ...last, content: { role: "model", parts } }] };
+    },
+    view(r) {
+      const candidate = r.candidates[0];
+      const parts = candidate.content?.parts ?? [];
+      const calls = parts.filter((p) => p.functionCall).map((p) => [p.functionCall.id ?? p.functionCall.name, p.functionCall.name, JSON.stringify(p.functionCall.args)]);
+      const text = parts.filter((p) => p.text && !p.thought).map((p) => p.text).join("");
+      const finish = { STOP: calls.length ? "tool_calls" : "stop", MAX_TOKENS: "length" }[candidate.finishReason] ?? candidate.finishReason;
+      return { text: text || null, calls, finish };
+    },
+    followUp: (raw, ids) => [
+      raw.candidates[0].content,
+      { role: "user", parts: ids.map((id, i) => ({ functionResponse: { name: "get_weather", response: { result: results[i] } } })) },
     ],
   },
 };

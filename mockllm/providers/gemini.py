@@ -1,0 +1,543 @@
+"""Gemini API (`generateContent`, `streamGenerateContent?alt=sse`): docs/http-api.md, Gemini
+specifics, says what each choice below is based on.
+
+Ids: the API sends a function call without `id` (unless the scenario scripts one); inside
+mockllm a call is `turnT.callI` (its place in the conversation), and a `functionResponse`
+answers the call with its `id` when it has one, else the next unanswered call of its name.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Hashable
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import compact_json, digest
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.ids import derive
+from mockllm.core.scenario import Reply, Scenario, ScriptedCall
+from mockllm.errors import RequestError
+from mockllm.providers.base import Adapter, Parsed, chunks, dumps, merge_assistants
+
+ROUTE = re.compile(
+    r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)"
+)
+FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+# Google's canonical status names by HTTP status (google.rpc.Code).
+STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+# What the API sends with these statuses, as seen in public reports (docs/http-api.md).
+FAULT_MESSAGES = {
+    429: "You exceeded your current quota, please check your plan and billing details. For "
+    "more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.",
+    500: "An internal error has occurred. Please retry or report in "
+    "https://developers.generativeai.google/guide/troubleshooting",
+    503: "The model is overloaded. Please try again later.",
+}
+RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
+MODELS = ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "gemini-3-pro-preview")
+TOOL_CHOICES = {"AUTO": "auto", "VALIDATED": "auto", "MODE_UNSPECIFIED": "auto", "NONE": "none"}
+ROLES = ("user", "model")
+
+
+def signs(model: str) -> bool:
+    """Gemini 3 models attach thought signatures to their replies, and require them back."""
+    return model.removeprefix("models/").startswith("gemini-3")
+
+
+def signature(scenario: str, turn: int) -> str:
+    """A deterministic stand-in for the opaque thoughtSignature of a reply (standard base64,
+    as the API sends it; clients may send it back url-safe)."""
+    seed = f"gemini\x1f{scenario}\x1f{turn}".encode()
+    return base64.b64encode(digest(seed, 48)).decode()
+
+
+def field(data: dict[str, Any], name: str) -> Any:
+    """A field by its JSON name or its proto name: the API reads both, and the Python SDK
+    sends some keys one way (`parameters_json_schema`) and some the other."""
+    value = data.get(name)
+    return data.get(_SNAKE.sub(r"_\1", name).lower()) if value is None else value
+
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def bad(message: str) -> RequestError:
+    return RequestError(400, message, error_type="INVALID_ARGUMENT")
+
+
+class Gemini(Adapter):
+    api = "gemini"
+    family = "gemini"
+    routes = ()
+    route_pattern = ROUTE
+    route_help = (
+        "v1beta/models/{model}:generateContent",
+        "v1beta/models/{model}:streamGenerateContent",
+    )
+    models_routes = ("v1/models", "v1beta/models")
+    family_headers = (b"x-goog-api-key", b"x-goog-api-client")
+    request_id_header = "x-mockllm-request-id"  # Google sends none; this one is mockllm's
+    invalid_json_message = "Invalid JSON payload received."
+    stream_error_status = 503
+    status_aliases = MappingProxyType({529: 503})  # Google has no 529: overloaded is 503
+
+    # --- parse -------------------------------------------------------------------------
+
+    def parse(self, body: Any) -> Parsed:
+        return self.parse_at(body, "v1beta/models/mockllm:generateContent")
+
+    def parse_at(self, body: Any, route: str) -> Parsed:
+        match = ROUTE.fullmatch(route)
+        if match is None:  # the app only routes matching paths here
+            raise RequestError(404, f"mockllm: no Gemini method at /{route}", kind="not_found")
+        if not isinstance(body, dict):
+            raise bad("Invalid JSON payload received. Expected an object.")
+        model = match["model"]
+        messages = _system(field(body, "systemInstruction")) + _contents(field(body, "contents"))
+        conversation = Conversation(
+            model=model,
+            messages=tuple(messages),
+            tools=_tools(body.get("tools")),
+            tool_choice=_tool_choice(field(body, "toolConfig")),
+            stream=match["method"] == "streamGenerateContent",
+        )
+        return Parsed(conversation, {"signs": signs(model)})
+
+    # --- render ------------------------------------------------------------------------
+
+    def render_key(self, parsed: Parsed) -> Hashable:
+        return parsed.conversation.model
+
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        return call_key(turn, index)
+
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        if _unsendable(resolved.reply) is not None:
+            return dumps(_envelope(resolved, parsed, _empty_candidate(resolved), prompt_only=True))
+        candidate = _candidate(_parts(resolved, parsed), FINISH[resolved.reply.finish])
+        return dumps(_envelope(resolved, parsed, candidate))
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+        if _unsendable(resolved.reply) is not None:
+            candidate = _empty_candidate(resolved)
+            return [_frame(_envelope(resolved, parsed, candidate, prompt_only=True), "tail")]
+        events = []
+        for part, tag in _tagged_parts(resolved, parsed):
+            data = _frame_bytes(_envelope(resolved, parsed, _candidate([part])))
+            inside = _args_offset(data, part) if tag.startswith("call:") else None
+            events.append(Event(data, tag, inside))
+        # The API closes with an empty text part that carries the finish reason.
+        last = _candidate([{"text": ""}], FINISH[resolved.reply.finish])
+        events.append(_frame(_envelope(resolved, parsed, last), "tail"))
+        return events
+
+    def as_sent(self, resolved: Resolved) -> Resolved:
+        if _unsendable(resolved.reply) is None:
+            return resolved
+        return replace(resolved, reply=replace(resolved.reply, text="", tool_calls=()))
+
+    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
+        index = _unsendable(resolved.reply)
+        if index is None:
+            return []
+        call = resolved.reply.tool_calls[index]
+        sent = _empty_candidate(resolved)["finishReason"]
+        return [
+            f"call {index} ({call.name}): arguments {call.arguments!r} are not a JSON object, "
+            "which a Gemini functionCall cannot carry (args is an object, and calls arrive "
+            f"whole): the reply was sent as finishReason {sent} with no content"
+        ]
+
+    # --- errors ------------------------------------------------------------------------
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        return dumps({"error": _error(error)})
+
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        message = FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}")
+        return _status(status), message, None
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        return [b"data: " + dumps({"error": _error(error)}) + b"\r\n\r\n"]
+
+    def request_id(self, *parts: object) -> str:
+        return derive("", 23, "gemini-request", *parts)
+
+    # --- models ------------------------------------------------------------------------
+
+    def models_body(self) -> bytes:
+        return dumps({"models": [_model(m) for m in MODELS]})
+
+    def model_body(self, model: str) -> bytes:
+        return dumps(_model(model.removeprefix("models/")))
+
+
+def call_key(turn: int, index: int) -> str:
+    """How mockllm names call `index` of the reply of `turn` on this wire, which has no ids."""
+    return f"turn{turn}.call{index}"
+
+
+def _status(code: int) -> str:
+    return STATUS.get(code, "INTERNAL" if code >= 500 else "INVALID_ARGUMENT")
+
+
+def _error(error: RequestError) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "code": error.status,
+        "message": error.message,
+        "status": error.error_type or _status(error.status),
+    }
+    delay = _retry_delay(error.headers)
+    if delay is not None:  # what Google's clients read instead of a Retry-After header
+        out["details"] = [{"@type": RETRY_INFO, "retryDelay": delay}]
+    return out
+
+
+def _retry_delay(headers: tuple[tuple[str, str], ...]) -> str | None:
+    """The fault's retry-after(-ms) header as a google.protobuf.Duration ("0.020s", "26s")."""
+    found = {k.lower(): v for k, v in headers}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            seconds = float(found[name]) * scale
+        except (KeyError, ValueError):
+            continue
+        return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    return None
+
+
+def _model(name: str) -> dict[str, Any]:
+    return {
+        "name": f"models/{name}",
+        "version": "001",
+        "displayName": name,
+        "description": "served by mockllm",
+        "inputTokenLimit": 1048576,
+        "outputTokenLimit": 65536,
+        "supportedGenerationMethods": ["generateContent", "countTokens"],
+    }
+
+
+# --- rendering helpers ---------------------------------------------------------------------
+
+
+def _unsendable(reply: Reply) -> int | None:
+    """The first call whose arguments are not a JSON object: such a reply cannot be sent."""
+    return next((i for i, c in enumerate(reply.tool_calls) if c.arguments_object() is None), None)
+
+
+def _candidate(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    candidate["index"] = 0
+    return candidate
+
+
+def _empty_candidate(resolved: Resolved) -> dict[str, Any]:
+    """What the API sends for a call the model could not form: no content, only the reason
+    (MAX_TOKENS when the scenario cut it with the token limit)."""
+    finish = "MAX_TOKENS" if resolved.reply.finish == "length" else "MALFORMED_FUNCTION_CALL"
+    return {"finishReason": finish, "index": 0}
+
+
+def _tagged_parts(resolved: Resolved, parsed: Parsed) -> list[tuple[dict[str, Any], str]]:
+    """The reply's parts as streamed, each in its own frame: thought and text in chunks, each
+    function call whole."""
+    reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
+    out: list[tuple[dict[str, Any], str]] = []
+    if reply.reasoning is not None:
+        out += [({"text": p, "thought": True}, "reasoning") for p in chunks(reply.reasoning, size)]
+    out += [({"text": p}, "text") for p in chunks(reply.text, size)]
+    out += [(_call_part(call), f"call:{i}") for i, call in enumerate(reply.tool_calls)]
+    _sign([part for part, _ in out], resolved, parsed)
+    return out
+
+
+def _parts(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
+    reply = resolved.reply
+    parts: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        parts.append({"text": reply.reasoning, "thought": True})
+    if reply.text or not (reply.tool_calls or reply.reasoning is not None):
+        parts.append({"text": reply.text})
+    parts += [_call_part(call) for call in reply.tool_calls]
+    _sign(parts, resolved, parsed)
+    return parts
+
+
+def _sign(parts: list[dict[str, Any]], resolved: Resolved, parsed: Parsed) -> None:
+    """Gemini 3: the signature rides on the first function call, else on the last part."""
+    if not parsed.options.get("signs") or not parts:
+        return
+    calls = [p for p in parts if "functionCall" in p]
+    target = calls[0] if calls else parts[-1]
+    target["thoughtSignature"] = signature(resolved.scenario.name, resolved.turn)
+
+
+def _call_part(call: ScriptedCall) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": call.name, "args": call.arguments_object()}
+    if call.id is not None:  # only a scripted id: the API itself sends none
+        function = {"id": call.id, **function}
+    return {"functionCall": function}
+
+
+def _envelope(
+    resolved: Resolved, parsed: Parsed, candidate: dict[str, Any], prompt_only: bool = False
+) -> dict[str, Any]:
+    return {
+        "candidates": [candidate],
+        "usageMetadata": _usage(resolved, prompt_only),
+        "modelVersion": parsed.conversation.model,
+        "responseId": derive("", 23, "gemini", resolved.scenario.name, resolved.turn),
+    }
+
+
+def _usage(resolved: Resolved, prompt_only: bool) -> dict[str, Any]:
+    prompt = resolved.input_tokens
+    if prompt_only:
+        return {"promptTokenCount": prompt, "totalTokenCount": prompt}
+    thoughts = resolved.reasoning_tokens
+    usage = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": max(resolved.output_tokens - thoughts, 0),
+        "totalTokenCount": prompt + max(resolved.output_tokens, thoughts),
+    }
+    if thoughts:
+        usage["thoughtsTokenCount"] = thoughts
+    return usage
+
+
+def _frame_bytes(payload: dict[str, Any]) -> bytes:
+    return b"data: " + dumps(payload) + b"\r\n\r\n"
+
+
+def _frame(payload: dict[str, Any], part: str) -> Event:
+    return Event(_frame_bytes(payload), part)
+
+
+def _args_offset(data: bytes, part: dict[str, Any]) -> int:
+    """A byte inside the call's `args` object in its frame: where a cut falls "inside"."""
+    args = dumps(part["functionCall"]["args"])
+    start = data.find(b'"args":' + args)
+    return start + len(b'"args":') + max(1, len(args) // 2) if start >= 0 else len(data) // 2
+
+
+# --- request parsing helpers ---------------------------------------------------------------
+
+
+def _system(instruction: Any) -> list[Message]:
+    if instruction is None:
+        return []
+    if isinstance(instruction, str):
+        text = instruction
+    elif isinstance(instruction, dict):
+        text = "\n".join(_texts(instruction.get("parts")))
+    else:
+        raise bad("Invalid value at 'system_instruction': expected a Content object.")
+    return [Message("system", text, at="systemInstruction")] if text else []
+
+
+def _texts(parts: Any) -> list[str]:
+    return [
+        p["text"]
+        for p in parts or ()
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
+    ]
+
+
+def _contents(contents: Any) -> list[Message]:
+    if not contents:
+        raise bad("* GenerateContentRequest.contents: contents is not specified\n")
+    if not isinstance(contents, list):
+        raise bad("Invalid value at 'contents': expected a list of Content objects.")
+    messages: list[Message] = []
+    for i, content in enumerate(contents):
+        messages += _content(content, i)
+    messages = merge_assistants(messages, sep="")  # one model turn may come as several contents
+    return _name_calls(messages)
+
+
+def _content(content: Any, i: int) -> list[Message]:
+    if not isinstance(content, dict):
+        raise bad(f"Invalid value at 'contents[{i}]': expected a Content object.")
+    role = content.get("role") or "user"
+    if role not in ROLES:
+        raise bad("Please use a valid role: user, model.")
+    parts = content.get("parts")
+    if not isinstance(parts, list) or not parts:
+        raise bad(
+            f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty.\n"
+        )
+    where = f"contents[{i}]"
+    if role == "model":
+        return [_model_message(parts, where)]
+    responses = [
+        field(p, "functionResponse")
+        for p in parts
+        if isinstance(p, dict) and field(p, "functionResponse")
+    ]
+    results = tuple(_response(r) for r in responses if isinstance(r, dict))
+    out = [Message("tool", tool_results=results, at=where)] if results else []
+    text = "\n".join(_texts(parts))
+    if text or not results:
+        out.append(Message("user", text, at=where))
+    return out
+
+
+def _model_message(parts: list[Any], where: str) -> Message:
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[ToolCall] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        call = field(part, "functionCall")
+        if isinstance(call, dict):
+            args = call.get("args")
+            arguments = compact_json({} if args is None else args)
+            # The id is the client's (a wire id, or none); _name_calls gives mockllm's own.
+            calls.append(ToolCall(str(call.get("id") or ""), str(call.get("name", "")), arguments))
+        elif isinstance(part.get("text"), str):
+            (thoughts if part.get("thought") else texts).append(part["text"])
+    reasoning = "".join(thoughts) if thoughts else None
+    return Message("assistant", "".join(texts), tuple(calls), reasoning=reasoning, at=where)
+
+
+def _response(response: dict[str, Any]) -> ToolResult:
+    """A functionResponse as a result. Its id (if any) and name are kept in `call_id` until
+    _name_calls pairs it with a call."""
+    value = response.get("response")
+    only = next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else None
+    content = only if isinstance(only, str) else compact_json(value)
+    # The SDK's automatic function calling, and Google's docs, put a failure under "error".
+    is_error = isinstance(value, dict) and "error" in value
+    wire = _Wire(str(response.get("id") or ""), str(response.get("name", "")))
+    return ToolResult(wire.encode(), content, is_error)
+
+
+class _Wire:
+    """A result's wire identity (its id if any, its name) until it is paired with a call."""
+
+    SEP = "\x1f"
+
+    def __init__(self, wire_id: str, name: str) -> None:
+        self.id, self.name = wire_id, name
+
+    def encode(self) -> str:
+        return f"{self.id}{self.SEP}{self.name}"
+
+    @classmethod
+    def decode(cls, key: str) -> _Wire:
+        wire_id, _, name = key.partition(cls.SEP)
+        return cls(wire_id, name)
+
+
+def _name_calls(messages: list[Message]) -> list[Message]:
+    """Give each call mockllm's name for it (`turnT.callI`), and pair each result with a call
+    of the reply before it: by id when the result has one, else by name and position."""
+    out: list[Message] = []
+    turn = 0
+    open_calls: list[tuple[str, ToolCall]] = []  # (mockllm's id, the call as sent) not yet answered
+    for m in messages:
+        if m.role == "assistant":
+            named = [(call_key(turn, i), c) for i, c in enumerate(m.tool_calls)]
+            calls = tuple(replace(c, id=key) for key, c in named)
+            out.append(replace(m, tool_calls=calls))
+            open_calls = named
+            turn += 1
+        elif m.role == "tool":
+            results = []
+            for r in m.tool_results:
+                key, how = _pair(_Wire.decode(r.call_id), open_calls)
+                results.append(replace(r, call_id=key, paired=how))
+            out.append(replace(m, tool_results=tuple(results)))
+        else:
+            out.append(m)
+    return out
+
+
+def _pair(wire: _Wire, open_calls: list[tuple[str, ToolCall]]) -> tuple[str, str]:
+    """The call a result answers (taken off `open_calls`), and how it was found."""
+    how = "by id"
+    found = next((i for i, (_, c) in enumerate(open_calls) if wire.id and c.id == wire.id), None)
+    if found is None:
+        how = "by name and position"
+        found = next((i for i, (_, c) in enumerate(open_calls) if c.name == wire.name), None)
+    if found is None:
+        return wire.id or wire.name, "unpaired"
+    key, _ = open_calls.pop(found)
+    return key, how
+
+
+def _tools(tools: Any) -> tuple[Tool, ...]:
+    if tools is None:
+        return ()
+    if not isinstance(tools, list):
+        raise bad("Invalid value at 'tools': expected a list of Tool objects.")
+    out = []
+    for i, tool in enumerate(tools):
+        declarations = field(tool, "functionDeclarations") if isinstance(tool, dict) else None
+        for j, d in enumerate(declarations if isinstance(declarations, list) else ()):
+            if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+                where = f"tools[{i}].function_declarations[{j}].name"
+                raise bad(f"* GenerateContentRequest.{where}: Name cannot be empty.\n")
+            schema = field(d, "parametersJsonSchema")
+            if schema is None and field(d, "parameters") is not None:
+                schema = json_schema(field(d, "parameters"))
+            out.append(Tool(d["name"], schema))
+    return tuple(out)
+
+
+def json_schema(schema: Any) -> Any:
+    """Gemini's Schema (OpenAPI 3.0 subset: `type: "OBJECT"`, `nullable`) as JSON Schema, so
+    `generate:` and the log read it like any other wire's."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str):
+            out["type"] = value.lower()
+        elif key == "properties" and isinstance(value, dict):
+            out["properties"] = {k: json_schema(v) for k, v in value.items()}
+        elif key in ("items", "anyOf", "any_of"):
+            converted = (
+                [json_schema(v) for v in value] if isinstance(value, list) else json_schema(value)
+            )
+            out["anyOf" if key != "items" else "items"] = converted
+        elif key != "nullable":
+            out[key] = value
+    if schema.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _tool_choice(config: Any) -> ToolChoice | None:
+    calling = field(config, "functionCallingConfig") if isinstance(config, dict) else None
+    if not isinstance(calling, dict):
+        return None
+    mode = str(calling.get("mode") or "AUTO").upper()
+    allowed = field(calling, "allowedFunctionNames")
+    if mode == "ANY":
+        if isinstance(allowed, list) and len(allowed) == 1 and isinstance(allowed[0], str):
+            return ToolChoice("tool", allowed[0])
+        return ToolChoice("required")
+    if mode not in TOOL_CHOICES:
+        raise bad(f"Invalid value at 'tool_config.function_calling_config.mode', \"{mode}\"")
+    return ToolChoice(TOOL_CHOICES[mode])  # type: ignore[arg-type]
