@@ -11,6 +11,7 @@ from typing import Any
 import anthropic
 import openai
 from google import genai
+from google.genai.types import GenerateContentConfig
 
 from . import anthropic_messages, chat_completions, gemini, responses
 from .toolbox import Toolbox
@@ -90,7 +91,7 @@ def gemini_api(client: genai.Client, question: str, toolbox: Toolbox, *, model: 
         # MISTAKE: no retry (google-genai retries nothing by default); finish_reason never
         # read, so a MALFORMED_FUNCTION_CALL (no content at all) is not seen for what it is.
         response: Any = client.models.generate_content(  # MISTAKE: trusts what may be None
-            model=model, contents=contents, config={"tools": gemini.CONFIG.tools}
+            model=model, contents=contents, config=GenerateContentConfig(tools=gemini.CONFIG.tools)
         )
         if response.text:  # MISTAKE: any text is the answer
             return str(response.text)
