@@ -416,7 +416,7 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
     for i, t in enumerate(tools):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             raise bad(f"tools.{i}.name: Field required")
-        out.append(Tool(t["name"], t.get("input_schema")))
+        out.append(Tool(t["name"], t.get("input_schema"), t.get("strict") is True))
     return tuple(out)
 
 

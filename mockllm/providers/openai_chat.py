@@ -343,7 +343,7 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
         spec = t.get(kind)
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise missing(f"tools[{i}].{kind}.name")
-        out.append(Tool(spec["name"], spec.get("parameters")))
+        out.append(Tool(spec["name"], spec.get("parameters"), spec.get("strict") is True))
     return tuple(out)
 
 

@@ -457,7 +457,8 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
             raise wrong_type(f"tools[{i}]", "an object", t)
         if t.get("type", "function") == "function" and not isinstance(t.get("name"), str):
             raise missing(f"tools[{i}].name")
-        out.append(Tool(str(t.get("name") or t.get("type")), t.get("parameters")))
+        name = str(t.get("name") or t.get("type"))
+        out.append(Tool(name, t.get("parameters"), t.get("strict") is True))
     return tuple(out)
 
 
