@@ -50,11 +50,14 @@ def diverged(
             where = message.at or "an assistant message"
             cut = failed(turn)
             if cut is not None and _delivered_part(message.tool_calls, reply, ids):
+                sent = "; ".join(
+                    f"{c.name} {c.id} with {c.arguments!r}" for c in message.tool_calls
+                )
                 return Finding(
                     CONTINUED,
                     f"mockllm: the reply of turn {turn} was cut short ({cut}), and the client "
-                    f"sent it back at {where} as if it had arrived whole ({problem}): a harness "
-                    "should retry a failed stream, not continue with what it half received",
+                    f"went on with what it half received ({sent or 'no calls'}, at {where}): "
+                    "a harness should retry a failed stream, not continue as if it had ended",
                 )
             return Finding(
                 "history_diverged",
