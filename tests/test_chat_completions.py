@@ -35,7 +35,7 @@ def test_tool_call_round_trip(chat: ChatFactory) -> None:
         "get_weather",
         {"city": "Paris"},
     )
-    assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini"
+    assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini-2024-07-18"
 
     messages += [
         assistant_message(choice.message),

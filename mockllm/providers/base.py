@@ -40,6 +40,7 @@ class Adapter(ABC):
     invalid_json_message: ClassVar[str]
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
+    flavor: str = "openai"  # the server's --flavor, set when the server builds its adapters
 
     @abstractmethod
     def parse(self, body: Any) -> Parsed:
@@ -94,6 +95,11 @@ class Adapter(ABC):
 
     def request_id(self, *parts: object) -> str:
         return derive("req_", 32, *parts, alphabet=HEX)
+
+    def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+        """The provider's own response headers (versions, rate limits) for this status; a
+        429's rate-limit headers agree with its retry-after. None by default."""
+        return []
 
     def cacheable(self, body: dict[str, Any]) -> bool:
         """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""

@@ -24,6 +24,8 @@ class MockLLM:
         self.journal = journal
         self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
+        for adapter in self.adapters:
+            adapter.flavor = options.flavor
         self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
@@ -115,11 +117,20 @@ class MockLLM:
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
         error = RequestError(404, message, kind="route_not_found", code="route_not_found")
-        await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+        request_id = adapter.request_id("route", scope["method"], route)
+        extra = [(adapter.request_id_header.encode(), request_id.encode())]
+        extra += adapter.wire_headers(404, None)
+        await _send(send, 404, adapter.error_body(error, request_id), b"application/json", extra)
 
 
-async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
-    headers = [(b"content-type", content_type)]
+async def _send(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [(b"content-type", content_type), *(extra or ())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
