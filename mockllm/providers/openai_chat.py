@@ -104,6 +104,11 @@ def snapshot(model: str) -> str:
     return SNAPSHOTS.get(model, model)
 
 
+def reasoning_model(model: str) -> bool:
+    """The reasoning families, whose choices carry no `logprobs` key at all."""
+    return model.startswith(("gpt-5", "o1", "o3", "o4", "gpt-4.5"))
+
+
 def fingerprint(model: str) -> str | None:
     """`fp_` + 10 hex, one per model; the gpt-5 family sends null."""
     return None if model.startswith("gpt-5") else derive("fp_", 10, model, alphabet=HEX)
@@ -231,7 +236,8 @@ class ChatCompletions(Adapter):
                 }
                 for i, call in enumerate(reply.tool_calls)
             ]
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish}
+        choice = {"index": 0, "message": message, **_logprobs(parsed, deepseek)}
+        choice["finish_reason"] = reply.finish
         head = _head(resolved, parsed, "chat.completion", deepseek)
         body = {**head, "choices": [choice], "usage": _usage(resolved, deepseek)}
         if not deepseek:  # OpenAI sends these two last, DeepSeek its fingerprint in the head
@@ -243,13 +249,12 @@ class ChatCompletions(Adapter):
         include_usage = bool(parsed.options.get("include_usage"))
         deepseek = self._deepseek(resolved.scenario)
         head = _head(resolved, parsed, "chat.completion.chunk", deepseek)
+        logprobs = _logprobs(parsed, deepseek)
 
         def frame(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
             chunk: dict[str, Any] = {
                 **head,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-                ],
+                "choices": [{"index": 0, "delta": delta, **logprobs, "finish_reason": finish}],
             }
             if include_usage:
                 chunk["usage"] = usage
@@ -349,6 +354,10 @@ def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict
         "service_tier": "default",
         "system_fingerprint": fingerprint(model),
     }
+
+
+def _logprobs(parsed: Parsed, deepseek: bool) -> dict[str, None]:
+    return {} if not deepseek and reasoning_model(parsed.conversation.model) else {"logprobs": None}
 
 
 def _completion_id(resolved: Resolved) -> str:

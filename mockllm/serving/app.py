@@ -116,7 +116,7 @@ class MockLLM:
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
-        error = RequestError(404, message, kind="route_not_found", code="route_not_found")
+        error = RequestError(404, message, kind="route_not_found")  # code null, as OpenAI's
         request_id = adapter.request_id("route", scope["method"], route)
         extra = [(adapter.request_id_header.encode(), request_id.encode())]
         extra += adapter.wire_headers(404, None)
