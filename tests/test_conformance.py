@@ -205,3 +205,37 @@ def _event_values(text: str, api: str, where: str) -> list[Any]:
         if own == kind:
             found += value_at(data, path)
     return found
+
+
+def test_a_dropped_or_added_field_is_caught(corpus_server: ServerProcess) -> None:
+    """The other side: the comparison fails when mockllm loses a field or grows one."""
+    path = ROOT / "tests" / "conformance" / "anthropic--tool-call.yaml"
+    fixture = yaml.safe_load(path.read_text())
+    response = _exchange(corpus_server, fixture, "c-mutated")
+    allowed = {d["path"] for d in fixture["differences"]}
+    assert structure_problems(fixture, response, allowed) == []
+    body = response.json()
+    del body["stop_details"]
+    body["usage"]["surprise"] = 1
+    mutated = httpx.Response(200, json=body, headers=response.headers)
+    assert structure_problems(fixture, mutated, allowed) == [
+        "stop_details: missing (recorded as null)",
+        "usage.surprise: sent as integer, absent from the recording",
+    ]
+
+
+KINDS = ("tool-call", "parallel-calls", "stream-tool-call", "stream-text-usage")
+ERRORS = ("error-400", "error-404", "error-429", "error-529")
+
+
+def test_the_corpus_covers_every_api_and_cites_its_sources() -> None:
+    cases = set()
+    for path in FIXTURES:
+        fixture = yaml.safe_load(path.read_text())
+        cases.add(fixture["case"])
+        source = fixture["source"]
+        assert {"repo", "path", "commit"} <= source.keys() or source.get("kind") == "documentation"
+        assert all(d.get("why") for d in fixture["differences"]), path.name
+    for api in ("openai-chat", "openai-responses", "anthropic"):
+        assert {f"{api}/{k}" for k in KINDS + ERRORS} <= cases
+    assert {"deepseek/tool-call", "deepseek/parallel-calls", "deepseek/stream-text-usage"} <= cases

@@ -124,13 +124,21 @@ def _rate_headers(status: int, retry_after: float | None) -> list[tuple[bytes, b
     headers = [(b"openai-version", b"2020-10-01"), (b"openai-processing-ms", b"42")]
     for kind, (limit, remaining, reset) in OPENAI_LIMITS.items():
         if status == 429 and kind == "requests":
-            remaining, reset = "0", f"{retry_after or 0:g}s"
+            remaining, reset = "0", _duration(retry_after or 0)
         headers += [
             (f"x-ratelimit-limit-{kind}".encode(), limit.encode()),
             (f"x-ratelimit-remaining-{kind}".encode(), remaining.encode()),
             (f"x-ratelimit-reset-{kind}".encode(), reset.encode()),
         ]
     return headers
+
+
+def _duration(seconds: float) -> str:
+    """As the x-ratelimit-reset-* headers write it: 20ms, 1s, 6m0s."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:g}s" if minutes else f"{rest:g}s"
 
 
 _OPENAI_HEADERS = _rate_headers(200, None)  # built once: every answer sends them
@@ -236,7 +244,7 @@ class ChatCompletions(Adapter):
                 }
                 for i, call in enumerate(reply.tool_calls)
             ]
-        choice = {"index": 0, "message": message, **_logprobs(parsed, deepseek)}
+        choice: dict[str, Any] = {"index": 0, "message": message, **_logprobs(parsed, deepseek)}
         choice["finish_reason"] = reply.finish
         head = _head(resolved, parsed, "chat.completion", deepseek)
         body = {**head, "choices": [choice], "usage": _usage(resolved, deepseek)}
