@@ -147,6 +147,13 @@ WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters"
 PARIS = [{"role": "user", "content": "Weather in Paris?"}]
 
 
+def cut_client(server: ServerProcess, session: str) -> openai.OpenAI:
+    """A client of `stream-cut`, whose first stream breaks inside the call's arguments."""
+    return openai.OpenAI(
+        base_url=server.openai_url("stream-cut", session), api_key="k", max_retries=0
+    )
+
+
 def half_received_call(client: openai.OpenAI) -> tuple[str, str]:
     """Stream turn 0 of `stream-cut` (cut inside the arguments): the call id and name that
     arrived before the connection broke."""
@@ -179,9 +186,7 @@ def test_continuing_after_a_cut_stream_is_the_harness_mistake_not_a_400(
     """The Vercel AI SDK finalises the half-received call with `{}` and goes on. The real
     API would accept that history; mockllm answers too, and the verdict names the mistake
     (never "expected '{"city":…}'", which this client was never sent)."""
-    with openai.OpenAI(
-        base_url=server.openai_url("stream-cut", session), api_key="k", max_retries=0
-    ) as client:
+    with cut_client(server, session) as client:
         call_id, name = half_received_call(client)
         assert continue_with(client, call_id, name, "{}") == "It is 18 °C and sunny in Paris."
     entry = server.last(session)
@@ -196,9 +201,7 @@ def test_continuing_after_a_cut_stream_is_the_harness_mistake_not_a_400(
 def test_retrying_the_cut_stream_then_continuing_passes(
     server: ServerProcess, session: str
 ) -> None:
-    with openai.OpenAI(
-        base_url=server.openai_url("stream-cut", session), api_key="k", max_retries=0
-    ) as client:
+    with cut_client(server, session) as client:
         half_received_call(client)
         retried = client.chat.completions.create(model="gpt-4o", messages=PARIS, tools=WEATHER)
         call = (retried.choices[0].message.tool_calls or [])[0]
@@ -211,9 +214,7 @@ def test_a_history_that_was_never_served_still_diverges_after_a_cut(
     server: ServerProcess, session: str
 ) -> None:
     """The other side: after a cut, a call id the client was never sent is still mangling."""
-    with openai.OpenAI(
-        base_url=server.openai_url("stream-cut", session), api_key="k", max_retries=0
-    ) as client:
+    with cut_client(server, session) as client:
         _, name = half_received_call(client)
         with pytest.raises(openai.BadRequestError) as caught:
             continue_with(client, "call_invented", name, "{}")
