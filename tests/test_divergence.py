@@ -1,4 +1,4 @@
-"""History divergence (DESIGN §7): a client that drops, rewrites or reorders the calls it was
+"""History divergence (docs/validation.md): a client that drops, rewrites or reorders the calls it was
 served is told where, in one line — never mistaken for the model misbehaving."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`expect:` checks (DESIGN §7): every kind fails with field, expected, got and the turn."""
+"""`expect:` checks (docs/scenarios.md): every kind fails with field, expected, got and the turn."""
 
 from __future__ import annotations
 

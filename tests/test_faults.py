@@ -1,4 +1,4 @@
-"""Faults × API × {stream, non-stream}: what the official SDK observes (protocols.md §1.3, §1.4)
+"""Faults × API × {stream, non-stream}: what the official SDK observes (docs/scenarios.md)
 and what the log records (fault name, bytes sent, client_disconnected)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The request log (DESIGN §8): contents, filters, the JSONL file, the ring, clearing."""
+"""The request log (docs/http-api.md): contents, filters, the JSONL file, the ring, clearing."""
 
 from __future__ import annotations
 

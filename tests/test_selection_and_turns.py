@@ -1,4 +1,4 @@
-"""Choosing scenario and session (DESIGN §2) and deriving the turn from the history (§3)."""
+"""Choosing scenario and session and deriving the turn from the history (docs/scenarios.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The provider-neutral view of a request: what every adapter parses its wire format into.
 
-One assistant `Message` is one assistant reply (DESIGN §3): adapters merge what their
-wire splits (Anthropic same-role neighbours, a run of Responses output items).
+One assistant `Message` is one assistant reply (a turn, docs/scenarios.md): adapters merge
+what their wire splits (Anthropic same-role neighbours, a run of Responses output items).
 """
 
 from __future__ import annotations

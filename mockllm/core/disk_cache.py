@@ -15,13 +15,14 @@ MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from mockllm.core.encoding import digest
 
 _VERSION = "1"  # bump when the stored form changes
 
@@ -55,7 +56,7 @@ def _entry(namespace: str, raw: bytes) -> Path | None:
     folder = _folder()
     if folder is None:
         return None
-    name = hashlib.blake2b(_salt() + raw, digest_size=20).hexdigest()
+    name = digest(_salt() + raw, 20).hex()
     return folder / namespace / f"{name}.json"
 
 

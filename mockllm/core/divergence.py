@@ -1,4 +1,4 @@
-"""Is the history the client sent the one this scenario served? (DESIGN §7)
+"""Is the history the client sent the one this scenario served? (docs/validation.md)
 
 The assistant replies in a request must carry the calls the scenario made at those turns:
 same ids, names, arguments, and order of parallel calls. Otherwise the client mangled its

@@ -5,7 +5,6 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Iterable
@@ -15,6 +14,7 @@ from mockllm.core.cache import Lru
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CONTINUED, CallId, diverged
+from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.rejoin import rejoined
 from mockllm.core.validation import Violation
@@ -234,7 +234,7 @@ class Engine:
 def chaos_draw(seed: int, session: str, scenario: str, turn: int, attempt: int) -> float:
     """A uniform number in [0, 1) that depends on nothing else: a failing run replays exactly."""
     key = f"{seed}\x1f{session}\x1f{scenario}\x1f{turn}\x1f{attempt}".encode()
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**64
+    return int.from_bytes(digest(key, 8), "big") / 2**64
 
 
 class _ServedReplies:

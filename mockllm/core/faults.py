@@ -1,4 +1,4 @@
-"""Faults act on the rendered reply, never inside adapters (DESIGN §5, §11).
+"""Faults act on the rendered reply, never inside adapters (docs/scenarios.md, faults).
 
 A `Delivery` says what goes out and how: the chunks (SSE frames, or one JSON body), the
 pauses, and how the response ends — `complete`, `close` (a clean end of body that lacks
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mockllm.core.encoding import compact_json
 from mockllm.core.events import Event
 from mockllm.core.scenario import Fault, Reply, Truncate
 
@@ -30,6 +31,32 @@ class Delivery:
     def paced(self) -> bool:
         """Whether chunks must go out one by one (else one coalesced send is enough)."""
         return self.between_ms > 0 or self.ending == "stall"
+
+
+Answer = Literal["http_error", "stream_error", "stream", "body"]
+
+
+def answer_kind(fault: Fault | None, stream: bool) -> Answer:
+    """How a fault has a reply answered: as an HTTP error (an `http` fault, or a
+    `stream_error` asked for without a stream, which no SSE frame can carry), or as the
+    reply's stream or body, delivered by `stream_delivery` / `body_delivery`."""
+    if fault is not None and fault.http is not None:
+        return "http_error"
+    if fault is not None and fault.stream_error is not None and not stream:
+        return "stream_error"
+    return "stream" if stream else "body"
+
+
+def first_byte_ms(fault: Fault | None) -> int:
+    return fault.delay.first_byte_ms if fault is not None and fault.delay else 0
+
+
+def counts_events(fault: Fault | None) -> bool:
+    """Whether a non-streamed body is cut where the stream would be (`after_events`), so
+    its delivery needs the number of events the reply streams as."""
+    return (
+        fault is not None and fault.truncate is not None and fault.truncate.after_events is not None
+    )
 
 
 def stream_delivery(
@@ -118,7 +145,7 @@ def _arguments_span(body: bytes, reply: Reply, call: int) -> tuple[int, int] | N
     candidates = [json.dumps(arguments, ensure_ascii=False)]
     parsed = reply.tool_calls[call].arguments_object()
     if parsed is not None:
-        candidates.append(json.dumps(parsed, ensure_ascii=False, separators=(",", ":")))
+        candidates.append(compact_json(parsed))
     for text in candidates:
         start = body.find(text.encode())
         if start >= 0:

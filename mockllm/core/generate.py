@@ -8,14 +8,13 @@ intended reason, or GenerateError says in one line why this schema cannot produc
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import math
 import re
 import string
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockllm.core.encoding import compact_json, digest
 from mockllm.errors import MockLLMError
 
 if TYPE_CHECKING:
@@ -57,8 +56,8 @@ def generate_arguments(kind: str, schema: object, seed: str, *, tool: str = "the
     if error is not None:  # a constraint the generator does not know (uniqueItems, not, …)
         raise _error(kind, tool, f"its schema rejects the generated arguments ({error.message})")
     if kind == "valid":
-        return _dump(valid)
-    return _dump(_broken(kind, valid, gen.nodes, validator, seed, tool))
+        return compact_json(valid)
+    return compact_json(_broken(kind, valid, gen.nodes, validator, seed, tool))
 
 
 def near_miss(name: str, offered: Sequence[str], seed: str) -> str:
@@ -82,7 +81,7 @@ def near_miss(name: str, offered: Sequence[str], seed: str) -> str:
 
 def _hash(*parts: object) -> int:
     data = "\x1f".join(map(str, parts)).encode()
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+    return int.from_bytes(digest(data, 8), "big")
 
 
 def _pick(options: Sequence[_T], *parts: object) -> _T:
@@ -117,10 +116,6 @@ def _is_error(error: ValidationError, keyword: str, at_root: bool) -> bool:
 
 def _error(kind: str, tool: str, why: str) -> GenerateError:
     return GenerateError(f"cannot generate {kind} for {tool}: {why}".replace("\n", " "))
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _where(path: _Path) -> str:
@@ -448,8 +443,8 @@ def _mistyped(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [[value], 0, True]
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [_dump(value), [value]]
-    return [_dump(value), 0]
+        return [compact_json(value), [value]]
+    return [compact_json(value), 0]
 
 
 def _enum_violation(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
@@ -486,7 +481,7 @@ def _not_an_object(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
 
 def _double_encoded(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
     # dumped once more on the way out: a JSON string holding the object's JSON
-    return [((), _dump(valid))] if isinstance(valid, dict) else []
+    return [((), compact_json(valid))] if isinstance(valid, dict) else []
 
 
 def _edited(doc: Any, edit: _Edit) -> Any:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import string
+
+from mockllm.core.encoding import digest
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -18,9 +19,5 @@ def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> s
         map(str, (prefix, *parts))
     )  # the prefix too: toolu_ ids never echo call_ ids
     if alphabet == HEX:
-        return (
-            prefix
-            + hashlib.blake2b(seed.encode(), digest_size=(length + 1) // 2).hexdigest()[:length]
-        )
-    digest = hashlib.blake2b(seed.encode(), digest_size=length).digest()
-    return prefix + digest.translate(_TABLES[alphabet]).decode()
+        return prefix + digest(seed.encode(), (length + 1) // 2).hex()[:length]
+    return prefix + digest(seed.encode(), length).translate(_TABLES[alphabet]).decode()

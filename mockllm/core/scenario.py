@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.encoding import compact_json
 from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -145,7 +146,7 @@ Disconnect = Literal["close", "reset"]
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """How a reply is delivered wrong (DESIGN §5). Several parts may combine."""
+    """How a reply is delivered wrong (docs/scenarios.md). Several parts may combine."""
 
     http: HttpFault | None = None
     stream_error: StreamError | None = None
@@ -236,7 +237,7 @@ def dump_arguments(arguments: object) -> str:
     """A mapping becomes compact JSON, as real models emit it; a string stays verbatim."""
     if isinstance(arguments, str):
         return arguments
-    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(arguments)
 
 
 def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:

@@ -62,7 +62,7 @@ Check = Callable[[dict[str, Any], RuleContext], Iterable[Raised]]
 @dataclass(frozen=True, slots=True)
 class Rule:
     name: str  # stable, e.g. "chat.tool_call_unanswered"
-    code: str  # the row in protocols.md §7, e.g. "C1"
+    code: str  # the row in docs/validation.md, e.g. "C1"
     check: Check
 
 

@@ -16,9 +16,7 @@ from typing import Any
 from mockllm.core import disk_cache
 from mockllm.core.scenario import Scenario, build_scenario, check_scenario
 from mockllm.errors import Problem, ScenarioError
-
-Path_ = tuple[str | int, ...]
-Marks = dict[Path_, tuple[int, int]]
+from mockllm.loading.locations import Marks, YamlPath, dotted
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Installed, the library ships as mockllm/bundled; in a source checkout it is ../scenarios.
@@ -141,18 +139,18 @@ class _Locator:
     def __init__(self, source: str, marks: Marks, keys: Marks) -> None:
         self.source, self.marks, self.keys = source, marks, keys
 
-    def at(self, path: Path_, key: bool = False) -> Problem:
+    def at(self, path: YamlPath, key: bool = False) -> Problem:
         table = self.keys if key else self.marks
         probe = path
         while probe not in table and probe:
             probe = probe[:-1]
             table = self.marks
         line, col = table.get(probe, (None, None))
-        return Problem(self.source, _dotted(path), "", line, col)
+        return Problem(self.source, dotted(path), "", line, col)
 
 
 def _schema_problem(error: Any, locator: _Locator) -> Problem:
-    path: Path_ = tuple(error.absolute_path)
+    path: YamlPath = tuple(error.absolute_path)
     if error.validator in ("oneOf", "anyOf"):
         inner = _inner_error(error)
         if inner is not None:
@@ -227,10 +225,3 @@ def _explain(error: Any) -> str:
     if v in ("minProperties", "maxProperties"):
         return f"needs exactly one of: {', '.join(s.get('properties', {}))}"
     return str(error.message)
-
-
-def _dotted(path: Path_) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out

@@ -14,9 +14,8 @@ from typing import Any
 import yaml
 
 from mockllm.errors import Problem, ScenarioError
+from mockllm.loading.locations import Marks, YamlPath, dotted
 
-Path_ = tuple[str | int, ...]
-Marks = dict[Path_, tuple[int, int]]
 _DROPPED = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
 
 
@@ -41,13 +40,6 @@ def parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
         raise ScenarioError([_yaml_problem(e, source)]) from None
 
 
-def dotted(path: Path_) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
     loader = _Loader(text)
     try:
@@ -68,7 +60,7 @@ def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
 
 
 def _walk(
-    node: yaml.Node, path: Path_, marks: Marks, keys: Marks, dups: list[Problem], source: str
+    node: yaml.Node, path: YamlPath, marks: Marks, keys: Marks, dups: list[Problem], source: str
 ) -> None:
     marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
 
 
-class Entry:
+class LiveEntry:
     """One request as it happened. Built on the hot path from references only; every field
     that needs formatting is computed in `to_json`, when somebody reads the log."""
 
@@ -76,14 +76,15 @@ class Entry:
         self.attempt: int | None = None
         self.body = b""
         self.conversation: Conversation | None = None
-        self.violations: list[Finding] = _NONE
-        self.expectation_failures: list[Finding] = _NONE
+        # Tuples: an entry without findings shares the empty one and cannot change it.
+        self.violations: Sequence[Finding] = ()
+        self.expectation_failures: Sequence[Finding] = ()
         self.status: int | None = None  # None while the response is still being sent
         self.resolved: Resolved | None = None  # the reply served, if one was
         self.call_id: CallId | None = None  # how this wire names its calls
         self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
         self.error: dict[str, str] | None = None  # kind and message of an error answer
-        self.notes: list[str] = _NONE  # what the adapter had to adapt to render this reply
+        self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
         self.retry_after: float | None = None  # seconds an error answer told the client to wait
         self.sent: list[bytes] = []  # the bytes sent, by reference, up to the body cap
         self.kept = 0
@@ -97,7 +98,7 @@ class Entry:
         self.resolved, self.call_id = resolved, call_id
 
     def note(self, text: str) -> None:
-        self.notes = [*self.notes, text]
+        self.notes = (*self.notes, text)
 
     def to_json(self) -> dict[str, Any]:
         conv = self.conversation
@@ -161,9 +162,6 @@ class Entry:
         return out
 
 
-_NONE: list[Any] = []  # shared and never mutated: entries assign new lists instead
-
-
 def _headers_json(headers: bytes) -> dict[str, str]:
     pairs = (line.decode("latin-1").partition(":") for line in headers.split(b"\n") if line)
     return {k: v for k, _, v in pairs if k not in _SECRET_HEADERS}
@@ -179,19 +177,19 @@ def _decode_request(body: bytes) -> Any:
 class Journal:
     def __init__(self, limit: int, path: str | None, body_cap: int) -> None:
         """The defaults live in `mockllm.options.ServerOptions`."""
-        self._entries: deque[Entry] = deque(maxlen=limit)
+        self._entries: deque[LiveEntry] = deque(maxlen=limit)
         self._next_seq = 1
         self.body_cap = body_cap
         self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
 
-    def open(self, path: str, headers: list[tuple[bytes, bytes]]) -> Entry:
+    def open(self, path: str, headers: list[tuple[bytes, bytes]]) -> LiveEntry:
         """Start the entry for an arriving request; it is visible (as pending) at once."""
-        entry = Entry(self._next_seq, path, headers)
+        entry = LiveEntry(self._next_seq, path, headers)
         self._next_seq += 1
         self._entries.append(entry)
         return entry
 
-    def record_sent(self, entry: Entry, data: bytes) -> None:
+    def record_sent(self, entry: LiveEntry, data: bytes) -> None:
         """Keep what went out by reference (rendered replies are shared), up to the cap."""
         room = self.body_cap - entry.kept
         if room > 0 and data:
@@ -200,7 +198,7 @@ class Journal:
             entry.kept += len(kept)
         entry.bytes_sent += len(data)
 
-    def close(self, entry: Entry) -> None:
+    def close(self, entry: LiveEntry) -> None:
         """Finish the entry and write it out; called before the response's last byte leaves,
         so a client that acts on the response (`mockllm report`) finds it in the file."""
         if entry.closed:
@@ -213,7 +211,7 @@ class Journal:
 
     def entries(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
-    ) -> Iterator[Entry]:
+    ) -> Iterator[LiveEntry]:
         for e in list(self._entries):
             if e.seq > since and session in (None, e.session) and scenario in (None, e.scenario):
                 yield e

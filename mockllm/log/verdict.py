@@ -1,5 +1,5 @@
 """The protocol verdict: did a harness handle the tool protocol well, judged from a
-session's log entries (DESIGN §8)? It reads entries in their JSON form, so the server
+session's log entries (docs/http-api.md)? It reads entries in their JSON form, so the server
 (`GET /_mockllm/verdict`) and `mockllm report LOGFILE` judge exactly alike.
 
 Each check has a stable name and says, when it fails, which request and which call.
@@ -13,14 +13,14 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-Entry = dict[str, Any]
+EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
 DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 
 
 def verdict(
-    session: str, entries: list[Entry], max_calls: int = DEFAULT_MAX_CALLS
+    session: str, entries: list[EntryJson], max_calls: int = DEFAULT_MAX_CALLS
 ) -> dict[str, Any]:
     entries = sorted(entries, key=lambda e: int(e["seq"]))
     checks = [
@@ -46,7 +46,7 @@ def _check(name: str, problems: Iterable[str]) -> dict[str, Any]:
     return {"name": name, "ok": not found, "message": "; ".join(found)}
 
 
-def _served(entries: list[Entry]) -> Iterator[tuple[Entry, dict[str, Any]]]:
+def _served(entries: list[EntryJson]) -> Iterator[tuple[EntryJson, dict[str, Any]]]:
     """(entry, call) for every tool call the server actually sent."""
     for e in entries:
         response = e.get("response") or {}
@@ -55,30 +55,30 @@ def _served(entries: list[Entry]) -> Iterator[tuple[Entry, dict[str, Any]]]:
                 yield e, call
 
 
-def _results(entry: Entry) -> Iterator[dict[str, Any]]:
+def _results(entry: EntryJson) -> Iterator[dict[str, Any]]:
     for m in entry.get("conversation") or ():
         yield from m.get("tool_results", ())
 
 
-def _label(entry: Entry, call: dict[str, Any]) -> str:
+def _label(entry: EntryJson, call: dict[str, Any]) -> str:
     return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
 
 
-def _unanswered(entries: list[Entry]) -> Iterator[str]:
+def _unanswered(entries: list[EntryJson]) -> Iterator[str]:
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
         if call["id"] not in set(later):
             yield f"{_label(e, call)} was never answered"
 
 
-def _answered_twice(entries: list[Entry]) -> Iterator[str]:
+def _answered_twice(entries: list[EntryJson]) -> Iterator[str]:
     for e in entries:
         ids = [r["call_id"] for r in _results(e)]
         for call_id in sorted({i for i in ids if ids.count(i) > 1}):
             yield f"request #{e['seq']} answers {call_id} {ids.count(call_id)} times"
 
 
-def _unknown_results(entries: list[Entry]) -> Iterator[str]:
+def _unknown_results(entries: list[EntryJson]) -> Iterator[str]:
     for e in entries:
         known: set[str] = set()
         for m in e.get("conversation") or ():
@@ -91,7 +91,7 @@ def _unknown_results(entries: list[Entry]) -> Iterator[str]:
                     )
 
 
-def _partial_parallel(entries: list[Entry]) -> Iterator[str]:
+def _partial_parallel(entries: list[EntryJson]) -> Iterator[str]:
     seen: set[tuple[str, ...]] = set()
     for e in entries:
         answered = {r["call_id"] for r in _results(e)}
@@ -106,7 +106,7 @@ def _partial_parallel(entries: list[Entry]) -> Iterator[str]:
                 )
 
 
-def _errors_not_fed_back(entries: list[Entry]) -> Iterator[str]:
+def _errors_not_fed_back(entries: list[EntryJson]) -> Iterator[str]:
     for e, call in _served(entries):
         problem = call.get("problem")
         if not problem:
@@ -136,7 +136,7 @@ def _says_error(result: dict[str, Any]) -> bool:
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
 
-def _tool_loop(entries: list[Entry], max_calls: int) -> Iterator[str]:
+def _tool_loop(entries: list[EntryJson], max_calls: int) -> Iterator[str]:
     served = [e for e in entries if (e.get("response") or {}).get("status") == 200]
     if len(served) > max_calls:
         yield (
@@ -145,7 +145,7 @@ def _tool_loop(entries: list[Entry], max_calls: int) -> Iterator[str]:
         )
 
 
-def _early_retries(entries: list[Entry]) -> Iterator[str]:
+def _early_retries(entries: list[EntryJson]) -> Iterator[str]:
     for i, e in enumerate(entries):
         wait = (e.get("response") or {}).get("retry_after")
         if not wait:
@@ -164,14 +164,14 @@ def _early_retries(entries: list[Entry]) -> Iterator[str]:
             )
 
 
-def _continued_after_failure(entries: list[Entry]) -> Iterator[str]:
+def _continued_after_failure(entries: list[EntryJson]) -> Iterator[str]:
     for e in entries:
         for finding in e.get("violations") or ():
             if finding.get("rule") == "continued_after_failed_stream":
                 yield f"request #{e['seq']}: {finding['message']}"
 
 
-def _time(entry: Entry) -> float:
+def _time(entry: EntryJson) -> float:
     return datetime.fromisoformat(str(entry["time"]).replace("Z", "+00:00")).timestamp()
 
 
@@ -200,9 +200,9 @@ def call_problem(name: str, arguments: str, tools: dict[str, Any]) -> str | None
     return f"arguments break the schema: {error.message}" if error is not None else None
 
 
-def sessions(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+def sessions(entries: Iterable[EntryJson]) -> dict[str, list[EntryJson]]:
     """Entries grouped by session, in order of first appearance."""
-    grouped: dict[str, list[Entry]] = {}
+    grouped: dict[str, list[EntryJson]] = {}
     for e in entries:
         grouped.setdefault(str(e.get("session")), []).append(e)
     return grouped

@@ -1,9 +1,9 @@
-"""Anthropic Messages: protocols.md §4."""
+"""Anthropic Messages (https://docs.anthropic.com/en/api/messages, streaming:
+https://docs.anthropic.com/en/docs/build-with-claude/streaming)."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
 from collections.abc import Hashable
@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive
@@ -46,8 +47,8 @@ ERROR_TYPES = {
     504: "timeout_error",
     529: "overloaded_error",
 }
-# What Anthropic sends with these statuses (protocols.md §4.5; the 429 text as seen in public
-# reports, unverified here).
+# What Anthropic sends with these statuses (https://docs.anthropic.com/en/api/errors;
+# the 429 text as seen in public reports, unverified here).
 FAULT_MESSAGES = {
     429: "Number of request tokens has exceeded your per-minute rate limit "
     "(https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. "
@@ -71,7 +72,7 @@ def signature(scenario: str, turn: int, thinking: str) -> str:
     """A deterministic stand-in for the opaque signature of a thinking block: it signs the
     text, so an edited block no longer matches (rules A6/A7)."""
     seed = f"{scenario}\x1f{turn}\x1f{thinking}".encode()
-    return base64.b64encode(hashlib.blake2b(seed, digest_size=64).digest()).decode()
+    return base64.b64encode(digest(seed, 64)).decode()
 
 
 def _signature(resolved: Resolved) -> str:
@@ -280,7 +281,7 @@ class _Block:
 
 def _event(kind: str, payload: dict[str, Any], part: str) -> Event:
     data = dumps({"type": kind, **payload})
-    return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+    return Event(sse_frame(data, kind), part)
 
 
 def _message_head(
@@ -422,7 +423,7 @@ def _assistant(blocks: list[Any], i: int) -> Message:
         if kind == "text":
             texts.append(str(b.get("text", "")))
         elif kind in ("tool_use", "server_tool_use"):
-            arguments = json.dumps(b.get("input", {}), ensure_ascii=False, separators=(",", ":"))
+            arguments = compact_json(b.get("input", {}))
             calls.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")), arguments))
         elif kind == "thinking":
             thinking.append(str(b.get("thinking", "")))

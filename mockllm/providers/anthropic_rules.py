@@ -1,4 +1,4 @@
-"""Anthropic Messages history rules (protocols.md §7.3), with the provider's own texts."""
+"""Anthropic Messages history rules (docs/validation.md), with the provider's own texts."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ JSON body or SSE events; `RequestError` → the provider's error body.
 
 from __future__ import annotations
 
-import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation
+from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -127,11 +127,6 @@ class Adapter(ABC):
 
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
-
-
-def dumps(obj: Any) -> bytes:
-    """Compact UTF-8 JSON, as the providers send it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions (and its DeepSeek flavour): protocols.md §2."""
+"""OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat), and its
+DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -70,7 +72,8 @@ def openai_error_body(error: RequestError) -> bytes:
     )
 
 
-# What OpenAI sends with these statuses (protocols.md §2.6; 503 and 529 wordings unverified).
+# What OpenAI sends with these statuses
+# (https://platform.openai.com/docs/guides/error-codes; 503 and 529 wordings unverified).
 OPENAI_FAULT_TEXTS: dict[int, tuple[str, str, str | None]] = {
     429: (
         "requests",
@@ -97,7 +100,7 @@ def openai_fault_texts(status: int) -> tuple[str, str, str | None]:
 
 def openai_error_frame(error: RequestError) -> bytes:
     """The `data: {"error": …}` frame that ends a Chat Completions stream in error."""
-    return b"data: " + openai_error_body(error) + b"\n\n"
+    return sse_frame(openai_error_body(error))
 
 
 def snapshot(model: str) -> str:
@@ -266,7 +269,7 @@ class ChatCompletions(Adapter):
             }
             if include_usage:
                 chunk["usage"] = usage
-            return b"data: " + dumps(chunk) + b"\n\n"
+            return sse_frame(dumps(chunk))
 
         events = [Event(frame(d), part) for d, part in _deltas(self, resolved, deepseek)]
         if deepseek:  # usage rides on the finish chunk; there is no separate usage chunk
@@ -277,8 +280,8 @@ class ChatCompletions(Adapter):
             events.append(Event(frame({}, resolved.reply.finish), "tail"))
             if include_usage:
                 final = {**head, "choices": [], "usage": _usage(resolved, False)}
-                events.append(Event(b"data: " + dumps(final) + b"\n\n", "tail"))
-        events.append(Event(b"data: [DONE]\n\n", "done"))
+                events.append(Event(sse_frame(dumps(final)), "tail"))
+        events.append(Event(sse_frame(b"[DONE]"), "done"))
         return events
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:

@@ -1,4 +1,4 @@
-"""Chat Completions history rules (protocols.md §7.1), with the providers' own texts.
+"""Chat Completions history rules (docs/validation.md), with the providers' own texts.
 
 `flavor: deepseek` swaps in DeepSeek's wordings and adds its thinking-mode rules.
 """

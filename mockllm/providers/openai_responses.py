@@ -1,9 +1,9 @@
-"""OpenAI Responses: protocols.md §3, with its state (`store`, `previous_response_id`)."""
+"""OpenAI Responses (https://platform.openai.com/docs/api-reference/responses), with its
+state (`store`, `previous_response_id`)."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import itertools
 import json
 from collections import OrderedDict
@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.encoding import digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -119,7 +120,7 @@ class Responses(Adapter):
         include = body.get("include")
         canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
         options = {
-            "fingerprint": hashlib.blake2b(canonical, digest_size=16).hexdigest(),
+            "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
             "echo": {k: _echoed(body.get(k), default) for k, default in ECHOED.items()},
             "encrypted": isinstance(include, list) and ENCRYPTED in include,
@@ -182,7 +183,7 @@ class Responses(Adapter):
 
         def event(kind: str, payload: dict[str, Any], part: str) -> Event:
             data = dumps({"type": kind, "sequence_number": next(numbers), **payload})
-            return Event(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n", part)
+            return Event(sse_frame(data, kind), part)
 
         start = self._response(resolved, parsed, "in_progress", [])
         events = [event("response.created", {"response": start}, "head")]
@@ -285,7 +286,7 @@ class Responses(Adapter):
             "message": error.message,
             "param": error.param,
         }
-        return [b"event: error\ndata: " + dumps(payload) + b"\n\n"]
+        return [sse_frame(dumps(payload), "error")]
 
     def models_body(self) -> bytes:
         return openai_models_body()
@@ -340,7 +341,7 @@ _TOKEN = "gAAAAA"
 
 def encrypt(reasoning: str) -> str:
     text = reasoning.encode()
-    seal = hashlib.blake2b(text, digest_size=12, person=b"mockllm-rs").digest()
+    seal = digest(b"mockllm-rs\x1f" + text, 12)
     return _TOKEN + base64.urlsafe_b64encode(seal + text).decode()
 
 
@@ -353,7 +354,7 @@ def decrypt(token: str) -> str | None:
     except ValueError:
         return None
     seal, text = raw[:12], raw[12:]
-    if hashlib.blake2b(text, digest_size=12, person=b"mockllm-rs").digest() != seal:
+    if digest(b"mockllm-rs\x1f" + text, 12) != seal:
         return None
     return text.decode(errors="replace")
 
@@ -379,82 +380,73 @@ def _usage(resolved: Resolved) -> dict[str, Any]:
 def _item_events(
     event: Any, index: int, item: dict[str, Any], resolved: Resolved, call: int
 ) -> list[Event]:
-    """The added … done events of one output item (`call`: its call index), protocols.md §3.4."""
+    """The added … done events of one output item (`call`: its call index), in the
+    order of https://platform.openai.com/docs/api-reference/responses-streaming."""
     size = resolved.scenario.stream.text_chunk_chars
-    at = {"item_id": item["id"], "output_index": index}
-    kind = item["type"]
-    if kind == "reasoning" and not item["summary"]:  # no summary asked: the item alone
+    if item["type"] == "reasoning":
+        middle, part = _reasoning_events(event, index, item, size), "reasoning"
+    elif item["type"] == "message":
+        middle, part = _message_events(event, index, item, size), "text"
+    else:
+        fragments_ = resolved.scenario.stream.argument_fragments
+        middle, part = _call_events(event, index, item, fragments_, call), f"done:{call}"
+    return [
+        *middle,
+        event("response.output_item.done", {"output_index": index, "item": item}, part),
+    ]
+
+
+def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    if not item["summary"]:  # no summary asked for: the item alone
         return [
-            event("response.output_item.added", {"output_index": index, "item": item}, "reasoning"),
-            event("response.output_item.done", {"output_index": index, "item": item}, "reasoning"),
+            event("response.output_item.added", {"output_index": index, "item": item}, "reasoning")
         ]
-    if kind == "reasoning":
-        text = item["summary"][0]["text"]
-        part = {**at, "summary_index": 0}
-        out = [
-            event(
-                "response.output_item.added",
-                {"output_index": index, "item": {**item, "summary": []}},
-                "reasoning",
-            ),
-            event(
-                "response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"
-            ),
-        ]
-        out += [
+    text = item["summary"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+    added = {"output_index": index, "item": {**item, "summary": []}}
+    return [
+        event("response.output_item.added", added, "reasoning"),
+        event("response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"),
+        *(
             event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning")
-        )
-        out.append(
-            event(
-                "response.reasoning_summary_part.done",
-                {**part, "part": _summary(text)},
-                "reasoning",
-            )
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "reasoning"),
-        ]
-    if kind == "message":
-        text = item["content"][0]["text"]
-        part = {**at, "content_index": 0}
-        added = {**item, "status": "in_progress", "content": []}
-        out = [
-            event("response.output_item.added", {"output_index": index, "item": added}, "text"),
-            event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
-        ]
-        out += [
+        ),
+        event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning"),
+        event(
+            "response.reasoning_summary_part.done", {**part, "part": _summary(text)}, "reasoning"
+        ),
+    ]
+
+
+def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    text = item["content"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    added = {"output_index": index, "item": {**item, "status": "in_progress", "content": []}}
+    return [
+        event("response.output_item.added", added, "text"),
+        event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
+        *(
             event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text")
-        )
-        out.append(
-            event("response.content_part.done", {**part, "part": _output_text(text)}, "text")
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "text"),
-        ]
-    added = {**item, "arguments": "", "status": "in_progress"}
-    out = [
-        event("response.output_item.added", {"output_index": index, "item": added}, f"call:{call}")
+        ),
+        event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text"),
+        event("response.content_part.done", {**part, "part": _output_text(text)}, "text"),
     ]
-    pieces = fragments(item["arguments"], resolved.scenario.stream.argument_fragments)
-    out += [
-        event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
-        for p in pieces
-    ]
+
+
+def _call_events(
+    event: Any, index: int, item: dict[str, Any], pieces: int, call: int
+) -> list[Event]:
+    at = {"item_id": item["id"], "output_index": index}
+    added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
     done = {"arguments": item["arguments"], **at}  # no name: the API sends none here
-    out.append(event("response.function_call_arguments.done", done, f"done:{call}"))
     return [
-        *out,
-        event("response.output_item.done", {"output_index": index, "item": item}, f"done:{call}"),
+        event("response.output_item.added", added, f"call:{call}"),
+        *(
+            event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
+            for p in fragments(item["arguments"], pieces)
+        ),
+        event("response.function_call_arguments.done", done, f"done:{call}"),
     ]
 
 

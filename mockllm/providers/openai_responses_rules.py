@@ -1,4 +1,4 @@
-"""Responses history rules (protocols.md §7.2), with the provider's own texts."""
+"""Responses history rules (docs/validation.md), with the provider's own texts."""
 
 from __future__ import annotations
 

@@ -16,11 +16,18 @@ from typing import Any
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Engine, Resolved
 from mockllm.core.events import Event
-from mockllm.core.faults import Delivery, body_delivery, stream_delivery
+from mockllm.core.faults import (
+    Delivery,
+    answer_kind,
+    body_delivery,
+    counts_events,
+    first_byte_ms,
+    stream_delivery,
+)
 from mockllm.core.scenario import Fault, Reply, Scenario
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
-from mockllm.log.journal import Entry, Journal
+from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
@@ -71,16 +78,16 @@ class Exchanges:
         wanted = _headers(headers)
         entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
         entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
-        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
+        responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            await self._answer(receive, adapter, entry, reply, wanted)
+            await self._answer(receive, adapter, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
-            await reply.error(error)
+            await responder.error(error)
         except Exception:
             entry.server_error = traceback.format_exc()
-            if not reply.started:
+            if not responder.started:
                 message = "mockllm internal error; see server_error in the request log"
-                await reply.error(RequestError(500, message, kind="server_error"))
+                await responder.error(RequestError(500, message, kind="server_error"))
         finally:
             self.journal.close(entry)
 
@@ -88,8 +95,8 @@ class Exchanges:
         self,
         receive: Receive,
         adapter: Adapter,
-        entry: Entry,
-        reply: Responder,
+        entry: LiveEntry,
+        responder: Responder,
         wanted: dict[bytes, str],
     ) -> None:
         entry.body = await _read_body(receive, self.options.max_body, wanted.get(b"content-length"))
@@ -106,7 +113,7 @@ class Exchanges:
         entry.turn, entry.attempt = answer.turn, answer.attempt
         entry.violations = answer.violations
         entry.expectation_failures = answer.expectation_failures
-        reply.request_id = adapter.request_id(
+        responder.request_id = adapter.request_id(
             entry.session, scenario.name, answer.turn, answer.attempt
         )
         if answer.error is not None:
@@ -116,7 +123,7 @@ class Exchanges:
         fault = answer.fault
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
-        await self._deliver(adapter, prepared.parsed, answer.resolved, fault, reply)
+        await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
 
     def _prepare(self, adapter: Adapter, content_type: str | None, raw: bytes) -> Prepared:
         if content_type is not None and "json" not in content_type:
@@ -157,25 +164,27 @@ class Exchanges:
         parsed: Parsed,
         resolved: Resolved,
         fault: Fault | None,
-        reply: Responder,
+        responder: Responder,
     ) -> None:
         """Render the reply and send it as the fault (if any) has it delivered."""
         stream = parsed.conversation.stream
-        first_byte = fault.delay.first_byte_ms if fault and fault.delay else 0
-        if fault is not None and fault.http is not None:
+        kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+        if kind == "http_error":
+            assert fault is not None and fault.http is not None
             http = fault.http
-            await reply.error(
-                adapter.fault_error(http.status, http.type, http.message, http.code, http.headers),
-                first_byte,
+            refusal = adapter.fault_error(
+                http.status, http.type, http.message, http.code, http.headers
             )
+            await responder.error(refusal, first_byte)
             return
         error = _stream_error(adapter, fault)
-        if error is not None and not stream:  # without a stream, the same failure is an HTTP error
-            await reply.error(error, first_byte)
+        if kind == "stream_error":
+            assert error is not None
+            await responder.error(error, first_byte)
             return
         rendered = self._render(adapter, resolved, parsed, stream)
         adapter.served(resolved, parsed)
-        if stream:
+        if kind == "stream":
             if fault is None:
                 delivery = Delivery([rendered.body])
             else:  # the in-band error frames exist only when a stream_error fault applies
@@ -183,15 +192,11 @@ class Exchanges:
                 delivery = stream_delivery(fault, rendered.events, frames)
         else:
             for note in rendered.notes:
-                reply.entry.note(note)
-            by_events = (
-                fault is not None
-                and fault.truncate is not None
-                and fault.truncate.after_events is not None
-            )
+                responder.entry.note(note)
+            by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
             delivery = body_delivery(fault, rendered.body, resolved.reply, events)
-        await reply.deliver(delivery, stream)
+        await responder.deliver(delivery, stream)
 
     def _render(
         self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool

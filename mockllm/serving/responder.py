@@ -2,19 +2,19 @@
 
 Pauses watch for the client hanging up (`client_disconnected` in the log). A `reset`
 ending returns without finishing the body: uvicorn then closes the connection before the
-final chunk, which every SDK sees as an aborted transfer (protocols.md §1.4).
+final chunk, which every SDK sees as an aborted transfer (docs/scenarios.md, faults).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from mockllm.core.faults import Delivery
 from mockllm.errors import RequestError
-from mockllm.log.journal import Entry, Journal
+from mockllm.log.journal import Journal, LiveEntry
 from mockllm.providers import Adapter
+from mockllm.serving.asgi import Receive, Send
 
 SSE = b"text/event-stream; charset=utf-8"
 JSON = b"application/json"
@@ -25,9 +25,9 @@ class Responder:
     def __init__(
         self,
         journal: Journal,
-        entry: Entry,
-        send: Any,
-        receive: Any,
+        entry: LiveEntry,
+        send: Send,
+        receive: Receive,
         adapter: Adapter,
         max_stall: float,
     ) -> None:

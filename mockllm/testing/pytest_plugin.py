@@ -15,7 +15,6 @@ answering it fails the test with the server's traceback.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from mockllm.core.encoding import digest
 from mockllm.errors import ScenarioError
 from mockllm.log.transcript import plural
 
@@ -126,8 +126,8 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
 
 def _session_name(item: pytest.Item) -> str:
     """Readable in the log and a URL path segment; unique per test id."""
-    digest = hashlib.blake2b(item.nodeid.encode(), digest_size=4).hexdigest()
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", item.name)[:40].strip("-") + "-" + digest
+    tag = digest(item.nodeid.encode(), 4).hex()
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", item.name)[:40].strip("-") + "-" + tag
 
 
 def _add_marker_scenarios(client: Client, item: pytest.Item) -> None:
