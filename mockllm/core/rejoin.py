@@ -19,8 +19,22 @@ from mockllm.core.scenario import Scenario
 
 
 def rejoined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Conversation:
-    """`conv` with split replies joined; `conv` itself when nothing was split (the usual
-    case, decided without computing an id unless two call-carrying replies are adjacent)."""
+    """`conv` with split replies joined; `conv` itself when nothing was split — the usual
+    case, decided in one pass that builds nothing and computes an id only where a reply
+    could continue the one before it."""
+    messages = conv.messages
+    turn, held = -1, -1  # the turn of the last assistant message, and where it stands
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            if 0 <= held < i - 1 and _split(messages[held], message, scenario, turn, call_id):
+                return _joined(conv, scenario, call_id)
+            turn, held = turn + 1, i
+        elif message.role != "tool":
+            held = -1
+    return conv
+
+
+def _joined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Conversation:
     messages = conv.messages
     out: list[Message] = []
     turn = 0  # the turn of the assistant message at the end of `out`, once there is one
@@ -70,7 +84,14 @@ def _continues(
 ) -> bool:
     """Whether `message` carries the next calls of the reply `held` began (turn `turn`)."""
     index, first = held
-    if not first.tool_calls or not message.tool_calls or index == len(out) - 1:
+    return index < len(out) - 1 and _split(first, message, scenario, turn, call_id)
+
+
+def _split(
+    first: Message, message: Message, scenario: Scenario, turn: int, call_id: CallId
+) -> bool:
+    """Whether `message` carries the calls that follow `first`'s in the reply of `turn`."""
+    if not first.tool_calls or not message.tool_calls:
         return False
     served = scenario.turn(turn)
     count = len(served.reply.tool_calls) if served else 0

@@ -57,10 +57,14 @@ class Exchanges:
     def __init__(self, engine: Engine, journal: Journal, options: ServerOptions) -> None:
         self.engine, self.journal, self.options = engine, journal, options
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, keyed by the raw body
+        # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
+        # bodies never repeat does not keep 256 parsed histories alive for nothing.
+        self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
 
     def forget(self) -> None:
         self._prepared.clear()
+        self._seen.clear()
         self._rendered.clear()
 
     async def handle(
@@ -106,6 +110,8 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
+        if adapter.cacheable(prepared.body):
+            entry.reparse = adapter.reparse
         violations = self._violations(adapter, prepared, scenario)
         answer = self.engine.answer(
             scenario, entry.session or "default", conv, violations, adapter.call_id
@@ -140,9 +146,17 @@ class Exchanges:
         except ValueError:
             raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
         prepared = Prepared(raw, body, adapter.parse(body))
-        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body):
+        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(raw):
             cache.put(raw, prepared)
         return prepared
+
+    def _again(self, raw: bytes) -> bool:
+        """Whether this body was seen before (and remember it now)."""
+        key = hash(raw)
+        if self._seen.get(key):
+            return True
+        self._seen.put(key, True)
+        return False
 
     def _violations(
         self, adapter: Adapter, prepared: Prepared, scenario: Scenario
