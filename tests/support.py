@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ class ServerProcess:
     process: subprocess.Popen[str]
     log_file: Path
     output: list[str] = field(default_factory=list)
+    _reader: threading.Thread = field(init=False, repr=False)
 
     @cached_property
     def http(self) -> httpx.Client:
@@ -46,6 +48,20 @@ class ServerProcess:
 
     def last(self, session: str) -> dict[str, Any]:
         return self.requests(session=session)[-1]
+
+    def start_reading(self) -> None:
+        """Drain the console (a line per request) into `output`: a full pipe would block."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        self._reader = threading.Thread(target=lambda: self.output.extend(stdout), daemon=True)
+        self._reader.start()
+
+    def console(self) -> str:
+        """Stop the server and return everything it printed."""
+        self.process.terminate()
+        self.process.wait(10)
+        self._reader.join(10)
+        return "".join(self.output)
 
     def openai_url(self, scenario: str, session: str | None = None) -> str:
         return f"{self.url}/s/{scenario}/{session}/v1" if session else f"{self.url}/s/{scenario}/v1"
@@ -84,6 +100,7 @@ def running_server(
         server = None
         try:
             server = ServerProcess(_wait_ready(ready, process), process, log)
+            server.start_reading()
             yield server
         finally:
             if server is not None and "http" in vars(server):
@@ -94,6 +111,8 @@ def running_server(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            if server is not None:
+                server._reader.join(5)  # it ends at EOF, now that the process has
             if process.stdout:
                 process.stdout.close()
 

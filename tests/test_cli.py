@@ -37,10 +37,13 @@ def test_validate_ok_and_broken(tmp_path: Path) -> None:
     bad.write_text("name: broken\nturns:\n  - reply:\n      text: hi\n      finsh: stop\n")
     result = mockllm("validate", str(BUNDLED), str(bad))
     assert result.returncode == 1
-    assert result.stderr.strip() == (
+    files = len(list(BUNDLED.glob("*.yaml")))
+    assert result.stderr.splitlines() == [
         f"{bad}:5:7: turns[0].reply.finsh: unknown key 'finsh' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage); did you mean 'finish'?"
-    )
+        "(allowed here: text, reasoning, tool_calls, finish, usage); did you mean 'finish'?",
+        f"1 problem in 1 file; {files} files ok",
+    ]
+    assert ok.stdout == f"ok: {files} scenarios in {files} files\n"
 
 
 def test_list_shows_names_turns_descriptions() -> None:
@@ -64,8 +67,7 @@ def test_serve_port_zero_prints_and_writes_the_real_url() -> None:
     with running_server() as server:
         assert server.url.startswith("http://127.0.0.1:") and not server.url.endswith(":0")
         assert httpx.get(f"{server.url}/_mockllm/health").json()["status"] == "ok"
-        server.process.terminate()
-        out, _ = server.process.communicate(timeout=10)
+        out = server.console()
     assert f"scenarios on {server.url}\n" in out
     assert f'OpenAI(base_url="{server.url}/s/SCENARIO/v1"' in out
 

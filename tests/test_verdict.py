@@ -142,17 +142,18 @@ def test_report_passes_a_clean_log_and_fails_a_dirty_one(tmp_path: Path) -> None
     ok = subprocess.run(
         [sys.executable, "-m", "mockllm", "report", str(only_clean)], capture_output=True, text=True
     )
-    assert ok.returncode == 0 and ok.stdout == "ok   clean (2 requests)\n"
+    assert ok.returncode == 0 and ok.stdout == "ok   clean (2 requests)\n1 session: all ok\n"
     bad = subprocess.run(
         [sys.executable, "-m", "mockllm", "report", str(both)], capture_output=True, text=True
     )
     assert bad.returncode == 1
     lines = bad.stdout.splitlines()
     assert lines[0] == "ok   clean (2 requests)"
-    assert lines[1] == "FAIL dirty (1 requests)"
-    assert lines[2].startswith("     calls_answered: call_") and lines[2].endswith(
+    assert lines[1] == "FAIL dirty (1 request)"
+    assert lines[2].startswith("     ! calls_answered: call_") and lines[2].endswith(
         "was never answered"
     )
+    assert lines[3] == "1 of 2 sessions failed"
 
 
 def test_report_names_a_broken_log_line(tmp_path: Path) -> None:
@@ -161,7 +162,8 @@ def test_report_names_a_broken_log_line(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "mockllm", "report", str(log)], capture_output=True, text=True
     )
-    assert result.returncode == 2 and result.stderr.startswith(f"{log}:2: not a JSON log entry")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"mockllm report: {log}:2: not a JSON log entry")
 
 
 # --- the checks on their own (in-process, on hand-made entries) ------------------------------

@@ -49,18 +49,21 @@ def test_gpt_5_has_no_fingerprint_and_no_logprobs(server: ServerProcess, session
     assert "logprobs" not in data["choices"][0]
 
 
-def test_service_tier_on_every_chunk(server: ServerProcess, session: str) -> None:
-    with openai.OpenAI(
-        base_url=server.openai_url("weather-single", session), api_key="k"
-    ) as client:
+def streamed_chunks(server: ServerProcess, scenario: str, session: str, model: str) -> list[Any]:
+    """Every chunk of one streamed Chat Completions call, as the SDK yields them."""
+    with openai.OpenAI(base_url=server.openai_url(scenario, session), api_key="k") as client:
         stream = client.chat.completions.create(
-            model="gpt-4o",
+            model=model,
             messages=PARIS,
             tools=TOOLS,
             stream=True,
             stream_options={"include_usage": True},
         )
-        chunks = list(stream)
+        return list(stream)
+
+
+def test_service_tier_on_every_chunk(server: ServerProcess, session: str) -> None:
+    chunks = streamed_chunks(server, "weather-single", session, "gpt-4o")
     assert chunks and all(c.service_tier == "default" for c in chunks)
     assert chunks[-1].choices == [] and chunks[-1].usage is not None  # OpenAI: a usage chunk
 
@@ -68,16 +71,7 @@ def test_service_tier_on_every_chunk(server: ServerProcess, session: str) -> Non
 def test_deepseek_stream_every_chunk_has_a_choice(server: ServerProcess, session: str) -> None:
     """DeepSeek sends usage on the finish chunk and no `choices: []` chunk: a client doing
     `chunk.choices[0]` on every chunk works there, and must work here."""
-    url = server.openai_url("deepseek-reasoning", session)
-    with openai.OpenAI(base_url=url, api_key="k") as client:
-        stream = client.chat.completions.create(
-            model="deepseek-reasoner",
-            messages=PARIS,
-            tools=TOOLS,
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-        chunks = list(stream)
+    chunks = streamed_chunks(server, "deepseek-reasoning", session, "deepseek-reasoner")
     deltas = [c.choices[0].delta.model_extra or {} for c in chunks]  # never an IndexError
     assert deltas[0]["reasoning_content"] == "" and chunks[0].choices[0].delta.role == "assistant"
     assert all(d.get("reasoning_content") is None for d in deltas[-1:])
@@ -215,7 +209,8 @@ def test_unknown_route_404_has_a_request_id(server: ServerProcess) -> None:
     )
     assert r.status_code == 404 and r.json()["request_id"] == r.headers["request-id"] != ""
     o = httpx.post(f"{server.url}/v1/chat/completion", json={})
-    assert o.status_code == 404 and o.json()["error"]["code"] is None and o.headers["x-request-id"]
+    assert o.status_code == 404 and o.json()["error"]["code"] == "route_not_found"
+    assert o.headers["x-request-id"] and o.headers["x-ratelimit-remaining-requests"]
 
 
 def test_byte_stable_across_servers(server: ServerProcess) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
 from mockllm.errors import ScenarioError
@@ -60,6 +60,17 @@ def admin_router(
         entries = [e.to_json() for e in journal.entries(session, q.get("scenario"))]
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
+    async def transcript_of(request: Request) -> Response:
+        """The session as pytest shows it, for users of any language (text/plain)."""
+        from mockllm.log.records import LogEntry
+        from mockllm.log.transcript import transcript
+
+        q = request.query_params
+        session = q.get("session", "default")
+        entries = [LogEntry.from_json(e.to_json()) for e in journal.entries(session)]
+        text = transcript(entries, session, full=q.get("full", "1") != "0")
+        return PlainTextResponse(text + "\n")
+
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         reset_app(session)
@@ -77,6 +88,7 @@ def admin_router(
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)

@@ -16,6 +16,7 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
+from mockllm.serving.responder import Responder
 
 
 class MockLLM:
@@ -55,14 +56,14 @@ class MockLLM:
         if adapter is not None and scope["method"] == "POST":
             await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
         elif scope["method"] != "GET":
-            await self._not_found(scope, send, route)
+            await self._not_found(scope, receive, send, route)
         elif route == "v1/models" or route.startswith("v1/models/"):
             await self._models(scope, send, route)
         elif (getter := self._getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
-            await self._not_found(scope, send, route)
+            await self._not_found(scope, receive, send, route)
 
     def _getter(self, route: str) -> Adapter | None:
         return next(
@@ -109,28 +110,54 @@ class MockLLM:
             body = json.dumps(model).encode()
         await _send(send, 200, body, b"application/json")
 
-    async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
+    async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
+        """Answered in the SDK's error shape, and logged like any request: a wrong base URL
+        is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
         known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
-        error = RequestError(404, message, kind="route_not_found")  # code null, as OpenAI's
-        request_id = adapter.request_id("route", scope["method"], route)
-        extra = [(adapter.request_id_header.encode(), request_id.encode())]
-        extra += adapter.wire_headers(404, None)
-        await _send(send, 404, adapter.error_body(error, request_id), b"application/json", extra)
+        hint = base_url_hint(scope, route)
+        error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
+        entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
+        if hint:
+            entry.note(hint.removeprefix(". "))
+        scenario, session, _ = self._split(scope["path"])
+        entry.scenario, entry.session = scenario, session or "default"
+        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
+        try:
+            await reply.error(error)
+        finally:
+            self.journal.close(entry)
 
 
-async def _send(
-    send: Send,
-    status: int,
-    body: bytes,
-    content_type: bytes,
-    extra: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    headers = [(b"content-type", content_type), *(extra or ())]
+def base_url_hint(scope: Scope, route: str) -> str:
+    """For a path an SDK built from a wrong base URL: the base URL it should have had."""
+    path: str = scope["path"]
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "HOST")
+    base = "http://" + host + path[: len(path) - len(route)].rstrip("/")
+    if route == "v1/v1/messages":
+        return (
+            f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
+            "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
+        )
+    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+        return (
+            f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
+            f"give it base_url={base + '/v1'!r} (one /v1)"
+        )
+    if route == "messages":
+        return (
+            ". The Vercel AI SDK's @ai-sdk/anthropic appends /messages to its baseURL: give it "
+            f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
+        )
+    return ""
+
+
+async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
+    headers = [(b"content-type", content_type)]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -82,6 +82,8 @@ class Exchanges:
         wanted = _headers(headers)
         entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
         entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
+        if session == "v1":
+            entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
             await self._answer(receive, adapter, entry, responder, wanted)
@@ -229,6 +231,15 @@ class Exchanges:
         if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
             self._rendered.put(key, rendered)
         return rendered
+
+
+def v1_session_warning(path: str) -> str:
+    base = path[: path.index("/v1/") + 3]
+    return (
+        f"warning: session 'v1' from {path}: an Anthropic SDK given base URL {base} adds /v1 "
+        f"itself, so its requests land in a session named 'v1'. Give it {base[:-3]} "
+        "(or .../s/SCENARIO/SESSION) instead"
+    )
 
 
 def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
