@@ -115,19 +115,15 @@ def test_encrypted_reasoning_round_trip_without_store(server: ServerProcess, ses
     tools = [{"type": "function", "name": "get_weather", "parameters": TOOL_PARAMETERS}]
     include = ["reasoning.encrypted_content"]
     with openai.OpenAI(base_url=server.openai_url("reasoning", session), api_key="k") as client:
-        first = client.responses.create(
-            model="o3",
-            input=PARIS,
-            tools=tools,
-            store=False,
-            include=include,  # type: ignore[list-item]
-        )
-        again = client.responses.create(
-            model="o3",
-            input=PARIS,
-            tools=tools,
-            store=False,
-            include=include,  # type: ignore[list-item]
+        first, again = (
+            client.responses.create(
+                model="o3",
+                input=PARIS,
+                tools=tools,
+                store=False,
+                include=include,  # type: ignore[list-item]
+            )
+            for _ in range(2)
         )
         reasoning, call = first.output
         assert reasoning.type == "reasoning" and reasoning.summary == []
