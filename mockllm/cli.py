@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     _serve_parser(sub)
+    _record_parser(sub)
     v = sub.add_parser(
         "validate",
         help="check scenario files; non-zero exit on any error",
@@ -95,14 +96,27 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _listening(p: argparse.ArgumentParser) -> None:
+    """The options of every command that listens: serve and record."""
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
+    )
+    p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
+    p.add_argument(
+        "--max-body",
+        type=_size,
+        default=DEFAULTS.max_body,
+        metavar="BYTES",
+        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
+    )
+
+
 def _serve_parser(sub: Any) -> None:
     # Over 60 lines: one add_argument per flag, a table rather than logic.
     d = DEFAULTS
     s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
-    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
-    )
+    _listening(s)
     s.add_argument(
         "--scenarios",
         nargs="+",
@@ -145,13 +159,6 @@ def _serve_parser(sub: Any) -> None:
         help="response bytes kept per log entry (default %(default)s)",
     )
     s.add_argument(
-        "--max-body",
-        type=_size,
-        default=d.max_body,
-        metavar="BYTES",
-        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
-    )
-    s.add_argument(
         "--chaos",
         type=_chaos,
         metavar="KIND=RATE,...",
@@ -166,7 +173,6 @@ def _serve_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="longest a stall fault holds a connection (default %(default)s)",
     )
-    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"
@@ -213,6 +219,66 @@ def _size(text: str) -> int:
     if not match:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 65536, 64KB or 10MB)")
     return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
+
+
+def _record_parser(sub: Any) -> None:
+    r = sub.add_parser(
+        "record",
+        help="a proxy to a real API that records each session as a scenario file",
+        description="Forward every request to --upstream unchanged, stream each answer back "
+        "as it arrives, and write each session (/s/NAME/SESSION/... or the X-Mockllm-* "
+        "headers) as OUT/NAME-SESSION.yaml, a scenario `mockllm serve` replays.",
+    )
+    r.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="the API to forward to, e.g. https://api.openai.com ({scenario} and {session} "
+        "are replaced by the request's)",
+    )
+    r.add_argument(
+        "--out",
+        default="recordings",
+        metavar="DIR",
+        help="where scenario files go (default %(default)s)",
+    )
+    _listening(r)
+    r.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in everything written (repeatable); credentials from "
+        "request headers are never written",
+    )
+    r.set_defaults(run=_record)
+
+
+def _record(args: argparse.Namespace) -> int:
+    for pattern in args.redact:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            print(f"mockllm: --redact {pattern!r}: {e}", file=sys.stderr)
+            return 2
+    try:
+        from mockllm.recording.run import record
+    except ImportError as e:  # httpx: the one dependency only the recorder needs
+        print(
+            f"mockllm record needs {e.name}: pip install 'mockllm-server[record]'",
+            file=sys.stderr,
+        )
+        return 2
+    record(
+        args.upstream,
+        Path(args.out),
+        args.host,
+        args.port,
+        args.redact,
+        args.max_body,
+        args.ready_file,
+    )
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -37,19 +37,19 @@ UNANSWERED = [
 def traffic(url: str) -> None:
     """A served reply, a strict-rule refusal, an exhausted scenario and a wrong base URL."""
     chat = openai.OpenAI(base_url=f"{url}/s/hello/c1/v1", api_key="k", max_retries=0)
-    chat.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+    chat.chat.completions.create(model="m", messages=USER)
     with pytest.raises(openai.BadRequestError):
-        chat.chat.completions.create(model="m", messages=UNANSWERED)  # type: ignore[arg-type]
+        chat.chat.completions.create(model="m", messages=UNANSWERED)
     wrong = anthropic.Anthropic(base_url=f"{url}/s/hello/c1/v1", api_key="k", max_retries=0)
     with pytest.raises(anthropic.NotFoundError):  # session "c1", then /v1/v1/messages
-        wrong.messages.create(model="m", max_tokens=5, messages=USER)  # type: ignore[arg-type]
+        wrong.messages.create(model="m", max_tokens=5, messages=USER)
 
 
 def test_one_text_line_per_request_unknown_routes_included() -> None:
     with running_server() as server:
         traffic(server.url)
         log = server.requests(session="c1")
-        out = server.console()
+        out = server.printed()
     lines = [line for line in out.splitlines() if line.startswith("#")]
     assert [e["path"] for e in log] == [
         "/s/hello/c1/v1/chat/completions",
@@ -75,7 +75,7 @@ def test_one_text_line_per_request_unknown_routes_included() -> None:
 def test_json_lines_for_machines_and_quiet_prints_none() -> None:
     with running_server("--log-format", "json") as server:
         traffic(server.url)
-        out = server.console()
+        out = server.printed()
     records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [(r["seq"], r["status"], r["error"]) for r in records] == [
         (1, 200, None),
@@ -89,7 +89,7 @@ def test_json_lines_for_machines_and_quiet_prints_none() -> None:
     assert records[1]["problem"].startswith("chat.tool_call_unanswered: An assistant message")
     with running_server("--quiet") as server:
         traffic(server.url)
-        out = server.console()
+        out = server.printed()
     assert out.startswith("mockllm: serving") and "#1" not in out
 
 

@@ -41,7 +41,7 @@ def test_the_documented_failures_print_what_the_docs_show(pytester: pytest.Pytes
             capture_output=True,
             text=True,
         )
-        console = server.console()
+        console = server.printed()
     result.assert_outcomes(failed=2)
     runs = {
         "pytest": sections(result.stdout.str()),

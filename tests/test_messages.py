@@ -21,7 +21,7 @@ def test_exhaustion_counts_the_replies_names_the_turns_and_both_fixes(
     client = openai.OpenAI(base_url=server.openai_url("hello", session), api_key="k", max_retries=0)
     history = [*USER, {"role": "assistant", "content": "Hello!"}, {"role": "user", "content": "?"}]
     with pytest.raises(openai.BadRequestError) as raised:
-        client.chat.completions.create(model="m", messages=history)  # type: ignore[arg-type]
+        client.chat.completions.create(model="m", messages=history)
     assert raised.value.message == (
         "Error code: 400 - scenario 'hello' has no turn 1: the request's history holds 1 assistant "
         "reply, so it asks for turn 1, and the scenario has only turn 0. Add a turn to the "
@@ -35,7 +35,7 @@ def test_an_unknown_scenario_gets_did_you_mean_from_the_server_and_from_url(
 ) -> None:
     client = openai.OpenAI(base_url=server.openai_url("wether-single"), api_key="k", max_retries=0)
     with pytest.raises(openai.NotFoundError) as raised:
-        client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+        client.chat.completions.create(model="m", messages=USER)
     assert "no scenario named 'wether-single'; did you mean 'weather-single'?" in str(raised.value)
     mock = mockllm.Client(server.url).session(session)
     with pytest.raises(ClientError, match="did you mean 'weather-single'"):
@@ -58,7 +58,7 @@ def test_a_strict_rule_400_names_the_rule_in_a_header_and_keeps_the_providers_bo
         base_url=f"{server.url}/s/hello/{session}", api_key="k", max_retries=0
     )
     with pytest.raises(anthropic.BadRequestError) as raised:
-        client.messages.create(model="m", max_tokens=5, messages=history)  # type: ignore[arg-type]
+        client.messages.create(model="m", max_tokens=5, messages=history)
     response = raised.value.response
     assert response.headers["x-mockllm-rule"] == "anthropic.tool_use_unanswered"
     assert "mockllm" not in response.text  # the provider's words, exactly
@@ -78,11 +78,11 @@ def refusal(sdk: str, base_url: str) -> str:
     if sdk == "anthropic":
         a = anthropic.Anthropic(base_url=base_url, api_key="k", max_retries=0)
         with pytest.raises(anthropic.NotFoundError) as found:
-            a.messages.create(model="m", max_tokens=5, messages=USER)  # type: ignore[arg-type]
+            a.messages.create(model="m", max_tokens=5, messages=USER)
         return str(found.value)
     o = openai.OpenAI(base_url=base_url, api_key="k", max_retries=0)
     with pytest.raises(openai.NotFoundError) as raised:
-        o.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+        o.chat.completions.create(model="m", messages=USER)
     return str(raised.value)
 
 
@@ -124,7 +124,7 @@ def test_a_wrong_base_url_is_logged_and_told_how_to_fix(
 
 def test_a_session_named_v1_is_served_with_a_warning(server: ServerProcess) -> None:
     client = anthropic.Anthropic(base_url=f"{server.url}/s/hello/v1", api_key="k", max_retries=0)
-    reply = client.messages.create(model="m", max_tokens=5, messages=USER)  # type: ignore[arg-type]
+    reply = client.messages.create(model="m", max_tokens=5, messages=USER)
     assert reply.stop_reason == "end_turn"
     entry = server.last("v1")
     assert entry["response"]["notes"][0].startswith(

@@ -31,7 +31,7 @@ USER = [{"role": "user", "content": "Weather in Paris?"}]
 
 def ask(url: str, scenario: str, session: str, **options: object) -> openai.OpenAI:
     base = f"{url}/s/{scenario}/{session}/v1"
-    return openai.OpenAI(base_url=base, api_key="k", max_retries=0, **options)  # type: ignore[arg-type]
+    return openai.OpenAI(base_url=base, api_key="k", max_retries=0, **options)
 
 
 def weather_loop(client: openai.OpenAI, result: str = "18 °C") -> None:
@@ -41,7 +41,7 @@ def weather_loop(client: openai.OpenAI, result: str = "18 °C") -> None:
             client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
             .choices[0]
             .message
-        )  # type: ignore[arg-type]
+        )
         messages.append(message)
         if not message.tool_calls:
             return
@@ -68,7 +68,7 @@ def logged() -> Iterator[ServerProcess]:
                 model="m",
                 messages=USER,
                 tools=TOOLS,
-                stream=True,  # type: ignore[arg-type]
+                stream=True,
             )
             list(stream)
         yield server
@@ -146,7 +146,7 @@ def test_version_and_help_on_every_argument() -> None:
 
     assert mockllm("--version").stdout == f"mockllm {__version__}\n"
     parser = _parser()
-    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    commands = parser._subparsers._group_actions[0].choices
     for name, sub in commands.items():
         for action in sub._actions:
             assert action.help, f"mockllm {name} {action.option_strings or action.dest}: no help"

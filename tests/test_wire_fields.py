@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, cast
 
 import anthropic
 import httpx
@@ -99,11 +100,10 @@ def test_deepseek_thinking_text_deltas_carry_null_reasoning(
             message.model_dump(exclude_none=True),
             {"role": "tool", "tool_call_id": call.id, "content": "18 °C"},
         ]
-        chunks = list(
-            client.chat.completions.create(
-                model="deepseek-reasoner", messages=history, tools=TOOLS, stream=True
-            )
+        stream = client.chat.completions.create(
+            model="deepseek-reasoner", messages=history, tools=TOOLS, stream=True
         )
+        chunks: list[Any] = list(cast(Iterable[Any], stream))
     texts = [c.choices[0].delta for c in chunks if c.choices[0].delta.content]
     assert texts and all((d.model_extra or {}).get("reasoning_content", "x") is None for d in texts)
     assert "".join(d.content or "" for d in texts) == "It is 18 °C and sunny in Paris."
@@ -121,7 +121,7 @@ def test_encrypted_reasoning_round_trip_without_store(server: ServerProcess, ses
                 input=PARIS,
                 tools=tools,
                 store=False,
-                include=include,  # type: ignore[list-item]
+                include=include,
             )
             for _ in range(2)
         )
@@ -130,7 +130,7 @@ def test_encrypted_reasoning_round_trip_without_store(server: ServerProcess, ses
         token = reasoning.encrypted_content or ""
         assert token.startswith("gAAAAA") and token == again.output[0].encrypted_content
         assert "weather" not in token  # opaque
-        output = {"type": "function_call_output", "call_id": call.call_id, "output": "3 °C"}  # type: ignore[union-attr]
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": "3 °C"}
         items = [*PARIS, *(i.model_dump(exclude_none=True) for i in first.output), output]
         answer = client.responses.create(model="o3", input=items, tools=tools, store=False)
         assert answer.output_text == "It is 3 °C in Oslo."
@@ -160,14 +160,14 @@ def test_anthropic_usage_stop_details_and_caller(server: ServerProcess, session:
             model="claude-sonnet-4-6",
             max_tokens=64,
             messages=PARIS,
-            tools=tools,  # type: ignore[arg-type]
+            tools=tools,
         ) as stream:
             deltas = [e for e in stream if e.type == "message_delta"]
         message = client.messages.create(
             model="claude-sonnet-4-6",
             max_tokens=64,
             messages=PARIS,
-            tools=tools,  # type: ignore[arg-type]
+            tools=tools,
         )
     usage = deltas[0].usage
     assert usage.input_tokens and usage.cache_creation_input_tokens == 0

@@ -17,6 +17,7 @@ from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
 from mockllm.serving.responder import Responder
+from mockllm.serving.routing import Routes
 
 
 class MockLLM:
@@ -27,7 +28,7 @@ class MockLLM:
         self.adapters = [cls() for cls in ADAPTERS.values()]
         for adapter in self.adapters:
             adapter.flavor = options.flavor
-        self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
+        self.routes = Routes(self.adapters)
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
@@ -51,24 +52,19 @@ class MockLLM:
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
-        scenario, session, route = self._split(path)
-        adapter = self.routes.get(route)
+        scenario, session, route = self.routes.split(path)
+        adapter = self.routes.posts.get(route)
         if adapter is not None and scope["method"] == "POST":
             await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
         elif scope["method"] != "GET":
             await self._not_found(scope, receive, send, route)
         elif route == "v1/models" or route.startswith("v1/models/"):
             await self._models(scope, send, route)
-        elif (getter := self._getter(route)) is not None:
+        elif (getter := self.routes.getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
             await self._not_found(scope, receive, send, route)
-
-    def _getter(self, route: str) -> Adapter | None:
-        return next(
-            (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
-        )
 
     def family_of(self, scope: Scope) -> Adapter:
         """Routes the providers share answer in Anthropic's shape when the SDK is Anthropic's."""
@@ -80,24 +76,6 @@ class MockLLM:
         if session is None:
             for adapter in self.adapters:
                 adapter.reset()
-
-    def _split(self, path: str) -> tuple[str | None, str | None, str]:
-        """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""
-        if not path.startswith("/s/"):
-            return None, None, path[1:]
-        scenario, _, rest = path[3:].partition("/")
-        if self._is_route(rest):
-            return scenario, None, rest
-        session, _, route = rest.partition("/")
-        return scenario, session, route
-
-    def _is_route(self, rest: str) -> bool:
-        return (
-            rest in self.routes
-            or rest == "v1/models"
-            or rest.startswith("v1/models/")
-            or self._getter(rest) is not None
-        )
 
     # --- other routes --------------------------------------------------------------------
 
@@ -114,7 +92,7 @@ class MockLLM:
         """Answered in the SDK's error shape, and logged like any request: a wrong base URL
         is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
-        known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
+        known = ", ".join(sorted({"POST /" + r for r in self.routes.posts if r.startswith("v1/")}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
@@ -124,7 +102,7 @@ class MockLLM:
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if hint:
             entry.note(hint.removeprefix(". "))
-        scenario, session, _ = self._split(scope["path"])
+        scenario, session, _ = self.routes.split(scope["path"])
         entry.scenario, entry.session = scenario, session or "default"
         reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:

@@ -105,7 +105,7 @@ class Exchanges:
         responder: Responder,
         wanted: dict[bytes, str],
     ) -> None:
-        entry.body = await _read_body(receive, self.options.max_body, wanted.get(b"content-length"))
+        entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, wanted.get(b"content-type"), entry.body)
@@ -276,7 +276,8 @@ def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
     return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
 
 
-async def _read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
+async def read_body(receive: Receive, limit: int, declared: str | None = None) -> bytes:
+    """The whole request body; over `limit` bytes, a 413 RequestError (--max-body)."""
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     body = b""
