@@ -7,7 +7,7 @@ NODE_STAMP := tests/node/node_modules/.installed
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench clean
+.PHONY: help serve test lint bench bench-viewer screenshots clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -32,6 +32,7 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 COV_FLOOR ?= 70
 
 test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+	@sh tests/ensure-chromium.sh
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
 
 lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
@@ -39,6 +40,14 @@ lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow o
 	$(BIN)/ruff format --check mockllm tests bench examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in headless Chromium
+	@sh tests/ensure-chromium.sh
+	$(BIN)/python -m tests.screenshots
+
+bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log in Chromium
+	@sh tests/ensure-chromium.sh
+	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage tests/node/node_modules

@@ -357,7 +357,7 @@ def test_ctrl_c_finishes_the_exchange_in_flight_then_names_every_file(
     assert f"slow-stream-{session} turn 0/1  200 stream  stop" in console
     (scenario,) = load_paths([path])
     assert scenario.turns[0].reply.text == text
-    assert mockllm_cli("validate", str(out)).stdout == "ok: 1 scenario(s)\n"
+    assert mockllm_cli("validate", str(out)).stdout == "ok: 1 scenario in 1 file\n"
 
 
 # --- what is only forwarded ------------------------------------------------------------------
