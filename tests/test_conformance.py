@@ -15,6 +15,9 @@ import httpx
 import pytest
 import yaml
 
+import mockllm
+from mockllm.testing.background import RunningServer
+
 from .conformance.structure import (
     chat_chunk_kind,
     compare,
@@ -24,7 +27,7 @@ from .conformance.structure import (
     stream_structure,
     value_at,
 )
-from .support import ROOT, ServerProcess, running_server
+from .support import ROOT
 
 FIXTURES = sorted((ROOT / "tests" / "conformance").glob("*.yaml"))
 WEATHER = {
@@ -78,10 +81,12 @@ def _scenarios(folder: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def corpus_server() -> Iterator[ServerProcess]:
+def corpus_server() -> Iterator[RunningServer]:
+    """A real server over HTTP, on a thread of this process (so its render code counts
+    towards coverage)."""
     with tempfile.TemporaryDirectory() as tmp:
         _scenarios(Path(tmp))
-        with running_server(scenarios=(Path(tmp),)) as server:
+        with mockllm.serve([Path(tmp)]) as server:
             yield server
 
 
@@ -136,7 +141,7 @@ def _request(api: str, exchange: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return ("v1/messages/count_tokens" if exchange.get("unknown_route") else "v1/messages"), body
 
 
-def _exchange(server: ServerProcess, fixture: dict[str, Any], session: str) -> httpx.Response:
+def _exchange(server: RunningServer, fixture: dict[str, Any], session: str) -> httpx.Response:
     exchange = fixture["exchange"]
     if "fault" in exchange:
         scenario = f"corpus-fault-{exchange['fault']}"
@@ -148,7 +153,7 @@ def _exchange(server: ServerProcess, fixture: dict[str, Any], session: str) -> h
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
-def test_structure_matches_the_recording(corpus_server: ServerProcess, path: Path) -> None:
+def test_structure_matches_the_recording(corpus_server: RunningServer, path: Path) -> None:
     fixture = yaml.safe_load(path.read_text())
     response = _exchange(corpus_server, fixture, "c-" + path.stem)
     allowed = {d["path"] for d in fixture.get("differences", ())}
@@ -209,7 +214,7 @@ def _event_values(text: str, api: str, where: str) -> list[Any]:
     return found
 
 
-def test_a_dropped_or_added_field_is_caught(corpus_server: ServerProcess) -> None:
+def test_a_dropped_or_added_field_is_caught(corpus_server: RunningServer) -> None:
     """The other side: the comparison fails when mockllm loses a field or grows one."""
     path = ROOT / "tests" / "conformance" / "anthropic--tool-call.yaml"
     fixture = yaml.safe_load(path.read_text())
