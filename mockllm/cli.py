@@ -146,7 +146,7 @@ def _serve_parser(sub: Any) -> None:
         "--flavor",
         choices=("openai", "deepseek"),
         default=d.flavor,
-        help="Chat Completions validation flavour (deepseek: DeepSeek's rules and texts)",
+        help="Chat Completions flavour (deepseek: DeepSeek's rules, texts and wire shape)",
     )
     s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
     s.add_argument(

@@ -21,7 +21,7 @@ class ServerOptions:
     validation: ValidationMode = "strict"
     """Provider history rules: reject (strict), log only (warn), skip (off)."""
     flavor: Flavor = "openai"
-    """Chat Completions validation flavour: "deepseek" for DeepSeek's rules and texts."""
+    """Chat Completions flavour: "deepseek" for DeepSeek's rules, texts and wire shape."""
     chaos: Chaos | None = None
     """Seeded random faults over every request."""
     seed: int = 0

@@ -126,7 +126,7 @@ def test_stream_event_sequence(server: ServerProcess, session: str) -> None:
     )
     delta = events[-2][1]
     assert (
-        delta["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
+        delta["delta"] == {"stop_reason": "tool_use", "stop_sequence": None, "stop_details": None}
         and delta["usage"]["output_tokens"] > 1
     )
 

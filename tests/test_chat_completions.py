@@ -42,7 +42,7 @@ def test_tool_call_round_trip(chat: ChatFactory) -> None:
         "get_weather",
         {"city": "Paris"},
     )
-    assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini"
+    assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini-2024-07-18"
     assert first.id == "chatcmpl-YD1LxMVV4mxE6FP1Lie9iciEt5MFe"
 
     messages += [

@@ -62,7 +62,8 @@ def test_stream_entry_keeps_the_bytes_sent(
     # Byte for byte: the id derives from scenario and turn, `created` is fixed.
     head = (
         'data: {"id":"chatcmpl-QfT2oIkubgVwhh5GsHnL7JmltmaeU","object":"chat.completion.chunk",'
-        '"created":1735689600,"model":"m","system_fingerprint":"fp_mockllm","choices":[{"index":0,'
+        '"created":1735689600,"model":"m","service_tier":"default","system_fingerprint":"fp_cf2e2ca2b7",'
+        '"choices":[{"index":0,'
     )
     tail = '"logprobs":null,"finish_reason":%s}]}\n\n'
     assert body == (

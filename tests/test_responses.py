@@ -44,7 +44,7 @@ def test_function_calls_ids_and_round_trip_with_full_history(chat: ChatFactory) 
         re.fullmatch(r"fc_[0-9a-f]{50}", c.id) and re.fullmatch(r"call_\w{24}", c.call_id)
         for c in calls
     )
-    assert re.fullmatch(r"resp_[0-9a-f]{48}", response.id)
+    assert re.fullmatch(r"resp_[0-9a-f]{50}", response.id)
     history: list[Any] = [{"role": "user", "content": "北京和上海?"}]
     history += [item.model_dump(exclude_none=True) for item in response.output]
     history += [
@@ -140,12 +140,17 @@ def test_instructions_string_and_item_inputs(
 
 def test_reasoning_items(chat: ChatFactory) -> None:
     client = chat("reasoning")
-    response = client.responses.create(model="o3", input="weather?", tools=TOOLS)
+    plain = client.responses.create(model="o3", input="weather?", tools=TOOLS)
+    assert plain.output[0].type == "reasoning" and plain.output[0].summary == []  # not asked
+    summary = {"summary": "auto"}
+    response = client.responses.create(model="o3", input="weather?", tools=TOOLS, reasoning=summary)
     reasoning, call = response.output
     assert reasoning.type == "reasoning" and re.fullmatch(r"rs_[0-9a-f]{50}", reasoning.id)
     assert reasoning.summary[0].text.startswith("The user wants the weather")
     assert response.usage.output_tokens_details.reasoning_tokens > 0
-    with client.responses.stream(model="o3", input="weather?", tools=TOOLS) as stream:
+    with client.responses.stream(
+        model="o3", input="weather?", tools=TOOLS, reasoning=summary
+    ) as stream:
         deltas = "".join(
             e.delta for e in stream if e.type == "response.reasoning_summary_text.delta"
         )

@@ -61,6 +61,7 @@ def test_clean_session_passes_every_check(server: ServerProcess, session: str) -
         "errors_fed_back",
         "no_tool_loop",
         "retry_after_honoured",
+        "failed_streams_retried",
     ]
 
 

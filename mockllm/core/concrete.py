@@ -15,13 +15,60 @@ from mockllm.errors import RequestError
 
 def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -> Reply:
     """The reply with `generate:` arguments and `near_miss` names made concrete from the
-    tools this request offers — deterministically, so every turn resolves the same way."""
-    if not any(c.generate or c.near_miss for c in reply.tool_calls):
+    tools this request offers — deterministically, so every turn resolves the same way.
+    Calls of `strict: true` tools get the required properties their script left out."""
+    strict = conv.strict_tools
+    if not strict and not any(c.generate or c.near_miss for c in reply.tool_calls):
         return reply
     calls = tuple(
-        _concrete_call(scenario, index, i, call, conv) for i, call in enumerate(reply.tool_calls)
+        _conforming(
+            scenario, index, i, _concrete_call(scenario, index, i, call, conv), call, strict
+        )
+        for i, call in enumerate(reply.tool_calls)
     )
     return replace(reply, tool_calls=calls)
+
+
+def _conforming(
+    scenario: Scenario,
+    index: int,
+    i: int,
+    call: ScriptedCall,
+    scripted: ScriptedCall,
+    strict: dict[str, str],
+) -> ScriptedCall:
+    """With strict function calling the provider guarantees arguments that match the schema,
+    so a scripted call that leaves a required property out gets one, derived from the schema.
+    A scenario that asks for a violation (`generate:` other than `valid`) or scripts
+    arguments that are not a JSON object keeps them: that is the failure it tests."""
+    schema = strict.get(call.name)
+    if schema is None or scripted.generate not in (None, "valid"):
+        return call
+    arguments = _filled(call.arguments, schema, f"{scenario.name}\x1f{index}\x1f{i}", call.name)
+    return call if arguments == call.arguments else replace(call, arguments=arguments)
+
+
+@lru_cache(maxsize=4096)
+def _filled(arguments: str, schema: str, seed: str, tool: str) -> str:
+    try:
+        given = json.loads(arguments)
+    except ValueError:
+        return arguments
+    parsed = json.loads(schema)
+    required = parsed.get("required") if isinstance(parsed, dict) else None
+    if not isinstance(given, dict) or not isinstance(required, list):
+        return arguments
+    missing = [k for k in required if isinstance(k, str) and k not in given]
+    if not missing:
+        return arguments
+    from mockllm.core.generate import GenerateError
+
+    try:
+        whole = json.loads(_generated("valid", schema, seed, tool))
+    except GenerateError:
+        return arguments  # the schema cannot produce a value: leave the script as written
+    given.update({k: whole[k] for k in missing if k in whole})
+    return json.dumps(given, ensure_ascii=False, separators=(",", ":"))
 
 
 def _concrete_call(

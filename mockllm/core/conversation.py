@@ -6,6 +6,7 @@ what their wire splits (Anthropic same-role neighbours, a run of Responses outpu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -68,6 +69,7 @@ def result_json(result: ToolResult) -> dict[str, Any]:
 class Tool:
     name: str
     parameters: Any = None  # the JSON Schema as sent, or None
+    strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,15 @@ class Conversation:
     @property
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
+
+    @cached_property
+    def strict_tools(self) -> dict[str, str]:
+        """name → JSON Schema text of the tools offered with `strict: true`."""
+        return {
+            t.name: json.dumps(t.parameters, sort_keys=True)
+            for t in self.tools
+            if t.strict and isinstance(t.parameters, dict)
+        }
 
     @cached_property
     def input_chars(self) -> int:

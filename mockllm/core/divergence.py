@@ -19,12 +19,24 @@ from mockllm.errors import Finding
 CallId = Callable[[Scenario, int, int], str]
 # served(turn): the reply that turn gave, made concrete for this request; None past the script.
 Served = Callable[[int], Reply | None]
+# failed(turn): how the latest delivery of that turn was cut short, or None if it arrived whole.
+Failed = Callable[[int], str | None]
 
 
 def diverged(
-    conv: Conversation, scenario: Scenario, call_id: CallId, served: Served
+    conv: Conversation,
+    scenario: Scenario,
+    call_id: CallId,
+    served: Served,
+    failed: Failed = lambda turn: None,
 ) -> Finding | None:
-    """The first place where the history departs from what was served, or None."""
+    """The first place where the history departs from what was served, or None.
+
+    After a fault cut a turn's reply short, the client holds only part of it: a history
+    that carries that part (the calls it got, their arguments however it finalised them,
+    fewer calls) is not mangled but continued after a failed stream — reported as such
+    (`continued_after_failed_stream`), never as a divergence from bytes it never received.
+    """
     turn = 0
     for message in conv.messages:
         if message.role != "assistant":
@@ -36,12 +48,34 @@ def diverged(
         problem = _difference(message.tool_calls, reply, ids)
         if problem:
             where = message.at or "an assistant message"
+            cut = failed(turn)
+            if cut is not None and _delivered_part(message.tool_calls, reply, ids):
+                sent = "; ".join(
+                    f"{c.name} {c.id} with {c.arguments!r}" for c in message.tool_calls
+                )
+                return Finding(
+                    CONTINUED,
+                    f"mockllm: the reply of turn {turn} was cut short ({cut}), and the client "
+                    f"went on with what it half received ({sent or 'no calls'}, at {where}): "
+                    "a harness should retry a failed stream, not continue as if it had ended",
+                )
             return Finding(
                 "history_diverged",
                 f"mockllm history diverged at {where} (the reply of turn {turn}): {problem}",
             )
         turn += 1
     return None
+
+
+CONTINUED = "continued_after_failed_stream"
+
+
+def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> bool:
+    """Whether `got` could be what a cut delivery left: at most the served calls, each
+    with the id and name it was served with (arguments may be anything: cut, or repaired)."""
+    if len(got) > len(ids):
+        return False
+    return all(c.id == ids[i] and c.name == reply.tool_calls[i].name for i, c in enumerate(got))
 
 
 def _difference(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> str | None:

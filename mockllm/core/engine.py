@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
-from mockllm.core.divergence import CallId, diverged
+from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
+from mockllm.core.rejoin import rejoined
 from mockllm.core.scenario import (
     Chaos,
     Delay,
@@ -97,6 +98,8 @@ class Engine:
         self.chaos = chaos
         self.seed = seed
         self._attempts: dict[tuple[str, str, int], int] = {}
+        # (session, scenario, turn) → how its latest delivery was cut short; absent if whole
+        self._cut: dict[tuple[str, str, int], str] = {}
 
     def add(self, scenario: Scenario) -> bool:
         """Add or replace a scenario; True when it replaced one of the same name."""
@@ -129,9 +132,12 @@ class Engine:
     def reset(self, session: str | None = None) -> None:
         if session is None:
             self._attempts.clear()
+            self._cut.clear()
         else:
             for key in [k for k in self._attempts if k[0] == session]:
                 del self._attempts[key]
+            for key in [k for k in self._cut if k[0] == session]:
+                del self._cut[key]
 
     def answer(
         self,
@@ -144,6 +150,8 @@ class Engine:
         """Check in the order a real API refuses: the provider's rules, then the history
         against the script, then the script's end, then the turn's expectations. All that is
         found is logged; the first refusal is the answer (rules refuse in strict mode only)."""
+        if call_id is not None:
+            conv = rejoined(conv, scenario, call_id)
         index = conv.turn
         key = (session, scenario.name, index)
         attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
@@ -155,10 +163,19 @@ class Engine:
             answer.error = violations[0].error()
         divergence = None
         if call_id is not None and mode != "off" and index > 0:
-            divergence = diverged(conv, scenario, call_id, _ServedReplies(scenario, conv))
+            cut = self._cut
+            divergence = diverged(
+                conv,
+                scenario,
+                call_id,
+                _ServedReplies(scenario, conv),
+                lambda turn: cut.get((session, scenario.name, turn)),
+            )
         if divergence is not None:
             answer.violations = [*answer.violations, divergence]
-            if mode == "strict":
+            # A harness continuing after a failed stream is its own mistake, not a request
+            # the provider would refuse: the verdict reports it, the answer goes on.
+            if mode == "strict" and divergence.rule != CONTINUED:
                 answer.error = answer.error or _refusal(divergence, "history_diverged")
         turn = scenario.turn(index)
         if turn is None:
@@ -180,6 +197,10 @@ class Engine:
             created = int(time.time()) if self.real_time else FIXED_CREATED
             answer.resolved = _resolve(scenario, index, reply, conv, created)
             answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
+            if answer.fault is not None and answer.fault.cuts:
+                self._cut[key] = f"{answer.fault.describe()} on attempt {attempt}"
+            else:
+                self._cut.pop(key, None)
         return answer
 
     def _fault(

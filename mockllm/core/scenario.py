@@ -167,6 +167,11 @@ class Fault:
                 return kind
         return "none"
 
+    @property
+    def cuts(self) -> bool:
+        """Whether the client gets less than the whole reply (a delay alone delivers it)."""
+        return bool(self.http or self.stall or self.stream_error or self.truncate)
+
     def describe(self) -> str:
         if self.http:
             return f"HTTP {self.http.status}"

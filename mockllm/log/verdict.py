@@ -33,6 +33,7 @@ def verdict(
         _check("errors_fed_back", _errors_not_fed_back(entries)),
         _check("no_tool_loop", _tool_loop(entries, max_calls)),
         _check("retry_after_honoured", _early_retries(entries)),
+        _check("failed_streams_retried", _continued_after_failure(entries)),
     ]
     return {
         "session": session,
@@ -186,6 +187,13 @@ def _early_retries(entries: list[EntryJson]) -> Iterator[str]:
                 f"request #{retry['seq']} retried after {waited:.3f} s; request #{e['seq']} said "
                 f"retry-after {wait:g} s"
             )
+
+
+def _continued_after_failure(entries: list[EntryJson]) -> Iterator[str]:
+    for e in entries:
+        for finding in e.get("violations") or ():
+            if finding.get("rule") == "continued_after_failed_stream":
+                yield f"request #{e['seq']}: {finding['message']}"
 
 
 def _time(entry: EntryJson) -> float:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
-from mockllm.core.engine import Resolved
+from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive
 from mockllm.core.scenario import Scenario, ScriptedCall
@@ -56,6 +58,15 @@ FAULT_MESSAGES = {
     529: "Overloaded",
 }
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+CALLER = {"caller": {"type": "direct"}}  # who made a tool_use: the model itself
+# A healthy window of each limit, resetting at the fixed clock (deterministic headers).
+RATE_LIMITS = {
+    "input-tokens": 4000000,
+    "output-tokens": 800000,
+    "requests": 20000,
+    "tokens": 4800000,
+}
+RESET = "2025-01-01T00:00:00Z"
 
 
 def signature(scenario: str, turn: int, thinking: str) -> str:
@@ -128,11 +139,14 @@ class Messages(Adapter):
                 "id": self.call_id(resolved.scenario, resolved.turn, i),
                 "name": call.name,
             }
-            content.append({**tool_use, "input": _input_object(resolved, i, call)})
+            content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
         message = _message_head(resolved, parsed, content)
         message["stop_reason"] = STOP_REASONS[reply.finish]
         message["usage"] = _usage(resolved)
         return dumps(message)
+
+    def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+        return _rate_headers(retry_after) if status == 429 else _HEADERS
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         reply = resolved.reply
@@ -144,8 +158,17 @@ class Messages(Adapter):
             events += block.events(index)
             if index == 0:  # the API pings right after the first block starts
                 events.insert(2, _event("ping", {}, block.start_part))
-        stop = {"stop_reason": STOP_REASONS[reply.finish], "stop_sequence": None}
-        usage = {"output_tokens": resolved.output_tokens}
+        stop = {
+            "stop_reason": STOP_REASONS[reply.finish],
+            "stop_sequence": None,
+            "stop_details": None,
+        }
+        usage = {
+            "input_tokens": resolved.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": resolved.output_tokens,
+        }
         events.append(_event("message_delta", {"delta": stop, "usage": usage}, "tail"))
         events.append(_event("message_stop", {}, "done"))
         return events
@@ -170,6 +193,7 @@ class Messages(Adapter):
                 "id": call_id,
                 "name": call.name,
                 "input": {},
+                **CALLER,
             }
             pieces = fragments(call.arguments, resolved.scenario.stream.argument_fragments)
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
@@ -268,13 +292,14 @@ def _message_head(
     resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]]
 ) -> dict[str, Any]:
     return {
+        "model": parsed.conversation.model,
         "id": derive("msg_01", 22, resolved.scenario.name, resolved.turn),
         "type": "message",
         "role": "assistant",
-        "model": parsed.conversation.model,
         "content": content,
         "stop_reason": None,
         "stop_sequence": None,
+        "stop_details": None,
     }
 
 
@@ -283,13 +308,36 @@ def _has_text_block(resolved: Resolved) -> bool:
     return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None)
 
 
-def _usage(resolved: Resolved) -> dict[str, int]:
+def _usage(resolved: Resolved) -> dict[str, Any]:
     return {
         "input_tokens": resolved.input_tokens,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
         "output_tokens": resolved.output_tokens,
+        "service_tier": "standard",
+        "inference_geo": "not_available",
     }
+
+
+def _rate_headers(retry_after: float | None) -> list[tuple[bytes, bytes]]:
+    """anthropic-ratelimit-* as the API sends them; given a retry-after (a 429), the
+    requests window is spent and resets that many seconds after the fixed clock."""
+    headers = []
+    for kind, limit in RATE_LIMITS.items():
+        remaining, reset = str(limit - (kind == "requests")), RESET
+        if retry_after is not None and kind == "requests":
+            when = datetime.fromtimestamp(FIXED_CREATED + math.ceil(retry_after), timezone.utc)
+            remaining, reset = "0", when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        headers += [
+            (f"anthropic-ratelimit-{kind}-limit".encode(), str(limit).encode()),
+            (f"anthropic-ratelimit-{kind}-remaining".encode(), remaining.encode()),
+            (f"anthropic-ratelimit-{kind}-reset".encode(), reset.encode()),
+        ]
+    return headers
+
+
+_HEADERS = _rate_headers(None)  # built once: every answer sends them
 
 
 def _input_object(resolved: Resolved, index: int, call: ScriptedCall) -> dict[str, Any]:
@@ -404,7 +452,7 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
     for i, t in enumerate(tools):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             raise bad(f"tools.{i}.name: Field required")
-        out.append(Tool(t["name"], t.get("input_schema")))
+        out.append(Tool(t["name"], t.get("input_schema"), t.get("strict") is True))
     return tuple(out)
 
 

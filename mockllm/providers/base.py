@@ -78,6 +78,7 @@ class Adapter(ABC):
     # Fault statuses this wire does not have, served as the one they mean (Gemini: 529 → 503).
     status_aliases: ClassVar[Mapping[int, int]] = {}
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
+    flavor: str = "openai"  # the server's --flavor, set when the server builds its adapters
     # set by `register`: reads this wire's answers back for `mockllm record` (None: not recorded)
     answers: ClassVar[type[Answers] | None] = None
 
@@ -145,6 +146,11 @@ class Adapter(ABC):
 
     def request_id(self, *parts: object) -> str:
         return derive("req_", 32, *parts, alphabet=HEX)
+
+    def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+        """The provider's own response headers (versions, rate limits) for this status; a
+        429's rate-limit headers agree with its retry-after. None by default."""
+        return []
 
     def cacheable(self, body: dict[str, Any]) -> bool:
         """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""

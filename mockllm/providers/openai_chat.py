@@ -3,6 +3,7 @@ DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Hashable
 from typing import Any
 
@@ -10,7 +11,7 @@ from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, Too
 from mockllm.core.encoding import sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
-from mockllm.core.ids import derive
+from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
 from mockllm.providers.base import (
@@ -24,7 +25,23 @@ from mockllm.providers.base import (
     text_of,
 )
 
-FINGERPRINT = "fp_mockllm"
+# The dated snapshot the API names in its answer for an alias (as recorded; others echo).
+SNAPSHOTS = {
+    "gpt-4o": "gpt-4o-2024-08-06",
+    "gpt-4o-mini": "gpt-4o-mini-2024-07-18",
+    "gpt-4.1": "gpt-4.1-2025-04-14",
+    "gpt-4.1-mini": "gpt-4.1-mini-2025-04-14",
+    "gpt-4.1-nano": "gpt-4.1-nano-2025-04-14",
+    "gpt-5": "gpt-5-2025-08-07",
+    "gpt-5-mini": "gpt-5-mini-2025-08-07",
+    "gpt-5-nano": "gpt-5-nano-2025-08-07",
+    "gpt-5.5": "gpt-5.5-2026-04-23",
+    "o3": "o3-2025-04-16",
+    "o3-mini": "o3-mini-2025-01-31",
+    "o4-mini": "o4-mini-2025-04-16",
+}
+# Rate-limit headers of a healthy answer, as a tier-5 key sees them (deterministic).
+OPENAI_LIMITS = {"requests": ("30000", "29999", "2ms"), "tokens": ("150000000", "149999000", "0s")}
 INVALID_JSON = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't "
     "using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was "
@@ -83,6 +100,50 @@ def openai_fault_texts(status: int) -> tuple[str, str, str | None]:
 def openai_error_frame(error: RequestError) -> bytes:
     """The `data: {"error": …}` frame that ends a Chat Completions stream in error."""
     return sse_frame(openai_error_body(error))
+
+
+def snapshot(model: str) -> str:
+    return SNAPSHOTS.get(model, model)
+
+
+def reasoning_model(model: str) -> bool:
+    """The reasoning families, whose choices carry no `logprobs` key at all."""
+    return model.startswith(("gpt-5", "o1", "o3", "o4", "gpt-4.5"))
+
+
+def fingerprint(model: str) -> str | None:
+    """`fp_` + 10 hex, one per model; the gpt-5 family sends null."""
+    return None if model.startswith("gpt-5") else derive("fp_", 10, model, alphabet=HEX)
+
+
+def openai_headers(status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+    """openai-version, openai-processing-ms and x-ratelimit-*: on a 429 the requests
+    window is spent and resets when its retry-after says."""
+    return _rate_headers(429, retry_after) if status == 429 else _OPENAI_HEADERS
+
+
+def _rate_headers(status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+    headers = [(b"openai-version", b"2020-10-01"), (b"openai-processing-ms", b"42")]
+    for kind, (limit, remaining, reset) in OPENAI_LIMITS.items():
+        if status == 429 and kind == "requests":
+            remaining, reset = "0", _duration(retry_after or 0)
+        headers += [
+            (f"x-ratelimit-limit-{kind}".encode(), limit.encode()),
+            (f"x-ratelimit-remaining-{kind}".encode(), remaining.encode()),
+            (f"x-ratelimit-reset-{kind}".encode(), reset.encode()),
+        ]
+    return headers
+
+
+def _duration(seconds: float) -> str:
+    """As the x-ratelimit-reset-* headers write it: 20ms, 1s, 6m0s."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:g}s" if minutes else f"{rest:g}s"
+
+
+_OPENAI_HEADERS = _rate_headers(200, None)  # built once: every answer sends them
 
 
 def openai_models_body() -> bytes:
@@ -154,69 +215,74 @@ class ChatCompletions(Adapter):
         return parsed.conversation.model, bool(parsed.options.get("include_usage"))
 
     def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        if self._deepseek(scenario):  # call_00_…, call_01_…: the index shows in the id
+            return scripted_id(scenario, turn, index, f"call_{index:02d}_", 24)
         return scripted_id(scenario, turn, index, "call_", 24)
+
+    def _deepseek(self, scenario: Scenario) -> bool:
+        return (scenario.flavor or self.flavor) == "deepseek"
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         reply = resolved.reply
+        deepseek = self._deepseek(resolved.scenario)
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": reply.text or (None if reply.tool_calls else ""),
+            "content": reply.text or (None if reply.tool_calls and not deepseek else ""),
         }
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
-        message["refusal"] = None
-        message["annotations"] = []
+        if not deepseek:
+            message["refusal"] = None
+            message["annotations"] = []
         if reply.tool_calls:
             message["tool_calls"] = [
                 {
+                    **({"index": i} if deepseek else {}),
                     "id": self.call_id(resolved.scenario, resolved.turn, i),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments},
                 }
                 for i, call in enumerate(reply.tool_calls)
             ]
-        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish}
-        return dumps(
-            {
-                "id": _completion_id(resolved),
-                "object": "chat.completion",
-                "created": resolved.created,
-                "model": parsed.conversation.model,
-                "choices": [choice],
-                "usage": _usage(resolved),
-                "service_tier": "default",
-                "system_fingerprint": FINGERPRINT,
-            }
-        )
+        choice: dict[str, Any] = {"index": 0, "message": message, **_logprobs(parsed, deepseek)}
+        choice["finish_reason"] = reply.finish
+        head = _head(resolved, parsed, "chat.completion", deepseek)
+        body = {**head, "choices": [choice], "usage": _usage(resolved, deepseek)}
+        if not deepseek:  # OpenAI sends these two last, DeepSeek its fingerprint in the head
+            body["service_tier"] = body.pop("service_tier")
+            body["system_fingerprint"] = body.pop("system_fingerprint")
+        return dumps(body)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         include_usage = bool(parsed.options.get("include_usage"))
-        head = {
-            "id": _completion_id(resolved),
-            "object": "chat.completion.chunk",
-            "created": resolved.created,
-            "model": parsed.conversation.model,
-            "system_fingerprint": FINGERPRINT,
-        }
+        deepseek = self._deepseek(resolved.scenario)
+        head = _head(resolved, parsed, "chat.completion.chunk", deepseek)
+        logprobs = _logprobs(parsed, deepseek)
 
-        def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        def frame(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
             chunk: dict[str, Any] = {
                 **head,
-                "choices": [
-                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-                ],
+                "choices": [{"index": 0, "delta": delta, **logprobs, "finish_reason": finish}],
             }
             if include_usage:
-                chunk["usage"] = None
+                chunk["usage"] = usage
             return sse_frame(dumps(chunk))
 
-        events = [Event(frame(d), part) for d, part in _deltas(self, resolved)]
-        events.append(Event(frame({}, resolved.reply.finish), "tail"))
-        if include_usage:
-            final = {**head, "choices": [], "usage": _usage(resolved)}
-            events.append(Event(sse_frame(dumps(final)), "tail"))
+        events = [Event(frame(d), part) for d, part in _deltas(self, resolved, deepseek)]
+        if deepseek:  # usage rides on the finish chunk; there is no separate usage chunk
+            last = {"content": "", "reasoning_content": None}
+            usage = _usage(resolved, True) if include_usage else None
+            events.append(Event(frame(last, resolved.reply.finish, usage), "tail"))
+        else:
+            events.append(Event(frame({}, resolved.reply.finish), "tail"))
+            if include_usage:
+                final = {**head, "choices": [], "usage": _usage(resolved, False)}
+                events.append(Event(sse_frame(dumps(final)), "tail"))
         events.append(Event(sse_frame(b"[DONE]"), "done"))
         return events
+
+    def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+        return openai_headers(status, retry_after)
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
@@ -231,19 +297,27 @@ class ChatCompletions(Adapter):
         return openai_models_body()
 
 
-def _deltas(adapter: ChatCompletions, resolved: Resolved) -> list[tuple[dict[str, Any], str]]:
-    """The stream's deltas in order; the role rides on the first, as OpenAI sends it."""
+def _deltas(
+    adapter: ChatCompletions, resolved: Resolved, deepseek: bool
+) -> list[tuple[dict[str, Any], str]]:
+    """The stream's deltas in order; the role rides on the first, as OpenAI sends it.
+    DeepSeek opens a thinking reply with `reasoning_content: ""` and marks every later text
+    delta `reasoning_content: null`."""
     reply = resolved.reply
     size = resolved.scenario.stream.text_chunk_chars
     out: list[tuple[dict[str, Any], str]] = []
-    if reply.reasoning is not None:
+    thinking = reply.reasoning is not None
+    if thinking:
+        if deepseek:
+            out.append(({"content": None, "reasoning_content": ""}, "head"))
         out += [
             ({"content": None, "reasoning_content": p}, "reasoning")
-            for p in chunks(reply.reasoning, size)
+            for p in chunks(reply.reasoning or "", size)
         ]
     if not out and (reply.text or not reply.tool_calls):
         out.append(({"content": "", "refusal": None}, "head"))
-    out += [({"content": p}, "text") for p in chunks(reply.text, size)]
+    after = {"reasoning_content": None} if deepseek and thinking else {}
+    out += [({"content": p, **after}, "text") for p in chunks(reply.text, size)]
     for i, call in enumerate(reply.tool_calls):
         start = {
             "index": i,
@@ -264,17 +338,63 @@ def _deltas(adapter: ChatCompletions, resolved: Resolved) -> list[tuple[dict[str
     return out
 
 
+def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict[str, Any]:
+    """The fields every body and chunk opens with (OpenAI: service_tier on every chunk)."""
+    model = parsed.conversation.model
+    if deepseek:
+        return {
+            "id": str(
+                uuid.UUID(
+                    derive("", 32, "deepseek", resolved.scenario.name, resolved.turn, alphabet=HEX),
+                    version=4,
+                )
+            ),
+            "object": kind,
+            "created": resolved.created,
+            "model": model,
+            "system_fingerprint": derive("fp_", 10, model, alphabet=HEX) + "_prod0820_fp8_kvcache",
+        }
+    return {
+        "id": _completion_id(resolved),
+        "object": kind,
+        "created": resolved.created,
+        "model": snapshot(model),
+        "service_tier": "default",
+        "system_fingerprint": fingerprint(model),
+    }
+
+
+def _logprobs(parsed: Parsed, deepseek: bool) -> dict[str, None]:
+    return {} if not deepseek and reasoning_model(parsed.conversation.model) else {"logprobs": None}
+
+
 def _completion_id(resolved: Resolved) -> str:
     return derive("chatcmpl-", 29, resolved.scenario.name, resolved.turn)
 
 
-def _usage(resolved: Resolved) -> dict[str, Any]:
-    return {
+def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:
+    counts = {
         "prompt_tokens": resolved.input_tokens,
         "completion_tokens": resolved.output_tokens,
         "total_tokens": resolved.input_tokens + resolved.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": resolved.reasoning_tokens},
+    }
+    if deepseek:  # a cold cache: every prompt token a miss
+        return {
+            **counts,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": resolved.reasoning_tokens},
+            "prompt_cache_hit_tokens": 0,
+            "prompt_cache_miss_tokens": resolved.input_tokens,
+        }
+    return {
+        **counts,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": resolved.reasoning_tokens,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -342,7 +462,7 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
         spec = t.get(kind)
         if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
             raise missing(f"tools[{i}].{kind}.name")
-        out.append(Tool(spec["name"], spec.get("parameters")))
+        out.append(Tool(spec["name"], spec.get("parameters"), spec.get("strict") is True))
     return tuple(out)
 
 

@@ -3,6 +3,7 @@ state (`store`, `previous_response_id`)."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 from collections import OrderedDict
@@ -33,28 +34,40 @@ from .openai_chat import (
     missing,
     openai_error_body,
     openai_fault_texts,
+    openai_headers,
     openai_models_body,
+    snapshot,
     wrong_type,
 )
 
 INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
-# Request fields the real API echoes on the response object, with its defaults.
+# Request fields the real API echoes on the response object, with its defaults, in the
+# order it sends them (with the fields it adds around them: see `_response`).
 ECHOED: dict[str, Any] = {
+    "frequency_penalty": 0.0,
     "instructions": None,
     "max_output_tokens": None,
     "max_tool_calls": None,
     "parallel_tool_calls": True,
+    "presence_penalty": 0.0,
     "previous_response_id": None,
+    "prompt_cache_key": None,
+    "prompt_cache_retention": None,
     "reasoning": {"effort": None, "summary": None},
+    "safety_identifier": None,
+    "service_tier": "auto",
+    "store": True,
     "temperature": 1.0,
-    "text": {"format": {"type": "text"}},
+    "text": {"format": {"type": "text"}, "verbosity": "medium"},
     "tool_choice": "auto",
     "tools": [],
+    "top_logprobs": 0,
     "top_p": 1.0,
     "truncation": "disabled",
     "user": None,
     "metadata": {},
 }
+ENCRYPTED = "reasoning.encrypted_content"
 STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 
 
@@ -106,11 +119,14 @@ class Responses(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
         )
+        include = body.get("include")
         canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
         options = {
             "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
-            "echo": {k: body.get(k, default) for k, default in ECHOED.items()},
+            "echo": {k: _echoed(body.get(k), default) for k, default in ECHOED.items()},
+            "encrypted": isinstance(include, list) and ENCRYPTED in include,
+            "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
         }
         return Parsed(conversation, options)
@@ -143,7 +159,7 @@ class Responses(Adapter):
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         """The finished response object (pure: storing it is `served`'s job)."""
         incomplete = resolved.reply.finish in INCOMPLETE_REASONS
-        output = self._output(resolved)
+        output = self._output(resolved, parsed)
         if incomplete and output and "status" in output[-1]:
             output[-1]["status"] = "incomplete"
         status = "incomplete" if incomplete else "completed"
@@ -188,7 +204,7 @@ class Responses(Adapter):
         events = [event("response.created", {"response": start}, "head")]
         events.append(event("response.in_progress", {"response": start}, "head"))
         calls = itertools.count()
-        for index, item in enumerate(self._output(resolved)):
+        for index, item in enumerate(self._output(resolved, parsed)):
             call = next(calls) if item["type"] == "function_call" else -1
             events += _item_events(event, index, item, resolved, call)
         final = json.loads(self.render(resolved, parsed))
@@ -201,49 +217,59 @@ class Responses(Adapter):
     ) -> dict[str, Any]:
         reason = INCOMPLETE_REASONS.get(resolved.reply.finish) if status == "incomplete" else None
         echo = parsed.options["echo"]
-        head = {
+        done = status != "in_progress"
+        head: dict[str, Any] = {
             "id": _response_id(resolved, parsed),
             "object": "response",
             "created_at": resolved.created,
             "status": status,
             "background": False,
+        }
+        if done and not parsed.conversation.stream:  # only the non-streamed object bills
+            head["billing"] = {"payer": "developer"}
+        rest = {
+            "completed_at": resolved.created if status == "completed" else None,
             "error": None,
             "incomplete_details": {"reason": reason} if reason else None,
-            "model": parsed.conversation.model,
+            "model": snapshot(parsed.conversation.model),
+            "moderation": None,
             "output": output,
-            "service_tier": "default",
-            "store": parsed.options["store"],
-            "usage": _usage(resolved) if status != "in_progress" else None,
         }
-        return {**head, **echo}
+        body = {**head, **rest, **echo, "usage": _usage(resolved) if done else None}
+        body["service_tier"] = "default" if done else echo["service_tier"]
+        return {k: body[k] for k in _FIELD_ORDER if k in body}
 
-    def _output(self, resolved: Resolved) -> list[dict[str, Any]]:
+    def _output(self, resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
         reply, name, turn = resolved.reply, resolved.scenario.name, resolved.turn
         items: list[dict[str, Any]] = []
         if reply.reasoning is not None:
-            rs_id = reasoning_item_id(name, turn)
-            items.append({"type": "reasoning", "id": rs_id, "summary": [_summary(reply.reasoning)]})
+            item: dict[str, Any] = {"id": reasoning_item_id(name, turn), "type": "reasoning"}
+            if parsed.options.get("encrypted"):
+                item["encrypted_content"] = encrypt(reply.reasoning)
+            # The summary is there only when the request asked for one (reasoning.summary).
+            item["summary"] = [_summary(reply.reasoning)] if parsed.options.get("summary") else []
+            items.append(item)
         if reply.text or not (reply.tool_calls or reply.reasoning is not None):
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
             content = [_output_text(reply.text)]
             items.append(
                 {
-                    "type": "message",
                     "id": msg_id,
+                    "type": "message",
                     "status": "completed",
-                    "role": "assistant",
                     "content": content,
+                    "role": "assistant",
                 }
             )
         for i, call in enumerate(reply.tool_calls):
             items.append(
                 {
-                    "type": "function_call",
                     "id": derive("fc_", 50, name, turn, i, alphabet=HEX),
+                    "type": "function_call",
+                    "status": "completed",
+                    "arguments": call.arguments,
                     "call_id": self.call_id(resolved.scenario, resolved.turn, i),
                     "name": call.name,
-                    "arguments": call.arguments,
-                    "status": "completed",
                 }
             )
         return items
@@ -263,6 +289,9 @@ class Responses(Adapter):
 
     def fault_texts(self, status: int) -> tuple[str, str, str | None]:
         return openai_fault_texts(status)
+
+    def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
+        return openai_headers(status, retry_after)
 
     def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
         payload = {
@@ -286,12 +315,63 @@ def _response_id(resolved: Resolved, parsed: Parsed) -> str:
     """Content-addressed: the same request to the same turn names the same response."""
     return derive(
         "resp_",
-        48,
+        50,
         resolved.scenario.name,
         resolved.turn,
         parsed.options["fingerprint"],
         alphabet=HEX,
     )
+
+
+_FIELD_ORDER = (
+    "id", "object", "created_at", "status", "background", "billing", "completed_at", "error",
+    "frequency_penalty", "incomplete_details", "instructions", "max_output_tokens",
+    "max_tool_calls", "model", "moderation", "output", "parallel_tool_calls",
+    "presence_penalty", "previous_response_id", "prompt_cache_key", "prompt_cache_retention",
+    "reasoning", "safety_identifier", "service_tier", "store", "temperature", "text",
+    "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "usage", "user", "metadata",
+)  # fmt: skip
+
+
+def _echoed(sent: Any, default: Any) -> Any:
+    """What the request set, completed with the defaults the API fills in beside it."""
+    if sent is None:
+        return default
+    if isinstance(default, dict) and isinstance(sent, dict):
+        return {**default, **sent}
+    return sent
+
+
+def _summary_asked(reasoning: Any) -> bool:
+    if not isinstance(reasoning, dict):
+        return False
+    return reasoning.get("summary") is not None or reasoning.get("generate_summary") is not None
+
+
+# An opaque, deterministic stand-in for the encrypted reasoning of a stateless loop
+# (`store: false` with include reasoning.encrypted_content): Fernet-looking, and checked
+# when it comes back, so a client that edits or invents one is refused as the API does.
+_TOKEN = "gAAAAA"
+
+
+def encrypt(reasoning: str) -> str:
+    text = reasoning.encode()
+    seal = digest(b"mockllm-rs\x1f" + text, 12)
+    return _TOKEN + base64.urlsafe_b64encode(seal + text).decode()
+
+
+def decrypt(token: str) -> str | None:
+    """The reasoning an `encrypt` token carries, or None when it is not one."""
+    if not token.startswith(_TOKEN):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token[len(_TOKEN) :])
+    except ValueError:
+        return None
+    seal, text = raw[:12], raw[12:]
+    if digest(b"mockllm-rs\x1f" + text, 12) != seal:
+        return None
+    return text.decode(errors="replace")
 
 
 def _summary(text: str) -> dict[str, str]:
@@ -332,6 +412,10 @@ def _item_events(
 
 
 def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    if not item["summary"]:  # no summary asked for: the item alone
+        return [
+            event("response.output_item.added", {"output_index": index, "item": item}, "reasoning")
+        ]
     text = item["summary"][0]["text"]
     part = {"item_id": item["id"], "output_index": index, "summary_index": 0}
     added = {"output_index": index, "item": {**item, "summary": []}}
@@ -370,7 +454,7 @@ def _call_events(
 ) -> list[Event]:
     at = {"item_id": item["id"], "output_index": index}
     added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
-    done = {**at, "name": item["name"], "arguments": item["arguments"]}
+    done = {"arguments": item["arguments"], **at}  # no name: the API sends none here
     return [
         event("response.output_item.added", added, f"call:{call}"),
         *(
@@ -433,7 +517,20 @@ def _add_output_item(run: _Run, item: dict[str, Any], i: int) -> None:
     if kind == "message":
         run.texts.append(text_of(item.get("content")))
     elif kind == "reasoning":
-        run.reasoning.append(text_of(item.get("summary")))
+        token = item.get("encrypted_content")
+        if token is not None:
+            reasoning = decrypt(token) if isinstance(token, str) else None
+            if reasoning is None:
+                raise RequestError(
+                    400,
+                    f"The encrypted content for item {item.get('id', f'input[{i}]')} could not "
+                    "be verified.",
+                    param=f"input[{i}].encrypted_content",
+                    code="invalid_encrypted_content",
+                )
+            run.reasoning.append(reasoning)
+        else:
+            run.reasoning.append(text_of(item.get("summary")))
     else:
         if not isinstance(item.get("call_id"), str):
             raise missing(f"input[{i}].call_id")
@@ -465,7 +562,8 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
             raise wrong_type(f"tools[{i}]", "an object", t)
         if t.get("type", "function") == "function" and not isinstance(t.get("name"), str):
             raise missing(f"tools[{i}].name")
-        out.append(Tool(str(t.get("name") or t.get("type")), t.get("parameters")))
+        name = str(t.get("name") or t.get("type"))
+        out.append(Tool(name, t.get("parameters"), t.get("strict") is True))
     return tuple(out)
 
 

@@ -25,6 +25,8 @@ class MockLLM:
         self.journal = journal
         self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
+        for adapter in self.adapters:
+            adapter.flavor = options.flavor
         self.routes = Routes(self.adapters)
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes

@@ -53,7 +53,7 @@ class Responder:
         if first_byte_ms and not await self._pause(first_byte_ms / 1000):
             return
         body = self.adapter.error_body(error, self.request_id)
-        headers = self._headers(JSON, len(body)) + [
+        headers = self._headers(JSON, len(body), error.status, self.entry.retry_after) + [
             (k.encode(), v.encode()) for k, v in error.headers
         ]
         await self._start(error.status, headers)
@@ -94,10 +94,17 @@ class Responder:
             return False
         return True
 
-    def _headers(self, content_type: bytes, length: int | None = None) -> list[tuple[bytes, bytes]]:
+    def _headers(
+        self,
+        content_type: bytes,
+        length: int | None = None,
+        status: int = 200,
+        retry_after: float | None = None,
+    ) -> list[tuple[bytes, bytes]]:
         headers = [
             (b"content-type", content_type),
             (self.adapter.request_id_header.encode(), self.request_id.encode()),
+            *self.adapter.wire_headers(status, retry_after),
         ]
         if length is not None:
             headers.append((b"content-length", str(length).encode()))
