@@ -7,12 +7,12 @@ sharing a scenario, suite reruns), and the cached work is all pure.
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockllm.core import wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Engine, Resolved
 from mockllm.core.events import Event
@@ -76,7 +76,14 @@ class Exchanges:
             await self._answer(receive, adapter, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
-        except Exception:
+        except Exception as error:
+            # A body whose types are off (or that nests deeper than Python recurses) trips
+            # the optimistic reading: the provider's 400 naming the parameter, found only now
+            # so that good bodies pay nothing for it.
+            refusal = None if responder.started else adapter.refusal(error, entry.body)
+            if refusal is not None:
+                await responder.error(refusal)
+                return
             entry.server_error = traceback.format_exc()
             if not responder.started:
                 message = "mockllm internal error; see server_error in the request log"
@@ -129,9 +136,9 @@ class Exchanges:
         if prepared is not None:
             return prepared
         try:
-            body = json.loads(raw)
-        except ValueError:
-            raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
+            body = wirejson.loads(raw)
+        except wirejson.InvalidJson as e:
+            raise adapter.invalid_json(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse(body))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body):
             cache.put(raw, prepared)
