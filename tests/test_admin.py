@@ -63,7 +63,11 @@ def test_add_invalid_scenario_explains_and_changes_nothing(
 
 
 def test_a_nameless_posted_scenario_is_refused(server: ServerProcess) -> None:
-    r = httpx.post(f"{server.url}/_mockllm/scenarios", content="turns: [{reply: {text: x}}]")
+    r = httpx.post(
+        f"{server.url}/_mockllm/scenarios",
+        content="turns: [{reply: {text: x}}]",
+        headers={"content-type": "application/yaml"},
+    )
     assert r.status_code == 400 and "missing required key 'name'" in r.json()["error"]["message"]
 
 

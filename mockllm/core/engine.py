@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -89,6 +90,7 @@ class Engine:
         flavor: Flavor,
         chaos: Chaos | None,
         seed: int,
+        max_sessions: int,
     ) -> None:
         """The defaults live in `mockllm.options.ServerOptions`."""
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
@@ -98,7 +100,11 @@ class Engine:
         self.flavor: Flavor = flavor
         self.chaos = chaos
         self.seed = seed
-        self._attempts: dict[tuple[str, str, int], int] = {}
+        # Attempt counters by session, least recently used first: past `max_sessions` the
+        # oldest session starts afresh. A running test sends requests, so its session is
+        # never the oldest unless `max_sessions` others were used since its last request.
+        self._attempts: OrderedDict[str, dict[tuple[str, int], int]] = OrderedDict()
+        self.max_sessions = max_sessions
 
     def add(self, scenario: Scenario) -> bool:
         """Add or replace a scenario; True when it replaced one of the same name."""
@@ -131,8 +137,23 @@ class Engine:
         if session is None:
             self._attempts.clear()
         else:
-            for key in [k for k in self._attempts if k[0] == session]:
-                del self._attempts[key]
+            self._attempts.pop(session, None)
+
+    def _attempt(self, session: str, key: tuple[str, int]) -> int:
+        """Count one more attempt at this turn of this session."""
+        counts = self._attempts.get(session)
+        if counts is None:
+            counts = self._attempts[session] = {}
+            if len(self._attempts) > self.max_sessions:
+                self._attempts.popitem(last=False)
+        else:
+            self._attempts.move_to_end(session)
+        counts[key] = attempt = counts.get(key, 0) + 1
+        return attempt
+
+    def sessions(self) -> int:
+        """How many sessions have attempt counters now."""
+        return len(self._attempts)
 
     def answer(
         self,
@@ -146,8 +167,7 @@ class Engine:
         against the script, then the script's end, then the turn's expectations. All that is
         found is logged; the first refusal is the answer (rules refuse in strict mode only)."""
         index = conv.turn
-        key = (session, scenario.name, index)
-        attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        attempt = self._attempt(session, (scenario.name, index))
         answer = Answer(
             index, attempt, violations=[v.finding() for v in violations] if violations else _NONE
         )

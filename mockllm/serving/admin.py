@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route, Router
 
+from mockllm.core import wirejson
+from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
-from mockllm.loading.loader import load_text
+from mockllm.loading.loader import decode, load_text
+from mockllm.log.journal import entry_line
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 
 if TYPE_CHECKING:
@@ -19,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def admin_router(
-    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None]
+    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None], max_body: int
 ) -> Router:
     """The admin routes over the server's engine and log; `reset_app` resets its state."""
 
@@ -30,9 +34,15 @@ def admin_router(
         return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
 
     async def add_scenario(request: Request) -> Response:
-        text = (await request.body()).decode("utf-8", "replace")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > max_body:
+                message = f"scenario of more than {max_body} bytes refused (--max-body)"
+                return _error(413, message)
         try:
-            scenario = load_text(text, source="<POST /_mockllm/scenarios>")
+            # On a worker thread: a big scenario must not hold up the requests being served.
+            scenario = await run_in_threadpool(_load, raw)
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
@@ -45,7 +55,9 @@ def admin_router(
         if not since.isdigit():
             return _error(400, "since must be a sequence number")
         found = journal.entries(q.get("session"), q.get("scenario"), int(since))
-        return JSONResponse([e.to_json() for e in found])
+        return Response(
+            "[" + ",".join(entry_line(e) for e in found) + "]", media_type="application/json"
+        )
 
     async def clear_requests(request: Request) -> Response:
         return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
@@ -79,6 +91,20 @@ def admin_router(
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)
+
+
+def _load(raw: bytes) -> Scenario:
+    source = "<POST /_mockllm/scenarios>"
+    return load_text(decode(raw, source), source=source)
+
+
+class JSONResponse(Response):
+    """JSON that any string survives (see wirejson.dumps_line)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return wirejson.dumps_line(content).encode()
 
 
 def _name(s: Any) -> str:

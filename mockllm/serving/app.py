@@ -7,6 +7,7 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mockllm.core.engine import Engine
@@ -14,6 +15,7 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
+from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
 
@@ -35,7 +37,13 @@ class MockLLM:
         if self._admin is None:
             from mockllm.serving.admin import admin_router
 
-            self._admin = admin_router(self.engine, self.journal, self.reset)
+            self._admin = admin_router(self.engine, self.journal, self.reset, self.options.max_body)
+        refused = guard.refusal(scope, self.options.allow_host)
+        if refused is not None:
+            status, why = refused
+            body = json.dumps({"error": {"message": f"mockllm: {why}"}}).encode()
+            await _send(send, status, body, b"application/json")
+            return
         await self._admin(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -47,6 +55,9 @@ class MockLLM:
         path: str = scope["path"]
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
+            return
+        if _CONTROL.search(path):
+            await self._bad_path(scope, send, path)
             return
         scenario, session, route = self._split(path)
         adapter = self.routes.get(route)
@@ -107,6 +118,15 @@ class MockLLM:
             body = json.dumps(model).encode()
         await _send(send, 200, body, b"application/json")
 
+    async def _bad_path(self, scope: Scope, send: Send, path: str) -> None:
+        message = (
+            f"mockllm: the path {path!r} holds a control character; scenario and session "
+            "names may use any other characters"
+        )
+        error = RequestError(400, message, kind="bad_path", code="invalid_path")
+        body = self.family_of(scope).error_body(error, "")
+        await _send(send, 400, body, b"application/json")
+
     async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
         adapter = self.family_of(scope)
         known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
@@ -116,6 +136,10 @@ class MockLLM:
         )
         error = RequestError(404, message, kind="route_not_found", code="route_not_found")
         await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+
+
+# A session or scenario name becomes a log field and a header value: no control characters.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:
