@@ -95,7 +95,7 @@ class Messages(Adapter):
     shape = shapes.ANTHROPIC
 
     def invalid_json(self, detail: str) -> RequestError:
-        return bad(f"{self.invalid_json_message}: {detail}")
+        return RequestError(400, f"{self.invalid_json_message}: {detail}", kind="invalid_json")
 
     def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
         noun = _PYDANTIC_NOUNS.get(expected.removeprefix("one of ").split(" or ")[0], "value")
