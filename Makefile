@@ -7,7 +7,7 @@ NODE_STAMP := tests/node/node_modules/.installed
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench clean
+.PHONY: help serve test lint bench fuzz clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'

@@ -197,9 +197,10 @@ def hostile_server() -> Iterator[ServerProcess]:
             yield server
             _after_all(server)
     if os.environ.get("MOCKLLM_FUZZ_EXAMPLES"):
+        print("\nstatus counts (never 5xx, never a cut connection):")
         for case, counts in sorted(COUNTS.items()):
             shown = ", ".join(f"{status}: {n}" for status, n in sorted(counts.items()))
-            print(f"\n{case}: {sum(counts.values())} requests: {shown}")
+            print(f"  {case}: {sum(counts.values())} requests: {shown}")
 
 
 def _after_all(server: ServerProcess) -> None:
