@@ -29,6 +29,10 @@ $(NODE_STAMP): tests/node/package.json tests/node/package-lock.json
 test: $(STAMP) $(NODE_STAMP) ## run the test suite (real servers, real SDKs, Python and Node)
 	$(BIN)/pytest -n auto $(ARGS)
 
+# 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
+fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends
+	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
+
 lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
 	$(BIN)/ruff check mockllm tests bench examples
 	$(BIN)/ruff format --check mockllm tests bench examples
