@@ -13,6 +13,7 @@ from .report import Outcome, append, environment, record, table
 from .run import (
     Settings,
     fetch_reference,
+    measure_cold,
     measure_memory,
     measure_rounds,
     measure_startups,
@@ -76,6 +77,7 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
     samples = merge(
         measure_startups(servers, settings, ref),
         measure_rounds(servers, settings, ref),
+        measure_cold(servers, settings, ref),
         measure_memory(servers, settings, ref),
     )
     return Outcome(servers, samples, settings, env)

@@ -10,28 +10,27 @@ from __future__ import annotations
 from typing import Any
 
 from .floor_common import Options, Reply, parse_options, serve
-from .workload import STREAM, TOOL_CALL, mockllm_path
 
 Scope = dict[str, Any]
+Encoded = tuple[list[tuple[bytes, bytes]], list[bytes]]
 
 
 def build(options: Options) -> Any:
-    replies = {
-        mockllm_path(TOOL_CALL): _encoded(options.tool_call),
-        mockllm_path(STREAM): _encoded(options.stream),
-    }
+    by_reply = {id(reply): _encoded(reply) for reply in options.replies.values()}
 
     async def app(scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         while (await receive()).get("more_body"):
             pass  # read the whole request body, as any real server must
-        found = replies.get(scope["path"])
-        if found is None or scope["method"] != "POST":
+        kind = next((v.decode() for k, v in scope["headers"] if k == b"x-bench-kind"), None)
+        parts = scope["path"].split("/")
+        reply = options.reply(kind, parts[2] if len(parts) > 2 else "")
+        if reply is None or scope["method"] != "POST":
             await send({"type": "http.response.start", "status": 404, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        headers, chunks = found
+        headers, chunks = by_reply[id(reply)]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         last = len(chunks) - 1
         for i, chunk in enumerate(chunks):
@@ -40,7 +39,7 @@ def build(options: Options) -> Any:
     return app
 
 
-def _encoded(reply: Reply) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+def _encoded(reply: Reply) -> Encoded:
     return [(k.encode(), v.encode()) for k, v in reply.headers], reply.chunks
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import uvicorn
 
+from .workload import STREAM
+
 # Framing is uvicorn's business: it adds content-length or chunked itself.
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 
@@ -46,8 +48,14 @@ def sse_frames(body: bytes) -> list[bytes]:
 @dataclass(frozen=True)
 class Options:
     port: int
-    tool_call: Reply
-    stream: Reply
+    replies: dict[str, Reply]  # kind → reply: "tool-call", "stream", and each cold row's
+
+    def reply(self, kind: str | None, scenario: str) -> Reply | None:
+        """The reply a request asks for: by its `x-bench-kind` header (cold rows), else by
+        the scenario in its path (the warm rows)."""
+        if kind is not None:
+            return self.replies.get(kind)
+        return self.replies["stream" if scenario == STREAM else "tool-call"]
 
 
 def parse_options(description: str) -> Options:
@@ -63,11 +71,13 @@ def parse_options(description: str) -> Options:
     )
     args = p.parse_args()
     per_event = args.stream_sends == "event"
-    return Options(
-        args.port,
-        load_reply(args.bodies, "tool-call", per_event=False),
-        load_reply(args.bodies, "stream", per_event),
-    )
+    kinds = sorted(p.name.removesuffix(".body") for p in args.bodies.glob("*.body"))
+    replies = {kind: load_reply(args.bodies, kind, per_event and _streamed(kind)) for kind in kinds}
+    return Options(args.port, replies)
+
+
+def _streamed(kind: str) -> bool:
+    return kind in ("stream", "cold_st")
 
 
 def serve(app: Any, port: int) -> None:

@@ -15,19 +15,20 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from .floor_common import Options, Reply, parse_options, serve
-from .workload import STREAM, mockllm_path
 
 
 def build(options: Options) -> Starlette:
-    async def chat(request: Request) -> Response:
+    async def answer(request: Request) -> Response:
         await request.body()
-        if request.path_params["scenario"] == STREAM:
-            return _streaming(options.stream)
-        reply = options.tool_call
-        return Response(b"".join(reply.chunks), headers=dict(reply.headers))
+        scenario = request.path_params["path"].split("/")[1]
+        reply = options.reply(request.headers.get("x-bench-kind"), scenario)
+        if reply is None:
+            return Response(status_code=404)
+        if len(reply.chunks) > 1:
+            return _streaming(reply)
+        return Response(reply.chunks[0], headers=dict(reply.headers))
 
-    route = mockllm_path("{scenario}")
-    return Starlette(routes=[Route(route, chat, methods=["POST"])])
+    return Starlette(routes=[Route("/{path:path}", answer, methods=["POST"])])
 
 
 def _streaming(reply: Reply) -> StreamingResponse:

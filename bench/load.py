@@ -9,29 +9,43 @@ client; when wrk is not installed the asyncio client does everything.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .servers import HOST
+from .workload import DISTINCT
 
 
 @dataclass(frozen=True)
 class Target:
     port: int
     path: str
-    body: bytes
+    body: bytes  # with `DISTINCT` in it: every request replaces it with a counter
+    kind: str | None = None  # sent as `x-bench-kind`: which reply a floor answers with
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}{self.path}"
+
+    @property
+    def distinct(self) -> bool:
+        return DISTINCT.encode() in self.body
+
+    def bodies(self) -> Iterator[bytes]:
+        """The body of each request in turn: always the same, or distinct by a counter."""
+        if not self.distinct:
+            return itertools.repeat(self.body)
+        prefix, _, suffix = self.body.partition(DISTINCT.encode())
+        return (prefix + str(n).encode() + suffix for n in itertools.count(1))
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,17 @@ _REQUEST_LUA = """\
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = [==[{body}]==]
+"""
+
+# Distinct bodies: wrk calls request() for every request (one thread, one counter).
+_DISTINCT_LUA = """\
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local prefix, suffix, n = [==[{prefix}]==], [==[{suffix}]==], 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, nil, nil, prefix .. n .. suffix)
+end
 """
 
 # Percentiles from wrk's own histogram, printed as JSON instead of wrk's rounded text.
@@ -133,8 +158,15 @@ def _script(workdir: Path, target: Target, tail: str) -> Path:
     text = target.body.decode()
     if "]==]" in text:
         raise ValueError("request body cannot be embedded in a Lua long string")
-    path = workdir / f"wrk-{abs(hash((target.body, tail)))}.lua"
-    path.write_text(_REQUEST_LUA.format(body=text) + tail)
+    if target.distinct:
+        prefix, _, suffix = text.partition(DISTINCT)
+        head = _DISTINCT_LUA.format(prefix=prefix, suffix=suffix)
+    else:
+        head = _REQUEST_LUA.format(body=text)
+    if target.kind:
+        head += f'wrk.headers["X-Bench-Kind"] = "{target.kind}"\n'
+    path = workdir / f"wrk-{abs(hash((target.body, target.kind, tail)))}.lua"
+    path.write_text(head + tail)
     return path
 
 
@@ -194,13 +226,15 @@ class _Tally:
 async def _drive(
     target: Target, connections: int, seconds: float | None, count: int | None
 ) -> LoadResult:
-    request = _request(target)
+    requests = _requests(target)
     opened = [await asyncio.open_connection(HOST, target.port) for _ in range(connections)]
     tally = _Tally([], [])
     started = time.perf_counter()
     budget = _Budget(count, started + (seconds if seconds is not None else 3600))
     try:
-        await asyncio.gather(*(_loop(_Connection(r, w), request, budget, tally) for r, w in opened))
+        await asyncio.gather(
+            *(_loop(_Connection(r, w), requests, budget, tally) for r, w in opened)
+        )
     finally:
         for _, writer in opened:
             writer.close()
@@ -220,10 +254,12 @@ async def _drive(
     )
 
 
-async def _loop(conn: _Connection, request: bytes, budget: _Budget, tally: _Tally) -> None:
+async def _loop(
+    conn: _Connection, requests: Iterator[bytes], budget: _Budget, tally: _Tally
+) -> None:
     while budget.take():
         try:
-            status, first, total = await conn.exchange(request)
+            status, first, total = await conn.exchange(next(requests))
         except (ConnectionError, ValueError):
             tally.errors += 1
             return  # the connection is unusable; the others carry on
@@ -234,12 +270,15 @@ async def _loop(conn: _Connection, request: bytes, budget: _Budget, tally: _Tall
             tally.errors += 1
 
 
-def _request(target: Target) -> bytes:
-    head = (
-        f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {len(target.body)}\r\n\r\n"
-    )
-    return head.encode() + target.body
+def _requests(target: Target) -> Iterator[bytes]:
+    """Each request in turn, head and body (shared by all connections: one counter)."""
+    kind = f"X-Bench-Kind: {target.kind}\r\n" if target.kind else ""
+    for body in target.bodies():
+        head = (
+            f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n{kind}"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        yield head.encode() + body
 
 
 class _Connection:

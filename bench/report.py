@@ -17,6 +17,7 @@ from typing import Any
 
 from .run import Samples, Settings
 from .servers import ROOT, ServerDef
+from .workload import HISTORY_LENGTHS
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,19 @@ METRICS = [
     Metric("st_c32_full_us", "stream c=32 full stream p50 +", "µs"),
     Metric("st_c32_rps", "stream c=32 throughput", "streams/s"),
     Metric("st_c32_cpu_us", "stream c=32 server CPU *", "µs/stream", 1),
+    Metric("cold_ns_c1_p50_us", "distinct non-stream c=1 latency p50", "µs"),
+    Metric("cold_ns_c1_p99_us", "distinct non-stream c=1 latency p99 ^", "µs"),
+    Metric("cold_ns_c32_p99_us", "distinct non-stream c=32 latency p99 ^", "µs"),
+    Metric("cold_ns_c32_cpu_us", "distinct non-stream c=32 server CPU *", "µs/req", 1),
+    Metric("cold_st_c32_cpu_us", "distinct stream c=32 server CPU *", "µs/stream", 1),
+    Metric("cold_anthropic_c32_cpu_us", "distinct Anthropic c=32 server CPU *", "µs/req", 1),
+    Metric("cold_responses_c32_cpu_us", "distinct Responses c=32 server CPU *", "µs/req", 1),
+    *(
+        Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
+        for n in HISTORY_LENGTHS
+    ),
     Metric("rss_idle_mb", "RSS idle", "MB", 1),
-    Metric("rss_after_mb", "RSS after {n} requests", "MB", 1),
+    Metric("rss_after_mb", "RSS after {n} distinct requests", "MB", 1),
 ]
 
 
@@ -75,6 +87,13 @@ GOALS = {
         Goal("ns_c32_cpu_us", 1.3, relative=True),
         Goal("st_c32_cpu_us", 0.6, relative=True),
         Goal("rss_after_mb", 60, relative=False),
+        Goal("cold_ns_c32_cpu_us", 1.3, relative=True),
+        Goal("cold_ns_c1_p99_us", 1.5, relative=True),
+        Goal("cold_ns_c32_p99_us", 1.5, relative=True),
+        Goal("cold_st_c32_cpu_us", 0.6, relative=True),
+        Goal("cold_anthropic_c32_cpu_us", 1.3, relative=True),
+        Goal("cold_responses_c32_cpu_us", 1.3, relative=True),
+        *(Goal(f"hist_{n}_c32_cpu_us", 1.5, relative=True) for n in HISTORY_LENGTHS),
     )
 }
 
@@ -159,7 +178,39 @@ def table(outcome: Outcome) -> str:
                 verdict,
             ]
         )
-    return "\n".join([*_title(outcome), "", *_grid(rows), "", *_legend(outcome)])
+    growth = _growth(outcome)
+    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *_legend(outcome)])
+
+
+def _growth(outcome: Outcome) -> list[str]:
+    """How the cost grows with the history: a quadratic step anywhere shows up here."""
+    if not outcome.floors:
+        return []
+    subject, floor = outcome.subject.name, outcome.floors[0].name
+    rows = [["history", f"{floor} µs", f"{subject} µs", "ratio", f"{subject} µs/message"]]
+    previous: tuple[int, float] | None = None
+    for n in HISTORY_LENGTHS:
+        mine = outcome.value(subject, f"hist_{n}_c32_cpu_us")
+        base = outcome.value(floor, f"hist_{n}_c32_cpu_us")
+        step = math.nan if previous is None else (mine - previous[1]) / (n - previous[0])
+        rows.append(
+            [
+                f"{n} messages",
+                _number(base, 0),
+                _number(mine, 0),
+                _ratio(ratio(mine, base)),
+                _number(step, 1),
+            ]
+        )
+        previous = (n, mine)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [
+        "  ".join(
+            c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in rows
+    ]
+    return ["CPU per request as the history grows (c=32, every body distinct):", *lines, ""]
 
 
 def _title(outcome: Outcome) -> list[str]:
@@ -202,8 +253,11 @@ def _legend(outcome: Outcome) -> list[str]:
         + f", {subject} sends the whole stream in one.",
         "^ wrk's p99 includes its coordinated-omission correction: one stall (see max) "
         "counts as if requests had kept arriving at the measured rate.",
-        f"RSS after: a fresh server, {outcome.settings.memory_requests} non-stream requests "
-        "at c=32 (mockllm logs each in its ring, default --log-limit 10000).",
+        f"RSS after: a fresh server, {outcome.settings.memory_requests} distinct non-stream "
+        "requests at c=32 (mockllm logs each in its ring, default --log-limit 10000).",
+        "distinct = every request's body differs (a counter in the user message), so no "
+        "request cache can answer it; mockllm's log is filled (10 000 entries) first, "
+        "unless --warmup 0.",
         "+ from the bundled asyncio client (first byte = first body byte; wrk cannot see it); "
         + ("other figures from wrk." if outcome.settings.use_wrk else "so is everything else."),
     ]

@@ -7,6 +7,7 @@ per round; the harness and its load generators stay on the load core.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
@@ -29,7 +30,18 @@ from .servers import (
     stop,
     wait_answered,
 )
-from .workload import STREAM, STREAM_EVENTS, TOOL_CALL, request_body
+from .workload import (
+    DISTINCT,
+    HISTORY_LENGTHS,
+    STREAM,
+    STREAM_EVENTS,
+    TOOL_CALL,
+    Cold,
+    cold_workloads,
+    history_body,
+    history_start,
+    request_body,
+)
 
 CONCURRENCY = (1, 32)
 
@@ -54,11 +66,12 @@ Samples = dict[str, dict[str, list[float]]]
 
 @dataclass
 class Reference:
-    """mockllm's replies, which the floors send verbatim."""
+    """mockllm's replies, which the floors send verbatim, and the cold workloads."""
 
     bodies: Path
     tool_call: bytes
     stream: bytes
+    cold: list[Cold]
 
 
 _STARTED = time.perf_counter()
@@ -96,13 +109,42 @@ def fetch_reference(settings: Settings) -> Reference:
                 raise RuntimeError(f"mockllm answered {answer.status}: {answer.body[:500]!r}")
             save_reply(bodies, kind, answer.headers, answer.body)
             replies[kind] = answer.body
+        cold = [*cold_workloads(), *_histories(running)]
+        for workload in cold:  # the floors answer a cold row with its first request's reply
+            answer = post(running.port, workload.path, _first(workload.body))
+            if answer.status != 200:
+                raise RuntimeError(f"{workload.key}: mockllm answered {answer.status}")
+            save_reply(bodies, workload.key, answer.headers, answer.body)
     frames = sum(1 for line in replies["stream"].split(b"\n") if line.startswith(b"data:"))
     if frames != STREAM_EVENTS:
         raise RuntimeError(
             f"bench-stream streams {frames} data: frames, not {STREAM_EVENTS}; "
             "adjust the text length in bench/scenarios/bench-stream.yaml"
         )
-    return Reference(bodies, replies["tool-call"], replies["stream"])
+    return Reference(bodies, replies["tool-call"], replies["stream"], cold)
+
+
+def _histories(running: Running) -> list[Cold]:
+    """Agent-loop requests of each length in HISTORY_LENGTHS, from a real loop: ask, get
+    the call, answer it, resend — as an SDK-driven harness does."""
+    path, messages, found = running.path(TOOL_CALL), history_start(), []
+    while len(messages) <= max(HISTORY_LENGTHS):
+        body = history_body(messages)
+        if len(messages) in HISTORY_LENGTHS:
+            label = f"history of {len(messages)} messages"
+            found.append(Cold(f"hist_{len(messages)}", label, path, body))
+        answer = post(running.port, path, _first(body))
+        if answer.status != 200:
+            raise RuntimeError(f"history of {len(messages)}: mockllm answered {answer.status}")
+        reply = json.loads(answer.body)["choices"][0]["message"]
+        call = reply["tool_calls"][0]
+        result = {"role": "tool", "tool_call_id": call["id"], "content": "18 °C and sunny"}
+        messages = [*messages, {k: v for k, v in reply.items() if v is not None}, result]
+    return found
+
+
+def _first(body: bytes) -> bytes:
+    return body.replace(DISTINCT.encode(), b"0")
 
 
 # --- cold starts -------------------------------------------------------------------------------
@@ -216,24 +258,64 @@ def _or_nan(value: float | None) -> float:
     return math.nan if value is None else value
 
 
+# --- cold rounds: distinct bodies ---------------------------------------------------------
+
+
+def measure_cold(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
+    """Every request distinct, with mockllm's log already full (as after a test suite)."""
+    samples: Samples = {s.name: {} for s in servers if s.role != "peer"}
+    for r in range(settings.rounds):
+        for server in servers:
+            if server.role == "peer":
+                continue  # a peer's replies differ; cold rows compare mockllm with its floors
+            progress(f"cold round {r + 1}/{settings.rounds}: {server.name}")
+            with started(server, settings, ref.bodies) as running:
+                wait_answered(running)
+                figures = _cold_round(running, settings, ref)
+            for key, value in figures.items():
+                samples[server.name].setdefault(key, []).append(value)
+    return samples
+
+
+def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[str, float]:
+    targets = {w.key: Target(running.port, w.path, w.body, w.key) for w in ref.cold}
+    if settings.warmup_seconds:  # fill the log ring (10 000 entries by default) first
+        _count(running, targets["cold_ns"], settings, FULL_LOG)
+    figures: dict[str, float] = {}
+    result, _ = _measured(running, targets["cold_ns"], 1, settings)
+    figures["cold_ns_c1_p50_us"], figures["cold_ns_c1_p99_us"] = result.p50_us, result.p99_us
+    for key, target in targets.items():
+        result, cpu = _measured(running, target, 32, settings)
+        figures[f"{key}_c32_cpu_us"], figures[f"{key}_c32_p99_us"] = cpu, result.p99_us
+    return figures
+
+
+FULL_LOG = 10_000
+
+
+def _count(running: Running, target: Target, settings: Settings, n: int) -> LoadResult:
+    if settings.use_wrk:
+        result = wrk_count(target, 32, n, settings.workdir)
+    else:
+        result = client_run(target, 32, count=n)
+    _note_errors(running, result)
+    return result
+
+
 # --- memory ---------------------------------------------------------------------------------------
 
 
 def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
-    """RSS of a fresh server before and after `memory_requests` logged requests."""
+    """RSS of a fresh server before and after `memory_requests` distinct logged requests."""
     samples: Samples = {}
     for server in servers:
         progress(f"memory: {settings.memory_requests} requests to {server.name}")
         with started(server, settings, ref.bodies) as running:
             wait_answered(running)
             idle = proc.rss_mb(running.pid)
-            target = Target(running.port, running.path(TOOL_CALL), request_body(stream=False))
-            n = settings.memory_requests
-            if settings.use_wrk:
-                result = wrk_count(target, 32, n, settings.workdir)
-            else:
-                result = client_run(target, 32, count=n)
-            _note_errors(running, result)
+            cold_ns = next(w for w in ref.cold if w.key == "cold_ns")
+            target = Target(running.port, cold_ns.path, cold_ns.body, cold_ns.key)
+            _count(running, target, settings, settings.memory_requests)
             after = proc.rss_mb(running.pid)
         samples[server.name] = {"rss_before_load_mb": [idle], "rss_after_mb": [after]}
     return samples

@@ -11,7 +11,7 @@ from mockllm.errors import ClientError, MockLLMError, Problem, RequestError, Sce
 from mockllm.loading.loader import load_mapping, load_paths, load_text
 
 if TYPE_CHECKING:
-    from mockllm.log.records import Check, LogEntry, LogResponse, Verdict
+    from mockllm.log.records import Check, LogEntry, LogResponse, ScenarioInfo, Verdict
     from mockllm.options import ServerOptions
     from mockllm.testing.background import RunningServer, serve
     from mockllm.testing.client import Client
@@ -26,6 +26,7 @@ _LAZY = {
     "LogEntry": "log.records",
     "LogResponse": "log.records",
     "RunningServer": "testing.background",
+    "ScenarioInfo": "log.records",
     "ServerOptions": "options",
     "Session": "testing.session",
     "Verdict": "log.records",
@@ -51,6 +52,7 @@ __all__ = [
     "RunningServer",
     "Scenario",
     "ScenarioError",
+    "ScenarioInfo",
     "ServerOptions",
     "Session",
     "Verdict",

@@ -1,4 +1,5 @@
-"""Test helpers: a real `mockllm serve` process, and a walker that drives a scenario's turns."""
+"""Test helpers: a real `mockllm serve` process, session names, and the texts and messages
+that the walker in drivers.py sends."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ scenarios added from text, mappings, files and folders, clearing, resetting, ass
 
 from __future__ import annotations
 
+import http.server
+import threading
 from pathlib import Path
 
 import anthropic
@@ -10,7 +12,7 @@ import openai
 import pytest
 
 import mockllm
-from mockllm import Client, ClientError, LogEntry, ScenarioError, Session
+from mockllm import Client, ClientError, LogEntry, ScenarioError, ScenarioInfo, Session
 from mockllm.core.conversation import Message, ToolCall, ToolResult
 
 from .support import TOOL_PARAMETERS, ServerProcess
@@ -41,7 +43,7 @@ def weather_round_trip(mock: Session, answer: bool = True) -> ToolCall:
 def test_health_and_scenarios(server: ServerProcess) -> None:
     client = Client(server.url + "/")
     assert client.health()["status"] == "ok"
-    assert "weather-single" in {s["name"] for s in client.scenarios()}
+    assert "weather-single" in {s.name for s in client.scenarios()}
 
 
 def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
@@ -116,7 +118,7 @@ def test_a_bad_scenario_is_located_in_its_file_and_nothing_is_sent(
     bad.write_text("name: bad\nturns:\n  - reply: {txt: x}\n")
     with pytest.raises(ScenarioError, match=r"bad.yaml:3:13: turns\[0\].reply.txt: unknown key"):
         mock.client.add_scenarios(good, bad)
-    assert f"{mock.name}-good" not in {s["name"] for s in mock.client.scenarios()}
+    assert f"{mock.name}-good" not in {s.name for s in mock.client.scenarios()}
     with pytest.raises(ScenarioError, match="no such file or folder"):
         mock.add_scenario("no/such/file.yaml")
 
@@ -128,6 +130,36 @@ def test_errors_name_the_url_and_the_reason(server: ServerProcess) -> None:
     with pytest.raises(ClientError, match="cannot reach mockllm") as e:
         Client("http://127.0.0.1:9", timeout=2).health()  # the discard port: nothing listens
     assert e.value.status is None
+    assert isinstance(e.value.__cause__, OSError)  # the connection error is kept
+
+
+def test_a_server_that_is_not_mockllm_is_named_as_such() -> None:
+    class Plain(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"<html>some other server</html>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.HTTPServer(("127.0.0.1", 0), Plain) as other:
+        threading.Thread(target=other.handle_request, daemon=True).start()
+        url = f"http://127.0.0.1:{other.server_address[1]}"
+        with pytest.raises(ClientError, match=r"not a mockllm answer: '<html>some other") as e:
+            Client(url).health()
+    assert isinstance(e.value.__cause__, ValueError)
+
+
+def test_scenarios_are_listed_as_typed_records(server: ServerProcess) -> None:
+    listed = {s.name: s for s in Client(server.url).scenarios()}
+    assert listed["weather-single"] == ScenarioInfo(
+        name="weather-single",
+        turns=2,
+        description=listed["weather-single"].description,
+        source=listed["weather-single"].source,
+    )
+    assert listed["weather-single"].source.endswith("weather-single.yaml")
 
 
 def test_assertions_pass_on_a_clean_round_trip(mock: Session) -> None:

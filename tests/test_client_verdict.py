@@ -37,6 +37,14 @@ def test_client_reads_a_failed_verdict(server: ServerProcess, session: str) -> N
     assert "delete_everything" in verdict.failed[0].message
 
 
+def test_the_verdict_takes_max_calls_as_the_route_does(server: ServerProcess, session: str) -> None:
+    executes_the_hallucinated_tool(server, session)  # two model calls
+    client = Client(server.url)
+    assert "no_tool_loop" not in [c.name for c in client.verdict(session).failed]
+    looping = client.session(session).verdict(max_calls=1)
+    assert [c.name for c in looping.failed] == ["errors_fed_back", "no_tool_loop"]
+
+
 def test_a_failed_verdict_names_its_checks_and_shows_the_conversation(
     server: ServerProcess, session: str
 ) -> None:

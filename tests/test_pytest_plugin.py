@@ -210,3 +210,50 @@ def test_mockllm_url_uses_a_server_started_elsewhere(pytester: pytest.Pytester) 
         (entry,) = server.client.requests(scenario="remote-only")
     assert entry.session is not None and entry.session.startswith("test_remote-")
     assert json.loads(entry.response.body)["choices"][0]["message"]["content"] == "remote"
+
+
+ORPHAN_RESULT = """
+from chat import chat, user
+
+def test_an_orphan_tool_result(mockllm):
+    orphan = {"role": "tool", "tool_call_id": "call_nope", "content": "18 °C"}
+    status, body = chat(mockllm.url("hello"), user("hi"), orphan)
+    print("STATUS", status)
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "status"),
+    [
+        ({}, 400),  # strict by default: the provider's 400 for a result with no call
+        ({"ini": "[pytest]\nmockllm_validation = warn\n"}, 200),
+        (
+            {
+                "conftest": "import pytest\nfrom mockllm import ServerOptions\n\n"
+                "@pytest.fixture(scope='session')\n"
+                "def mockllm_server_options():\n"
+                "    return ServerOptions(validation='off')\n"
+            },
+            200,
+        ),
+    ],
+    ids=["default", "ini", "fixture"],
+)
+def test_server_options_for_the_test_run(
+    pytester: pytest.Pytester, setting: dict[str, str], status: int
+) -> None:
+    pytester.makepyfile(chat=CHAT, test_orphan=ORPHAN_RESULT)
+    if "ini" in setting:
+        pytester.makeini(setting["ini"])
+    if "conftest" in setting:
+        pytester.makeconftest(setting["conftest"])
+    result = pytester.runpytest("-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*STATUS {status}"])
+
+
+def test_a_wrong_validation_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(chat=CHAT, test_orphan=ORPHAN_RESULT)
+    pytester.makeini("[pytest]\nmockllm_validation = lenient\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*mockllm_validation: 'lenient' is not strict, warn or off*"])

@@ -37,7 +37,7 @@ def test_serve_answers_and_stops_cleanly(tmp_path: Path) -> None:
 def test_serve_defaults_to_the_bundled_library() -> None:
     server = mockllm.serve()  # without `with`: stop() by hand
     try:
-        names = {s["name"] for s in server.client.scenarios()}
+        names = {s.name for s in server.client.scenarios()}
         assert {"hello", "weather-single", "weather-parallel"} <= names
     finally:
         server.stop()

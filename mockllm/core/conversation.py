@@ -6,7 +6,8 @@ what their wire splits (Anthropic same-role neighbours, a run of Responses outpu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -80,6 +81,9 @@ class Conversation:
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None  # None: the request did not set it
     stream: bool = False
+    # Work derived from this request, kept exactly as long as the request is (the engine's
+    # resolved replies): a cache that dies with its key never holds a history alive.
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @cached_property
     def turn(self) -> int:
@@ -127,9 +131,11 @@ class Conversation:
 
     @cached_property
     def input_chars(self) -> int:
-        return sum(
-            len(m.text)
-            + sum(len(c.arguments) + len(c.name) for c in m.tool_calls)
-            + sum(len(r.content) for r in m.tool_results)
-            for m in self.messages
-        )
+        total = 0
+        for m in self.messages:  # a loop, not nested sums: it runs over every message
+            total += len(m.text)
+            for c in m.tool_calls:
+                total += len(c.arguments) + len(c.name)
+            for r in m.tool_results:
+                total += len(r.content)
+        return total

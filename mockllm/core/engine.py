@@ -11,7 +11,6 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from mockllm.core.cache import Lru
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId, diverged
@@ -259,22 +258,14 @@ def _refusal(finding: Finding, kind: str) -> RequestError:
 def _resolve(
     scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
 ) -> Resolved:
-    """Memoised: a harness repeats a conversation (itself shared by the request cache)."""
-    key = (id(scenario), index, id(reply), id(conv), created)
-    found = _RESOLVED.get(key)
-    if (
-        found is not None
-        and found[0] is conv
-        and found[1].reply is reply
-        and found[1].scenario is scenario
-    ):
-        return found[1]  # the very same objects: a recycled id() never matches
-    resolved = _resolve_now(scenario, index, reply, conv, created)
-    _RESOLVED.put(key, (conv, resolved))
+    """Memoised on the conversation: a harness repeats a request, and the request cache
+    hands back the same conversation for it."""
+    key = ("resolved", id(scenario), index, id(reply), created)
+    found: Resolved | None = conv.memo.get(key)
+    if found is not None and found.reply is reply and found.scenario is scenario:
+        return found  # the very same objects: a recycled id() never matches
+    resolved = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created)
     return resolved
-
-
-_RESOLVED: Lru[tuple[Conversation, Resolved]] = Lru(1024)
 
 
 def _resolve_now(

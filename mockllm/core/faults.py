@@ -33,6 +33,32 @@ class Delivery:
         return self.between_ms > 0 or self.ending == "stall"
 
 
+Answer = Literal["http_error", "stream_error", "stream", "body"]
+
+
+def answer_kind(fault: Fault | None, stream: bool) -> Answer:
+    """How a fault has a reply answered: as an HTTP error (an `http` fault, or a
+    `stream_error` asked for without a stream, which no SSE frame can carry), or as the
+    reply's stream or body, delivered by `stream_delivery` / `body_delivery`."""
+    if fault is not None and fault.http is not None:
+        return "http_error"
+    if fault is not None and fault.stream_error is not None and not stream:
+        return "stream_error"
+    return "stream" if stream else "body"
+
+
+def first_byte_ms(fault: Fault | None) -> int:
+    return fault.delay.first_byte_ms if fault is not None and fault.delay else 0
+
+
+def counts_events(fault: Fault | None) -> bool:
+    """Whether a non-streamed body is cut where the stream would be (`after_events`), so
+    its delivery needs the number of events the reply streams as."""
+    return (
+        fault is not None and fault.truncate is not None and fault.truncate.after_events is not None
+    )
+
+
 def stream_delivery(
     fault: Fault | None, events: list[Event], error_events: Callable[[int], list[bytes]] | None
 ) -> Delivery:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from functools import lru_cache
 
 from mockllm.core.encoding import digest
 
@@ -13,6 +14,7 @@ HEX = "0123456789abcdef"
 _TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX)}
 
 
+@lru_cache(maxsize=4096)  # an agent loop re-derives every earlier turn's ids per request
 def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
     """`prefix` + `length` characters drawn from a hash of `parts`: same parts, same id."""
     seed = "\x1f".join(

@@ -11,7 +11,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ class LiveEntry:
         "kept",
         "notes",
         "path",
+        "reparse",
         "resolved",
         "retry_after",
         "scenario",
@@ -80,6 +81,9 @@ class LiveEntry:
         self.attempt: int | None = None
         self.body = b""
         self.conversation: Conversation | None = None
+        # Set when the conversation can be parsed again from `body`: then the entry drops it
+        # once closed, and `to_json` parses it again (see `Adapter.reparse`).
+        self.reparse: Callable[[bytes], Conversation | None] | None = None
         # Tuples: an entry without findings shares the empty one and cannot change it.
         self.violations: Sequence[Finding] = ()
         self.expectation_failures: Sequence[Finding] = ()
@@ -104,8 +108,13 @@ class LiveEntry:
     def note(self, text: str) -> None:
         self.notes = (*self.notes, text)
 
+    def parsed(self) -> Conversation | None:
+        if self.conversation is None and self.reparse is not None:
+            return self.reparse(self.body)
+        return self.conversation
+
     def to_json(self) -> dict[str, Any]:
-        conv = self.conversation
+        conv = self.parsed()
         stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
         return {
             "seq": self.seq,
@@ -124,19 +133,19 @@ class LiveEntry:
             "tool_results": [result_json(r) for r in conv.latest_tool_results] if conv else [],
             "violations": [f.to_json() for f in self.violations],
             "expectation_failures": [f.to_json() for f in self.expectation_failures],
-            "response": None if self.status is None else self._response_json(),
+            "response": None if self.status is None else self._response_json(conv),
             "duration_ms": self.duration_ms,
             "client_disconnected": self.client_disconnected,
             "server_error": self.server_error,
         }
 
-    def _response_json(self) -> dict[str, Any]:
+    def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         reply = self.resolved.reply if self.resolved else None
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
             "text": reply.text if reply else None,
-            "tool_calls": self._calls_json(),
+            "tool_calls": self._calls_json(conv),
             "fault": self.fault,
             "error": self.error,
             "notes": list(self.notes),
@@ -146,14 +155,14 @@ class LiveEntry:
             "body_truncated": self.bytes_sent > self.kept,
         }
 
-    def _calls_json(self) -> list[dict[str, Any]]:
+    def _calls_json(self, conv: Conversation | None) -> list[dict[str, Any]]:
         """The served calls, each with what a careful harness must refuse about it."""
         resolved, call_id = self.resolved, self.call_id
         if resolved is None or call_id is None:
             return []
         from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
-        tools = {t.name: t.parameters for t in self.conversation.tools} if self.conversation else {}
+        tools = {t.name: t.parameters for t in conv.tools} if conv else {}
         out = []
         for i, call in enumerate(resolved.reply.tool_calls):
             served = {
@@ -238,6 +247,8 @@ class Journal:
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()
+        if entry.reparse is not None:
+            entry.conversation = None  # bytes are not walked by the garbage collector
 
     def entries(
         self, session: str | None = None, scenario: str | None = None, since: int = 0

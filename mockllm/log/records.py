@@ -1,4 +1,4 @@
-"""Typed views of what the admin routes return: log entries and verdicts.
+"""Typed views of what the admin routes return: log entries, verdicts, scenario listings.
 
 They are read from JSON (a server's `/_mockllm/requests`, a `--log` file), so they
 reuse the neutral conversation dataclasses and tolerate fields they do not know yet;
@@ -156,3 +156,22 @@ def _message(data: Json) -> Message:
         tool_results=tuple(_result(r) for r in data.get("tool_results") or ()),
         reasoning=data.get("reasoning"),
     )
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """One scenario a server serves, as `GET /_mockllm/scenarios` lists it."""
+
+    name: str
+    turns: int
+    description: str = ""
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, data: Json) -> ScenarioInfo:
+        return cls(
+            name=str(data["name"]),
+            turns=int(data["turns"]),
+            description=str(data.get("description") or ""),
+            source=str(data.get("source") or ""),
+        )

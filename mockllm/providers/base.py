@@ -6,6 +6,7 @@ JSON body or SSE events; `RequestError` → the provider's error body.
 
 from __future__ import annotations
 
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
@@ -122,6 +123,15 @@ class Adapter(ABC):
     def cacheable(self, body: dict[str, Any]) -> bool:
         """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""
         return True
+
+    def reparse(self, raw: bytes) -> Conversation | None:
+        """A logged request's conversation, parsed again when the log is read. The log keeps
+        the bytes, not the parsed objects, of requests whose parse is `cacheable`: thousands
+        of parsed histories would make every garbage collection walk them."""
+        try:
+            return self.parse(json.loads(raw)).conversation
+        except (ValueError, RequestError):
+            return None
 
     def render_key(self, parsed: Parsed) -> Hashable | None:
         """What of the request, besides the resolved reply, shows in the rendered bytes; None

@@ -4,7 +4,6 @@ DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -145,9 +144,7 @@ class ChatCompletions(Adapter):
             )
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple(
-                replace(_message(m, i), at=f"messages[{i}]") for i, m in enumerate(messages)
-            ),
+            messages=tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages)),
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -289,8 +286,7 @@ def _usage(resolved: Resolved) -> dict[str, Any]:
 # --- request parsing helpers ---------------------------------------------------------------
 
 
-def _message(m: Any, i: int) -> Message:
-    where = f"messages[{i}]"
+def _message(m: Any, where: str) -> Message:
     if not isinstance(m, dict):
         raise wrong_type(where, "an object", m)
     role = m.get("role")
@@ -304,24 +300,24 @@ def _message(m: Any, i: int) -> Message:
         )
     text = text_of(m.get("content"))
     if role in ("system", "developer"):
-        return Message("system", text)
+        return Message("system", text, at=where)
     if role == "user":
-        return Message("user", text)
+        return Message("user", text, at=where)
     if role == "assistant":
         reasoning = m.get("reasoning_content")
         calls = tuple(
             _call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(m.get("tool_calls") or ())
         )
-        return Message(
-            "assistant", text, calls, reasoning=reasoning if isinstance(reasoning, str) else None
-        )
+        reasoning = reasoning if isinstance(reasoning, str) else None
+        return Message("assistant", text, calls, reasoning=reasoning, at=where)
     if role == "function":  # legacy: answers by function name
-        return Message("tool", tool_results=(ToolResult(str(m.get("name", "")), text),))
+        result = ToolResult(str(m.get("name", "")), text)
+        return Message("tool", tool_results=(result,), at=where)
     call_id = m.get("tool_call_id")
     if not isinstance(call_id, str):
         message = "messages with role 'tool' must have a 'tool_call_id'."
         raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
-    return Message("tool", tool_results=(ToolResult(call_id, text),))
+    return Message("tool", tool_results=(ToolResult(call_id, text),), at=where)
 
 
 def _call(c: Any, where: str) -> ToolCall:

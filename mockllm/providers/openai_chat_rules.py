@@ -192,7 +192,7 @@ def _tool_without_call(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
 
 @RULES.rule("C3", "chat.unknown_tool_call_id")
 def _unknown_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for _, (call_ids, answered) in _groups(body):
+    for _, (call_ids, answered) in _groups(body, ctx):
         for j, call_id in answered:
             if call_id not in call_ids:
                 message = (
@@ -205,7 +205,7 @@ def _unknown_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Ra
 
 @RULES.rule("C1", "chat.tool_call_unanswered")
 def _tool_call_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, (call_ids, answered) in _groups(body):
+    for i, (call_ids, answered) in _groups(body, ctx):
         got = {call_id for _, call_id in answered}
         missing = [c for c in call_ids if c not in got]
         if missing:
@@ -258,23 +258,34 @@ def _thinking(body: dict[str, Any], ctx: RuleContext) -> bool:
     return "reasoner" in model or model.startswith("deepseek-v4")
 
 
-def _groups(body: dict[str, Any]) -> Iterator[tuple[int, tuple[list[str], list[tuple[int, str]]]]]:
+Group = tuple[int, tuple[list[str], list[tuple[int, str]]]]
+
+
+def _groups(body: dict[str, Any], ctx: RuleContext) -> list[Group]:
     """For each assistant message with tool_calls: (its index, (call ids, the (index, id)
-    of the tool messages immediately after it))."""
+    of the tool messages immediately after it)). One pass, shared by the rules."""
+    found: list[Group] = ctx.shared("groups", lambda: list(_scan_groups(body)))
+    return found
+
+
+def _scan_groups(body: dict[str, Any]) -> Iterator[Group]:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return
+    group: Group | None = None
     for i, m in enumerate(messages):
-        if not (isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "tool" and group is not None:
+            group[1][1].append((i, str(m.get("tool_call_id"))))
             continue
-        call_ids = [c.get("id") for c in m["tool_calls"] if isinstance(c, dict)]
-        answered = []
-        for j in range(i + 1, len(messages)):
-            follower = messages[j]
-            if not (isinstance(follower, dict) and follower.get("role") == "tool"):
-                break
-            answered.append((j, str(follower.get("tool_call_id"))))
-        yield i, ([str(c) for c in call_ids], answered)
+        if group is not None:
+            yield group
+            group = None
+        if role == "assistant" and m.get("tool_calls"):
+            calls = [str(c.get("id")) for c in m["tool_calls"] if isinstance(c, dict)]
+            group = (i, (calls, []))
+    if group is not None:
+        yield group
 
 
 def _orphans(body: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -308,75 +308,66 @@ def _item_events(
     """The added … done events of one output item (`call`: its call index), in the
     order of https://platform.openai.com/docs/api-reference/responses-streaming."""
     size = resolved.scenario.stream.text_chunk_chars
-    at = {"item_id": item["id"], "output_index": index}
-    kind = item["type"]
-    if kind == "reasoning":
-        text = item["summary"][0]["text"]
-        part = {**at, "summary_index": 0}
-        out = [
-            event(
-                "response.output_item.added",
-                {"output_index": index, "item": {**item, "summary": []}},
-                "reasoning",
-            ),
-            event(
-                "response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"
-            ),
-        ]
-        out += [
+    if item["type"] == "reasoning":
+        middle, part = _reasoning_events(event, index, item, size), "reasoning"
+    elif item["type"] == "message":
+        middle, part = _message_events(event, index, item, size), "text"
+    else:
+        fragments_ = resolved.scenario.stream.argument_fragments
+        middle, part = _call_events(event, index, item, fragments_, call), f"done:{call}"
+    return [
+        *middle,
+        event("response.output_item.done", {"output_index": index, "item": item}, part),
+    ]
+
+
+def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    text = item["summary"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+    added = {"output_index": index, "item": {**item, "summary": []}}
+    return [
+        event("response.output_item.added", added, "reasoning"),
+        event("response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"),
+        *(
             event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning")
-        )
-        out.append(
-            event(
-                "response.reasoning_summary_part.done",
-                {**part, "part": _summary(text)},
-                "reasoning",
-            )
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "reasoning"),
-        ]
-    if kind == "message":
-        text = item["content"][0]["text"]
-        part = {**at, "content_index": 0}
-        added = {**item, "status": "in_progress", "content": []}
-        out = [
-            event("response.output_item.added", {"output_index": index, "item": added}, "text"),
-            event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
-        ]
-        out += [
+        ),
+        event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning"),
+        event(
+            "response.reasoning_summary_part.done", {**part, "part": _summary(text)}, "reasoning"
+        ),
+    ]
+
+
+def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
+    text = item["content"][0]["text"]
+    part = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    added = {"output_index": index, "item": {**item, "status": "in_progress", "content": []}}
+    return [
+        event("response.output_item.added", added, "text"),
+        event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
+        *(
             event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text")
             for p in chunks(text, size)
-        ]
-        out.append(
-            event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text")
-        )
-        out.append(
-            event("response.content_part.done", {**part, "part": _output_text(text)}, "text")
-        )
-        return [
-            *out,
-            event("response.output_item.done", {"output_index": index, "item": item}, "text"),
-        ]
-    added = {**item, "arguments": "", "status": "in_progress"}
-    out = [
-        event("response.output_item.added", {"output_index": index, "item": added}, f"call:{call}")
+        ),
+        event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text"),
+        event("response.content_part.done", {**part, "part": _output_text(text)}, "text"),
     ]
-    pieces = fragments(item["arguments"], resolved.scenario.stream.argument_fragments)
-    out += [
-        event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
-        for p in pieces
-    ]
+
+
+def _call_events(
+    event: Any, index: int, item: dict[str, Any], pieces: int, call: int
+) -> list[Event]:
+    at = {"item_id": item["id"], "output_index": index}
+    added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
     done = {**at, "name": item["name"], "arguments": item["arguments"]}
-    out.append(event("response.function_call_arguments.done", done, f"done:{call}"))
     return [
-        *out,
-        event("response.output_item.done", {"output_index": index, "item": item}, f"done:{call}"),
+        event("response.output_item.added", added, f"call:{call}"),
+        *(
+            event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
+            for p in fragments(item["arguments"], pieces)
+        ),
+        event("response.function_call_arguments.done", done, f"done:{call}"),
     ]
 
 

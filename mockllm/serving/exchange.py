@@ -16,7 +16,14 @@ from mockllm.core import wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Engine, Resolved
 from mockllm.core.events import Event
-from mockllm.core.faults import Delivery, body_delivery, stream_delivery
+from mockllm.core.faults import (
+    Delivery,
+    answer_kind,
+    body_delivery,
+    counts_events,
+    first_byte_ms,
+    stream_delivery,
+)
 from mockllm.core.scenario import Fault, Reply, Scenario
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
@@ -50,10 +57,14 @@ class Exchanges:
     def __init__(self, engine: Engine, journal: Journal, options: ServerOptions) -> None:
         self.engine, self.journal, self.options = engine, journal, options
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, keyed by the raw body
+        # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
+        # bodies never repeat does not keep 256 parsed histories alive for nothing.
+        self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
 
     def forget(self) -> None:
         self._prepared.clear()
+        self._seen.clear()
         self._rendered.clear()
 
     async def handle(
@@ -106,6 +117,8 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
+        if adapter.cacheable(prepared.body):
+            entry.reparse = adapter.reparse
         violations = self._violations(adapter, prepared, scenario)
         answer = self.engine.answer(
             scenario, entry.session or "default", conv, violations, adapter.call_id
@@ -140,9 +153,17 @@ class Exchanges:
         except wirejson.InvalidJson as e:
             raise adapter.invalid_json(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse(body))
-        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body):
+        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(raw):
             cache.put(raw, prepared)
         return prepared
+
+    def _again(self, raw: bytes) -> bool:
+        """Whether this body was seen before (and remember it now)."""
+        key = hash(raw)
+        if self._seen.get(key):
+            return True
+        self._seen.put(key, True)
+        return False
 
     def _violations(
         self, adapter: Adapter, prepared: Prepared, scenario: Scenario
@@ -168,21 +189,23 @@ class Exchanges:
     ) -> None:
         """Render the reply and send it as the fault (if any) has it delivered."""
         stream = parsed.conversation.stream
-        first_byte = fault.delay.first_byte_ms if fault and fault.delay else 0
-        if fault is not None and fault.http is not None:
+        kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+        if kind == "http_error":
+            assert fault is not None and fault.http is not None
             http = fault.http
-            await responder.error(
-                adapter.fault_error(http.status, http.type, http.message, http.code, http.headers),
-                first_byte,
+            refusal = adapter.fault_error(
+                http.status, http.type, http.message, http.code, http.headers
             )
+            await responder.error(refusal, first_byte)
             return
         error = _stream_error(adapter, fault)
-        if error is not None and not stream:  # without a stream, the same failure is an HTTP error
+        if kind == "stream_error":
+            assert error is not None
             await responder.error(error, first_byte)
             return
         rendered = self._render(adapter, resolved, parsed, stream)
         adapter.served(resolved, parsed)
-        if stream:
+        if kind == "stream":
             if fault is None:
                 delivery = Delivery([rendered.body])
             else:  # the in-band error frames exist only when a stream_error fault applies
@@ -191,11 +214,7 @@ class Exchanges:
         else:
             for note in rendered.notes:
                 responder.entry.note(note)
-            by_events = (
-                fault is not None
-                and fault.truncate is not None
-                and fault.truncate.after_events is not None
-            )
+            by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
             delivery = body_delivery(fault, rendered.body, resolved.reply, events)
         await responder.deliver(delivery, stream)

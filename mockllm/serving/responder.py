@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from mockllm.core.faults import Delivery
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.providers import Adapter
+from mockllm.serving.asgi import Receive, Send
 
 SSE = b"text/event-stream; charset=utf-8"
 JSON = b"application/json"
@@ -26,8 +26,8 @@ class Responder:
         self,
         journal: Journal,
         entry: LiveEntry,
-        send: Any,
-        receive: Any,
+        send: Send,
+        receive: Receive,
         adapter: Adapter,
         max_stall: float,
     ) -> None:

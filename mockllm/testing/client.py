@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 
 from mockllm.errors import ClientError
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
-from mockllm.log.records import LogEntry, Verdict
+from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
 from mockllm.testing.session import Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
@@ -45,12 +45,13 @@ class Client:
         return Session(self, name)
 
     def health(self) -> dict[str, Any]:
+        """`{"status": "ok", "scenarios": N}` once the server answers."""
         result: dict[str, Any] = self._call("GET", "/_mockllm/health")
         return result
 
-    def scenarios(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._call("GET", "/_mockllm/scenarios")
-        return result
+    def scenarios(self) -> list[ScenarioInfo]:
+        """Every scenario the server serves, by name."""
+        return [ScenarioInfo.from_json(s) for s in self._call("GET", "/_mockllm/scenarios")]
 
     def add_scenario(self, source: ScenarioSource) -> str:
         """Add (or replace) one scenario; returns its name. It is checked here first, so a
@@ -70,11 +71,16 @@ class Client:
     def requests(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[LogEntry]:
+        """The request log in arrival order: of one session and/or scenario, and only the
+        entries after sequence number `since` (for polling)."""
         query = {"session": session, "scenario": scenario, "since": since or None}
         return [LogEntry.from_json(e) for e in self._call("GET", "/_mockllm/requests", query)]
 
-    def verdict(self, session: str) -> Verdict:
-        return Verdict.from_json(self._call("GET", "/_mockllm/verdict", {"session": session}))
+    def verdict(self, session: str, max_calls: int | None = None) -> Verdict:
+        """The protocol verdict of one session; `max_calls`: model calls beyond which a
+        tool loop is assumed (the server's default when None)."""
+        query = {"session": session, "max_calls": max_calls}
+        return Verdict.from_json(self._call("GET", "/_mockllm/verdict", query))
 
     def clear(self, session: str | None = None) -> int:
         """Forget the log (of one session); returns how many entries went."""
@@ -99,12 +105,17 @@ class Client:
             request.add_header("Content-Type", content_type)
         try:
             with _OPENER.open(request, timeout=self.timeout) as response:
-                return json.loads(response.read())
+                answer = response.read()
         except urllib.error.HTTPError as e:
-            raise ClientError(f"{method} {url}: {e.code} {_message(e)}", e.code) from None
+            raise ClientError(f"{method} {url}: {e.code} {_message(e)}", e.code) from e
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
-            raise ClientError(f"{method} {url}: cannot reach mockllm: {reason}") from None
+            raise ClientError(f"{method} {url}: cannot reach mockllm: {reason}") from e
+        try:
+            return json.loads(answer)
+        except ValueError as e:  # something else answers on that port
+            start = answer[:80].decode("utf-8", "replace")
+            raise ClientError(f"{method} {url}: not a mockllm answer: {start!r}") from e
 
 
 class _Document(NamedTuple):

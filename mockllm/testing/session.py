@@ -29,7 +29,7 @@ class Server(Protocol):
     def requests(
         self, session: str | None = None, scenario: str | None = None
     ) -> list[LogEntry]: ...
-    def verdict(self, session: str) -> Verdict: ...
+    def verdict(self, session: str, max_calls: int | None = None) -> Verdict: ...
     def clear(self, session: str | None = None) -> int: ...
     def reset(self, session: str | None = None) -> int: ...
 
@@ -51,18 +51,24 @@ class Session:
         return self.client.add_scenario(source)
 
     def requests(self, scenario: str | None = None) -> list[LogEntry]:
+        """This session's log entries in arrival order (of one scenario, if given)."""
         return self.client.requests(self.name, scenario)
 
-    def verdict(self) -> Verdict:
-        return self.client.verdict(self.name)
+    def verdict(self, max_calls: int | None = None) -> Verdict:
+        """The protocol verdict of this session (see `mockllm report`): every check with
+        its outcome; `max_calls` as the route's."""
+        return self.client.verdict(self.name, max_calls)
 
     def clear(self) -> int:
+        """Forget this session's log (attempt counters stay); returns entries deleted."""
         return self.client.clear(self.name)
 
     def reset(self) -> int:
+        """A fresh start: this session's attempt counters and log; returns entries deleted."""
         return self.client.reset(self.name)
 
     def transcript(self) -> str:
+        """This session's conversation, turn by turn, as the failing assertions show it."""
         from mockllm.log.transcript import transcript
 
         return transcript(self.requests(), self.name)
@@ -74,19 +80,23 @@ class Session:
     # --- assertions: each fails with this session's conversation -------------------------
 
     def assert_all_tool_calls_answered(self) -> None:
+        """Every tool call the model made got a result in a later request, by its id."""
         __tracebackhide__ = True
         assertions.assert_all_tool_calls_answered(self.requests(), self.name)
 
     def assert_no_unoffered_tool_executed(
         self, refusal: str | re.Pattern[str] | None = None
     ) -> None:
-        """`refusal`: a pattern marking a result as the harness's "no such tool" answer."""
+        """No call to a tool the request did not offer was executed (answered with a result
+        that is not a refusal). `refusal`: a pattern marking a result as the harness's
+        "no such tool" answer."""
         __tracebackhide__ = True
         assertions.assert_no_unoffered_tool_executed(self.requests(), self.name, refusal)
 
     def assert_model_calls(
         self, *, at_most: int | None = None, exactly: int | None = None, at_least: int | None = None
     ) -> None:
+        """The number of model requests this session made is within the given bounds."""
         __tracebackhide__ = True
         entries = self.requests()
         assertions.assert_model_calls(
@@ -94,5 +104,6 @@ class Session:
         )
 
     def assert_clean_verdict(self) -> None:
+        """Every check of the protocol verdict passed."""
         __tracebackhide__ = True
         assertions.assert_clean_verdict(self.verdict(), self.requests(), self.name)
