@@ -43,11 +43,16 @@ def _constant(name: str) -> Any:
     raise InvalidJson(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(
+    parse_constant=_constant
+)  # built once: json.loads(…, kw) builds one a call
+
+
 def loads(raw: bytes) -> Any:
     """The parsed body, or InvalidJson."""
     try:
         text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=_constant)
+        value = _DECODER.decode(text)
     except InvalidJson:
         raise
     except UnicodeDecodeError as e:
