@@ -185,6 +185,7 @@ def bodies(route: str) -> st.SearchStrategy[bytes]:
     return st.one_of(mutated(route), raw_hostile(route))
 
 
+LAST_SEQ = 0
 COUNTS: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
 
 
@@ -204,11 +205,12 @@ def hostile_server() -> Iterator[ServerProcess]:
 
 
 def _after_all(server: ServerProcess) -> None:
-    log = server.http.get("/_mockllm/requests")
-    assert log.status_code == 200
-    assert [e["server_error"] for e in log.json() if e["server_error"]] == []
-    for line in server.log_file.read_text("utf-8").splitlines():
-        json.loads(line, parse_constant=_refuse)
+    log = server.http.get("/_mockllm/requests", params={"since": max(0, LAST_SEQ - 50)})
+    assert log.status_code == 200 and len(log.json()) == min(50, LAST_SEQ)
+    lines = server.log_file.read_text("utf-8").splitlines()  # every entry, strictly parsed
+    entries = [json.loads(line, parse_constant=_refuse) for line in lines]
+    assert [e["seq"] for e in entries] == list(range(1, LAST_SEQ + 1))
+    assert [e["server_error"] for e in entries if e["server_error"]] == []
     good = httpx.post(
         f"{server.url}/s/hostile/after/v1/chat/completions",
         json={
@@ -233,8 +235,6 @@ class Checker:
         self.server, self.http, self.route, self.scenario = server, http, route, scenario
         self.sent = 0
         self.case = f"{route} {'with' if scenario else 'without'} scenario"
-        entries = server.requests()
-        self.seq: int = entries[-1]["seq"] if entries else 0
 
     def __call__(self, body: bytes) -> None:
         self.sent += 1
@@ -250,9 +250,10 @@ class Checker:
             assert isinstance(error["message"], str) and isinstance(error["type"], str)
         else:
             assert kind.startswith(("application/json", "text/event-stream")), kind
-        new = self.server.requests(since=self.seq)
+        global LAST_SEQ  # every request of the module goes through a Checker, in turn
+        new = self.server.requests(since=LAST_SEQ)
         assert [e["path"] for e in new] == [path], new
-        self.seq = new[-1]["seq"]
+        LAST_SEQ = new[-1]["seq"]
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -14,8 +14,10 @@ from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import decode, load_text
-from mockllm.log.journal import entry_line
+from mockllm.log.journal import LiveEntry, entry_line
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
@@ -55,10 +57,9 @@ def admin_router(
         since = q.get("since", "0")
         if not since.isdigit():
             return _error(400, "since must be a sequence number")
-        found = journal.entries(q.get("session"), q.get("scenario"), int(since))
-        return Response(
-            "[" + ",".join(entry_line(e) for e in found) + "]", media_type="application/json"
-        )
+        found = list(journal.entries(q.get("session"), q.get("scenario"), int(since)))
+        text = await _off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+        return Response(text, media_type="application/json")
 
     async def clear_requests(request: Request) -> Response:
         return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
@@ -69,7 +70,8 @@ def admin_router(
         max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
-        entries = [e.to_json() for e in journal.entries(session, q.get("scenario"))]
+        found = list(journal.entries(session, q.get("scenario")))
+        entries = await _off_loop(lambda: [e.to_json() for e in found], found)
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
     async def reset(request: Request) -> Response:
@@ -92,6 +94,13 @@ def admin_router(
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)
+
+
+async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
+    """Formatting a big log (thousands of entries, each parsed and written anew) runs on a
+    worker thread, so the requests being served meanwhile are not held up; a small one is
+    formatted at once."""
+    return work() if len(entries) <= 100 else await run_in_threadpool(work)
 
 
 def _load(raw: bytes) -> Scenario:
