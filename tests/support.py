@@ -149,3 +149,27 @@ def assistant_message(message: Any) -> dict[str, Any]:
 
 def dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+# --- hostile input: a valid document with parts replaced ---------------------------------
+
+
+def json_paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON-like document, the document itself first."""
+    found = [at]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += json_paths(inner, (*at, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            found += json_paths(inner, (*at, i))
+    return found
+
+
+def replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of `doc` with the value at `path` replaced by `new`."""
+    if not path:
+        return new
+    copy = dict(doc) if isinstance(doc, dict) else list(doc)
+    copy[path[0]] = replaced(doc[path[0]], path[1:], new)
+    return copy

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .support import ServerProcess, running_server
+from .support import ServerProcess, json_paths, replaced, running_server
 
 EXAMPLES = int(os.environ.get("MOCKLLM_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(
@@ -128,24 +128,6 @@ values = st.recursive(
 )
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield at
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            yield from _paths(inner, (*at, key))
-    elif isinstance(value, list):
-        for i, inner in enumerate(value):
-            yield from _paths(inner, (*at, i))
-
-
-def _replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy = dict(doc) if isinstance(doc, dict) else list(doc)
-    copy[path[0]] = _replaced(doc[path[0]], path[1:], new)
-    return copy
-
-
 @st.composite
 def mutated(draw: st.DrawFn, route: str) -> bytes:
     """A valid body (the first turn, or one with history) with up to two parts replaced."""
@@ -154,8 +136,8 @@ def mutated(draw: st.DrawFn, route: str) -> bytes:
         history = "input" if route == "v1/responses" else "messages"
         body[history] = [m for m in body[history] if m.get("role") == "user"][:1]
     for _ in range(draw(st.integers(0, 2))):
-        path = draw(st.sampled_from(list(_paths(body))))
-        body = _replaced(body, path, draw(values))
+        path = draw(st.sampled_from(json_paths(body)))
+        body = replaced(body, path, draw(values))
     return json.dumps(body).encode()  # ensure_ascii: a lone surrogate goes out as \ud800
 
 

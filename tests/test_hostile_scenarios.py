@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_paths, load_text
 
-from .support import ServerProcess
+from .support import ServerProcess, json_paths, replaced
 
 YAML = {"content-type": "application/yaml"}
 VALID: dict[str, Any] = {
@@ -46,33 +46,11 @@ node = st.recursive(
 syntax = st.text(alphabet=list("{}[]:-&*!|>'\"#,?%@`\n\t ab0\\\u00e9"), max_size=80)
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [at]
-    items = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else ()
-    )
-    for key, inner in items:
-        found += _paths(inner, (*at, key))
-    return found
-
-
-def _replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy = dict(doc) if isinstance(doc, dict) else list(doc)
-    copy[path[0]] = _replaced(doc[path[0]], path[1:], new)
-    return copy
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> str:
     doc: Any = VALID
     for _ in range(draw(st.integers(1, 2))):
-        doc = _replaced(doc, draw(st.sampled_from(_paths(doc))), draw(node))
+        doc = replaced(doc, draw(st.sampled_from(json_paths(doc))), draw(node))
     return yaml.safe_dump(doc, allow_unicode=draw(st.booleans()))
 
 
