@@ -162,6 +162,10 @@ def test_control_characters_in_a_session_name_are_refused(server: ServerProcess)
             headers={"content-type": "application/json"},
         )
         assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_path"
+    (entry,) = server.requests(session="a\r\nb")  # refused, and logged
+    assert entry["response"]["error"]["kind"] == "bad_path"
+    models = httpx.get(f"{server.url}/s/hello/a%00b/v1/models")
+    assert models.status_code == 400 and models.json()["error"]["code"] == "invalid_path"
     ok = httpx.post(f"{server.url}/s/hello/caf%C3%A9/v1/chat/completions", content=body)
     assert ok.status_code == 200  # any other character is fine
 

@@ -7,7 +7,6 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from mockllm.core.engine import Engine
@@ -17,7 +16,7 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
-from mockllm.serving.exchange import Exchanges
+from mockllm.serving.exchange import CONTROL, Exchanges, bad_path
 
 
 class MockLLM:
@@ -56,13 +55,12 @@ class MockLLM:
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
-        if _CONTROL.search(path):
-            await self._bad_path(scope, send, path)
-            return
         scenario, session, route = self._split(path)
         adapter = self.routes.get(route)
-        if adapter is not None and scope["method"] == "POST":
+        if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
+        elif CONTROL.search(path):
+            await self._bad_path(scope, send, path)
         elif scope["method"] != "GET":
             await self._not_found(scope, send, route)
         elif route == "v1/models" or route.startswith("v1/models/"):
@@ -119,12 +117,7 @@ class MockLLM:
         await _send(send, 200, body, b"application/json")
 
     async def _bad_path(self, scope: Scope, send: Send, path: str) -> None:
-        message = (
-            f"mockllm: the path {path!r} holds a control character; scenario and session "
-            "names may use any other characters"
-        )
-        error = RequestError(400, message, kind="bad_path", code="invalid_path")
-        body = self.family_of(scope).error_body(error, "")
+        body = self.family_of(scope).error_body(bad_path(path), "")
         await _send(send, 400, body, b"application/json")
 
     async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
@@ -136,10 +129,6 @@ class MockLLM:
         )
         error = RequestError(404, message, kind="route_not_found", code="route_not_found")
         await _send(send, 404, adapter.error_body(error, ""), b"application/json")
-
-
-# A session or scenario name becomes a log field and a header value: no control characters.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:

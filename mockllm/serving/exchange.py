@@ -7,6 +7,7 @@ sharing a scenario, suite reruns), and the cached work is all pure.
 
 from __future__ import annotations
 
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -110,6 +111,8 @@ class Exchanges:
         responder: Responder,
         wanted: dict[bytes, str],
     ) -> None:
+        if CONTROL.search(entry.path):
+            raise bad_path(entry.path)
         entry.body = await _read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
@@ -265,6 +268,18 @@ def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
 
 
 _WANTED = (b"x-mockllm-session", b"x-mockllm-scenario", b"content-type", b"content-length")
+
+
+# A session or scenario name becomes a log field and a header value: no control characters.
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def bad_path(path: str) -> RequestError:
+    message = (
+        f"mockllm: the path {path!r} holds a control character; scenario and session names "
+        "may use any other characters"
+    )
+    return RequestError(400, message, kind="bad_path", code="invalid_path")
 
 
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
