@@ -74,6 +74,8 @@ class Adapter(ABC):
         the first field whose type is off; None when the body is not to blame."""
         if isinstance(error, RecursionError):
             return self.invalid_json("nested too deeply")
+        if not raw:
+            return None  # failed before the body was read: not the body's doing
         try:
             found = mismatch(wirejson.loads(raw), self.shape)
         except wirejson.InvalidJson as e:
