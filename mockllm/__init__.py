@@ -40,6 +40,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'mockllm' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """The lazy names too (PEP 562), so `dir(mockllm)` lists all of `__all__`."""
+    return sorted({*globals(), *_LAZY})
+
+
 __all__ = [
     "Check",
     "Client",

@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import os
 import re
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from mockllm._version import __version__
 from mockllm.core.scenario import Chaos
-from mockllm.errors import ScenarioError
+from mockllm.errors import ScenarioError, did_you_mean
 from mockllm.log.verdict import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions
 
@@ -33,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mockllm: stopped (Ctrl-C)", file=sys.stderr)
         return 130  # 128 + SIGINT, as a shell reports it
+    except BrokenPipeError:  # `mockllm schema | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 0
     return code
 
 
@@ -40,22 +47,48 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mockllm", description="Offline, deterministic fake LLM server for testing."
     )
+    p.add_argument("--version", action="version", version=f"mockllm {__version__}")
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
 
     _serve_parser(sub)
-    v = sub.add_parser("validate", help="check scenario files; non-zero exit on any error")
-    v.add_argument("paths", nargs="+", metavar="PATH")
+    _record_parser(sub)
+    v = sub.add_parser(
+        "validate",
+        help="check scenario files; non-zero exit on any error",
+        description="Check scenario files: each problem as file:line:column: yaml.path: what "
+        "is wrong, then a summary line. Exit 0 when all are valid, 1 otherwise.",
+    )
+    v.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     v.set_defaults(run=_validate)
 
     ls = sub.add_parser("list", help="names, turn counts and descriptions")
     ls.add_argument("paths", nargs="*", metavar="PATH", help="default: the bundled library")
+    ls.add_argument(
+        "--long",
+        action="store_true",
+        help="whole descriptions, the tools each scenario expects and its file, "
+        "instead of one line cut to the terminal's width",
+    )
     ls.set_defaults(run=_list)
 
     sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
     sc.set_defaults(run=_schema)
 
-    r = sub.add_parser("report", help="the protocol verdict per session of a --log file")
-    r.add_argument("logfile", metavar="LOGFILE")
+    r = sub.add_parser(
+        "report",
+        help="the protocol verdict per session of a --log file",
+        description="The protocol verdict of each session in a `mockllm serve --log` file, "
+        "with every answer that was not a 200. Exit 0 when every session is ok, 1 when one "
+        "failed, 2 when LOGFILE is missing, empty or not a mockllm log.",
+    )
+    r.add_argument("logfile", metavar="LOGFILE", help="a file written by `mockllm serve --log`")
+    r.add_argument("--session", metavar="NAME", help="only this session")
+    r.add_argument(
+        "--transcript",
+        action="store_true",
+        help="print the session's transcript (each request, what was new in it, the answer) "
+        "instead of its verdict",
+    )
     r.add_argument(
         "--max-calls",
         type=int,
@@ -67,19 +100,39 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _listening(p: argparse.ArgumentParser) -> None:
+    """The options of every command that listens: serve and record."""
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
+    )
+    p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
+    p.add_argument(
+        "--max-body",
+        type=_size,
+        default=DEFAULTS.max_body,
+        metavar="BYTES",
+        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
+    )
+
+
 def _serve_parser(sub: Any) -> None:
     # Over 60 lines: one add_argument per flag, a table rather than logic.
     d = DEFAULTS
     s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
-    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
-    )
+    _listening(s)
     s.add_argument(
         "--scenarios",
         nargs="+",
         metavar="PATH",
-        help="files or folders (default: the bundled library)",
+        help="scenario files or folders, served besides the bundled library (a scenario of "
+        "yours replaces a bundled one of the same name), as the pytest plugin does",
+    )
+    s.add_argument(
+        "--no-bundled",
+        dest="bundled",
+        action="store_false",
+        help="serve only the --scenarios given, without the bundled library",
     )
     s.add_argument("--default", metavar="NAME", help="scenario for requests that name none")
     s.add_argument(
@@ -108,13 +161,6 @@ def _serve_parser(sub: Any) -> None:
         default=d.log_body_cap,
         metavar="BYTES",
         help="response bytes kept per log entry (default %(default)s)",
-    )
-    s.add_argument(
-        "--max-body",
-        type=_size,
-        default=d.max_body,
-        metavar="BYTES",
-        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
     )
     s.add_argument(
         "--chaos",
@@ -147,8 +193,17 @@ def _serve_parser(sub: Any) -> None:
         help="a host name the admin routes answer under, besides loopback and the bound "
         "address (repeatable; e.g. a docker service name)",
     )
-    s.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
+    s.add_argument(
+        "--quiet", action="store_true", help="no console line per request (the banner stays)"
+    )
+    s.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="the console line per request: text for people (coloured on a terminal unless "
+        "NO_COLOR is set), json for machines (one object per line)",
+    )
     s.set_defaults(run=_serve)
 
 
@@ -188,14 +243,77 @@ def _size(text: str) -> int:
     return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
 
 
+def _record_parser(sub: Any) -> None:
+    r = sub.add_parser(
+        "record",
+        help="a proxy to a real API that records each session as a scenario file",
+        description="Forward every request to --upstream unchanged, stream each answer back "
+        "as it arrives, and write each session (/s/NAME/SESSION/... or the X-Mockllm-* "
+        "headers) as OUT/NAME-SESSION.yaml, a scenario `mockllm serve` replays.",
+    )
+    r.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="the API to forward to, e.g. https://api.openai.com ({scenario} and {session} "
+        "are replaced by the request's)",
+    )
+    r.add_argument(
+        "--out",
+        default="recordings",
+        metavar="DIR",
+        help="where scenario files go (default %(default)s)",
+    )
+    _listening(r)
+    r.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in everything written (repeatable); credentials from "
+        "request headers are never written",
+    )
+    r.set_defaults(run=_record)
+
+
+def _record(args: argparse.Namespace) -> int:
+    for pattern in args.redact:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            print(f"mockllm: --redact {pattern!r}: {e}", file=sys.stderr)
+            return 2
+    try:
+        from mockllm.recording.run import record
+    except ImportError as e:  # httpx: the one dependency only the recorder needs
+        print(
+            f"mockllm record needs {e.name}: pip install 'mockllm-server[record]'",
+            file=sys.stderr,
+        )
+        return 2
+    record(
+        args.upstream,
+        Path(args.out),
+        args.host,
+        args.port,
+        args.redact,
+        args.max_body,
+        args.ready_file,
+    )
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
-    from mockllm.loading.loader import BUNDLED, load_paths
+    from mockllm.loading.loader import load_paths, with_bundled
     from mockllm.serving.server import build_app, run
 
     if args.ready_file and Path(args.ready_file).is_dir():
         print(f"mockllm: --ready-file {args.ready_file!r} is a folder", file=sys.stderr)
         return 2
-    scenarios = load_paths(args.scenarios or [BUNDLED])
+    if not args.bundled and not args.scenarios:
+        print("mockllm: --no-bundled needs --scenarios PATH: nothing to serve", file=sys.stderr)
+        return 2
+    scenarios = with_bundled(args.scenarios or []) if args.bundled else load_paths(args.scenarios)
     names = {s.name for s in scenarios}
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
@@ -212,6 +330,10 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.quiet:
+        from mockllm.log.console import Console, wants_colour
+
+        app.journal.console = Console(sys.stdout, args.log_format, wants_colour(sys.stdout))
     try:
         run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
     except OSError as e:
@@ -243,10 +365,23 @@ def _banner(count: int, default: str | None) -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from mockllm.loading.loader import load_paths
+    from mockllm.loading.loader import load_paths, scenario_files
+    from mockllm.log.transcript import plural
 
-    scenarios = load_paths(args.paths)
-    print(f"ok: {len(scenarios)} scenario(s)")
+    files = scenario_files(args.paths)
+    try:
+        scenarios = load_paths(args.paths)
+    except ScenarioError as e:
+        print(e, file=sys.stderr)
+        bad = {p.source for p in e.problems}
+        ok = len({str(f) for f in files} - bad)
+        print(
+            f"{plural(len(e.problems), 'problem')} in {plural(len(bad), 'file')}; "
+            f"{plural(ok, 'file')} ok",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"ok: {plural(len(scenarios), 'scenario')} in {plural(len(files), 'file')}")
     return 0
 
 
@@ -255,34 +390,112 @@ def _list(args: argparse.Namespace) -> int:
 
     scenarios = sorted(load_paths(args.paths or [BUNDLED]), key=lambda s: s.name)
     width = max((len(s.name) for s in scenarios), default=0)
+    columns = shutil.get_terminal_size((100, 24)).columns
     for s in scenarios:
+        head = f"{s.name:<{width}}  {len(s.turns):>2} turn(s)"
+        if args.long:
+            tools = ", ".join(s.tools()) or "none"
+            print(f"{head}  tools: {tools}  file: {s.source}")
+            for line in textwrap.wrap(s.description, max(columns - 4, 40)):
+                print(f"    {line}")
+            continue
         first_line = s.description.splitlines()[0] if s.description else ""
-        print(f"{s.name:<{width}}  {len(s.turns):>2} turn(s)  {first_line}")
+        line = f"{head}  {first_line}".rstrip()
+        print(line if len(line) <= columns else line[: max(columns - 1, len(head))] + "…")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
+    from mockllm.log.transcript import plural
     from mockllm.log.verdict import sessions, verdict
 
-    entries = []
-    with open(args.logfile, encoding="utf-8") as log:
-        for number, line in enumerate(log, 1):
-            try:
-                entries.append(json.loads(line))
-            except ValueError as e:
-                print(f"{args.logfile}:{number}: not a JSON log entry: {e}", file=sys.stderr)
-                return 2
+    entries = _read_log(args.logfile)
+    if isinstance(entries, str):
+        print(f"mockllm report: {entries}", file=sys.stderr)
+        return 2
+    grouped = sessions(entries)
+    if args.session is not None:
+        if args.session not in grouped:
+            known = ", ".join(grouped)
+            print(
+                f"mockllm report: no session {args.session!r} in {args.logfile}"
+                f"{did_you_mean(args.session, grouped)}; sessions: {known}",
+                file=sys.stderr,
+            )
+            return 2
+        grouped = {args.session: grouped[args.session]}
+    if args.transcript:
+        from mockllm.log.records import LogEntry
+        from mockllm.log.transcript import transcript
+
+        for session, found in grouped.items():
+            print(transcript([LogEntry.from_json(e) for e in found], session))
+        return 0
     failed = 0
-    for session, found in sessions(entries).items():
+    for session, found in grouped.items():
         result = verdict(session, found, args.max_calls)
         failures = [f"{c['name']}: {c['message']}" for c in result["checks"] if not c["ok"]]
-        failed += bool(failures)
-        status = "FAIL" if failures else "ok  "
+        refused = [e for e in found if _refused(e)]
+        answers = [_answer_line(e) for e in found if _status(e) != 200]
+        failed += bool(failures or refused)
+        status = "FAIL" if failures or refused else "ok  "
+        lines = [*(f"! {f}" for f in failures), *answers]
         print(
-            f"{status} {session} ({result['requests']} requests)"
-            + "".join(f"\n     {f}" for f in failures)
+            f"{status} {session} ({plural(result['requests'], 'request')})"
+            + "".join(f"\n     {line}" for line in lines)
         )
+    sessions_ = plural(len(grouped), "session")
+    print(f"{failed} of {sessions_} failed" if failed else f"{sessions_}: all ok")
     return 1 if failed else 0
+
+
+def _read_log(path: str) -> list[dict[str, Any]] | str:
+    """The entries of a --log file, or the one line that says why it is not one."""
+    try:
+        with open(path, encoding="utf-8") as log:
+            lines = log.readlines()
+    except FileNotFoundError:
+        return f"{path}: no such file"
+    except (OSError, UnicodeDecodeError) as e:
+        return f"{path}: cannot read: {e}"
+    entries = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as e:
+            return f"{path}:{number}: not a JSON log entry: {e}"
+        if not isinstance(entry, dict) or "seq" not in entry:
+            return f"{path}:{number}: not a mockllm log entry (no 'seq'): is it a --log file?"
+        entries.append(entry)
+    if not entries:
+        return f"{path}: empty: no requests were logged"
+    return entries
+
+
+def _status(entry: dict[str, Any]) -> int | None:
+    return (entry.get("response") or {}).get("status")
+
+
+def _refused(entry: dict[str, Any]) -> bool:
+    """An error answer that is not a scripted or chaos fault: the harness did something wrong."""
+    error = (entry.get("response") or {}).get("error") or {}
+    return _status(entry) != 200 and error.get("kind") != "fault"
+
+
+def _answer_line(entry: dict[str, Any]) -> str:
+    response = entry.get("response") or {}
+    error = response.get("error") or {}
+    turn = "" if entry.get("turn") is None else f" turn {entry['turn']}"
+    mark = "!" if _refused(entry) else "·"
+    message = str(error.get("message", "")).replace("\n", " ")
+    notes = response.get("notes") or []
+    if notes:  # advice (a wrong base URL): more use than the rest of the message
+        message = f"{message.split(';')[0]}. {notes[0]}"
+    message = message if len(message) <= 160 else message[:159] + "…"
+    status = response.get("status", "(no response)")
+    return f"{mark} #{entry['seq']}{turn}: {status} {error.get('kind', '')}: {message}"
 
 
 def _schema(args: argparse.Namespace) -> int:

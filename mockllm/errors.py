@@ -9,6 +9,7 @@ MockLLMError
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 
@@ -21,6 +22,14 @@ class Finding:
 
     def to_json(self) -> dict[str, str]:
         return {"rule": self.rule, "message": self.message}
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """ "; did you mean 'x'?" for a close name, else nothing."""
+    import difflib  # deferred: only a mistyped name needs it
+
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class MockLLMError(Exception):

@@ -50,7 +50,7 @@ class ChatFactory:
 
     def __call__(self, scenario: str, **kwargs: object) -> openai.OpenAI:
         options = {"api_key": "test", "max_retries": 0, **kwargs}
-        client = openai.OpenAI(base_url=self.server.openai_url(scenario, self.session), **options)  # type: ignore[arg-type]
+        client = openai.OpenAI(base_url=self.server.openai_url(scenario, self.session), **options)
         self._clients.append(client)
         return client
 

@@ -3,6 +3,7 @@ scenario turn by turn on any of them — so a test can say "every scenario × ev
 
 from __future__ import annotations
 
+import ssl
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,9 @@ ANTHROPIC_STOP = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
+# One TLS context for every client: each SDK client would otherwise load the CA bundle
+# again (about 0.1 s), though the servers under test speak plain HTTP.
+TLS = ssl.create_default_context()
 RESPONSES_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
@@ -85,7 +89,10 @@ class ChatDriver(Driver):
 
     def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
         return openai.OpenAI(
-            base_url=server.openai_url(scenario, session), api_key="test", max_retries=0
+            base_url=server.openai_url(scenario, session),
+            api_key="test",
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(verify=TLS),
         )
 
     def request(
@@ -142,7 +149,10 @@ class ResponsesDriver(Driver):
 
     def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
         return openai.OpenAI(
-            base_url=server.openai_url(scenario, session), api_key="test", max_retries=0
+            base_url=server.openai_url(scenario, session),
+            api_key="test",
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(verify=TLS),
         )
 
     def request(
@@ -215,7 +225,10 @@ class AnthropicDriver(Driver):
 
     def make_client(self, server: ServerProcess, scenario: str, session: str) -> Any:
         return anthropic.Anthropic(
-            base_url=f"{server.url}/s/{scenario}/{session}", api_key="test", max_retries=0
+            base_url=f"{server.url}/s/{scenario}/{session}",
+            api_key="test",
+            max_retries=0,
+            http_client=anthropic.DefaultHttpxClient(verify=TLS),
         )
 
     def request(

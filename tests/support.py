@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,8 @@ TEST_SCENARIOS = ROOT / "tests" / "scenarios"
 class ServerProcess:
     url: str
     process: subprocess.Popen[str]
-    log_file: Path
-    output: list[str] = field(default_factory=list)
+    console: Path  # what it printed
+    log_file: Path | None = None  # serve's --log
 
     @cached_property
     def http(self) -> httpx.Client:
@@ -47,6 +47,12 @@ class ServerProcess:
     def last(self, session: str) -> dict[str, Any]:
         return self.requests(session=session)[-1]
 
+    def printed(self) -> str:
+        """Stop the process and return everything it printed."""
+        self.process.terminate()
+        self.process.wait(10)
+        return self.console.read_text()
+
     def openai_url(self, scenario: str, session: str | None = None) -> str:
         return f"{self.url}/s/{scenario}/{session}/v1" if session else f"{self.url}/s/{scenario}/v1"
 
@@ -57,33 +63,32 @@ def running_server(
 ) -> Iterator[ServerProcess]:
     """Start `python -m mockllm serve --port 0` and wait for its ready file."""
     with tempfile.TemporaryDirectory() as tmp:
-        ready = Path(tmp) / "ready"
         log = Path(tmp) / "log.jsonl"
-        command = [
-            sys.executable,
-            "-m",
-            "mockllm",
-            "serve",
-            "--port",
-            "0",
-            "--ready-file",
-            str(ready),
-            "--log",
-            str(log),
-            *args,
-        ]
-        if scenarios:
-            command += ["--scenarios", *map(str, scenarios)]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        more = ["--scenarios", *map(str, scenarios)] if scenarios else []
+        with running_command("serve", "--log", str(log), *args, *more) as server:
+            server.log_file = log
+            yield server
+
+
+@contextmanager
+def running_command(command: str, *args: str, cwd: Path | None = None) -> Iterator[ServerProcess]:
+    """Start `python -m mockllm COMMAND --port 0 ...` (serve, record) and wait until it
+    listens; its console goes to a file (`console`), so a chatty one never blocks on a pipe."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ready, console = Path(tmp) / "ready", Path(tmp) / "console.txt"
+        argv = [sys.executable, "-m", "mockllm", command, "--port", "0", "--ready-file", str(ready)]
+        with console.open("w") as output:
+            process = subprocess.Popen(
+                [*argv, *args],
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                cwd=cwd,
+            )
         server = None
         try:
-            server = ServerProcess(_wait_ready(ready, process), process, log)
+            server = ServerProcess(_wait_ready(ready, process, console), process, console)
             yield server
         finally:
             if server is not None and "http" in vars(server):
@@ -94,18 +99,16 @@ def running_server(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            if process.stdout:
-                process.stdout.close()
 
 
-def _wait_ready(ready: Path, process: subprocess.Popen[str]) -> str:
+def _wait_ready(ready: Path, process: subprocess.Popen[str], console: Path) -> str:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if ready.exists():
             return ready.read_text().strip()
         if process.poll() is not None:
-            out = process.stdout.read() if process.stdout else ""
-            raise RuntimeError(f"mockllm serve exited with {process.returncode}:\n{out}")
+            out = console.read_text()
+            raise RuntimeError(f"mockllm exited with {process.returncode}:\n{out}")
         time.sleep(0.02)
     raise RuntimeError("mockllm serve did not become ready in 20 s")
 
@@ -126,7 +129,7 @@ def sample_text(match: TextMatch | None, default: str) -> str:
     return match.value
 
 
-TOOL_PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
+TOOL_PARAMETERS: dict[str, object] = {"type": "object", "properties": {"city": {"type": "string"}}}
 
 
 def assistant_message(message: Any) -> dict[str, Any]:

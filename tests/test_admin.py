@@ -7,7 +7,7 @@ import openai
 import pytest
 
 from .conftest import ChatFactory
-from .support import ServerProcess
+from .support import BUNDLED, TEST_SCENARIOS, ServerProcess
 
 YAML = {"content-type": "application/yaml"}  # admin state changes need JSON or YAML
 
@@ -15,6 +15,9 @@ YAML = {"content-type": "application/yaml"}  # admin state changes need JSON or 
 def test_health(server: ServerProcess) -> None:
     body = httpx.get(f"{server.url}/_mockllm/health").json()
     assert body["status"] == "ok" and body["scenarios"] >= 3
+    # The server loads both folders; tests add scenarios under other names only.
+    files = [*BUNDLED.glob("*.yaml"), *TEST_SCENARIOS.glob("*.yaml")]
+    assert body["scenarios"] >= len(files)
 
 
 def test_list_scenarios(server: ServerProcess) -> None:
@@ -64,7 +67,10 @@ def test_add_invalid_scenario_explains_and_changes_nothing(
     reply = chat("hello").chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}]
     )
-    assert reply.choices[0].message.content.startswith("Hello!")
+    assert (
+        reply.choices[0].message.content
+        == "Hello! I am mockllm, a deterministic fake model. How can I help?"
+    )  # the refused post replaced nothing
 
 
 def test_a_nameless_posted_scenario_is_refused(server: ServerProcess) -> None:

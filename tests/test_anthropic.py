@@ -61,7 +61,12 @@ def test_parallel_tool_use_round_trip(claude: Any) -> None:
         ("tool_use", "get_weather", {"city": "上海"}),
     ]
     assert all(u.id.startswith("toolu_01") and len(u.id) == 30 for u in uses)
+    assert [u.id for u in uses] == [  # derived from scenario, turn, position: stable
+        "toolu_01EzISem5RXCtVPqnCGOgXVI",
+        "toolu_01U0IIarHdr9Y9aFEy5Sla72",
+    ]
     assert message.id.startswith("msg_01") and message._request_id.startswith("req_011C")
+    assert message.id == "msg_01xGjCNiiKChTCHJ6rxPlXHd"
     history = [
         *ask("北京和上海?"),
         {

@@ -23,7 +23,10 @@ def _post(
 
 def _still_serving(chat: ChatFactory) -> None:
     reply = chat("hello").chat.completions.create(model="m", messages=HI)
-    assert reply.choices[0].message.content.startswith("Hello!")
+    assert (
+        reply.choices[0].message.content
+        == "Hello! I am mockllm, a deterministic fake model. How can I help?"
+    )
 
 
 def test_invalid_json(server: ServerProcess, session: str, chat: ChatFactory) -> None:
@@ -31,6 +34,13 @@ def test_invalid_json(server: ServerProcess, session: str, chat: ChatFactory) ->
     assert r.status_code == 400
     error = r.json()["error"]
     assert error["message"].startswith("We could not parse the JSON body of your request.")
+    assert r.content == (  # the rendered error body, byte for byte: OpenAI's own words
+        b'{"error":{"message":"We could not parse the JSON body of your request. (HINT: This '
+        b"likely means you aren't using your HTTP library correctly. The OpenAI API expects a "
+        b"JSON payload, but what was sent was not valid JSON. If you have trouble figuring out "
+        b'how to fix this, please contact us through our help center at help.openai.com.)",'
+        b'"type":"invalid_request_error","param":null,"code":null}}'
+    )
     assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", None, None)
     entry = server.last(session)
     assert entry["request"] == '{"model": "m", "messages": ['

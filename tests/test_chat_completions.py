@@ -7,18 +7,23 @@ import json
 import httpx
 import openai
 import pytest
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessageParam,
+    ChatCompletionToolParam,
+)
 
 from .conftest import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess, assistant_message, running_server
 
-TOOLS = [
+TOOLS: list[ChatCompletionToolParam] = [
     {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
     for n in ("get_weather", "get_time", "search")
 ]
 
 
-def ask(text: str = "hi") -> list[dict[str, object]]:
+def ask(text: str = "hi") -> list[ChatCompletionMessageParam]:
     return [{"role": "user", "content": text}]
 
 
@@ -29,13 +34,16 @@ def test_tool_call_round_trip(chat: ChatFactory) -> None:
     choice = first.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
+    assert choice.message.tool_calls is not None
     (call,) = choice.message.tool_calls
     assert call.id.startswith("call_") and len(call.id) == 29
+    assert call.id == "call_ZndMmhAeHMnCQxgQWQY9ipfP"  # derived: the same on every run
     assert (call.function.name, json.loads(call.function.arguments)) == (
         "get_weather",
         {"city": "Paris"},
     )
     assert first.id.startswith("chatcmpl-") and first.model == "gpt-4o-mini"
+    assert first.id == "chatcmpl-YD1LxMVV4mxE6FP1Lie9iciEt5MFe"
 
     messages += [
         assistant_message(choice.message),

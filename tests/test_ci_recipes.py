@@ -35,7 +35,7 @@ def start(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_start_script_waits_for_the_ready_file_and_exports_the_url(tmp_path: Path) -> None:
     (tmp_path / "s").mkdir()
     (tmp_path / "s" / "ci-good.yaml").write_text(GOOD)
-    done = start(tmp_path, "--scenarios", str(tmp_path / "s"))
+    done = start(tmp_path, "--scenarios", str(tmp_path / "s"), "--no-bundled")
     pid = int((tmp_path / "m" / "pid").read_text())
     try:
         assert done.returncode == 0, done.stderr
@@ -59,7 +59,7 @@ def test_start_script_fails_with_the_servers_message(tmp_path: Path) -> None:
 def test_github_actions_job_runs_the_recipe() -> None:
     job = yaml.safe_load((CI / "github-actions.yml").read_text())["jobs"]["test"]
     runs = [step.get("run", "") for step in job["steps"]]
-    assert "pip install mockllm-server" in runs
+    assert "pip install ./third_party/mockllm" in runs  # not on PyPI yet: a checkout
     assert "mockllm validate tests/scenarios" in runs
     assert "sh ci/mockllm-start.sh --scenarios tests/scenarios" in runs
     assert 'pytest --mockllm-url "$MOCKLLM_URL"' in runs
@@ -95,6 +95,30 @@ def test_pre_commit_hook_validates_scenario_files(tmp_path: Path) -> None:
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith("bad.yaml:3:23: turns[0].reply.finsh: unknown key 'finsh'")
+
+
+def test_the_documented_local_hook_is_the_repositorys_hook_without_a_url() -> None:
+    doc = (ROOT / "docs" / "ci.md").read_text()
+    config = next(
+        yaml.safe_load(block)
+        for block in re.findall(r"```yaml\n(.*?)```", doc, re.S)
+        if "repos:" in block
+    )
+    (repo,) = config["repos"]
+    (local,) = repo["hooks"]
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert repo["repo"] == "local" and local["language"] == "system"
+    assert (local["id"], local["entry"], local["files"]) == (
+        hook["id"],
+        hook["entry"],
+        hook["files"],
+    )
+    for text in (
+        doc,
+        (ROOT / "README.md").read_text(),
+        (ROOT / ".pre-commit-hooks.yaml").read_text(),
+    ):
+        assert "OWNER" not in text
 
 
 def test_schema_modeline_file_is_what_editors_check_against(tmp_path: Path) -> None:

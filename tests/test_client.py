@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import threading
 from pathlib import Path
+from typing import cast
 
 import anthropic
 import openai
@@ -23,6 +24,12 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 @pytest.fixture
 def mock(server: ServerProcess, session: str) -> Session:
     return Client(server.url).session(session)
+
+
+def client_of(mock: Session) -> Client:
+    """`Session.client` is typed as the `Server` protocol, which lacks what only `Client`
+    has (add_scenarios, scenarios, requests(since=)); these sessions come from a Client."""
+    return cast(Client, mock.client)
 
 
 def weather_round_trip(mock: Session, answer: bool = True) -> ToolCall:
@@ -71,7 +78,7 @@ def test_requests_are_typed_records_of_the_session(mock: Session) -> None:
     assert second.conversation[1].tool_calls == (call,)
     assert second.response and second.response.text == "It is 18 °C and sunny in Paris."
     assert second.raw["response"]["finish"] == "stop" and second.tools == ("get_weather",)
-    assert mock.client.requests(scenario="weather-single", since=first.seq)[-1] == second
+    assert client_of(mock).requests(scenario="weather-single", since=first.seq)[-1] == second
 
 
 def test_clear_and_reset_touch_only_the_session(session: str) -> None:
@@ -97,7 +104,7 @@ def test_add_scenario_from_text_mapping_file_and_folder(mock: Session, tmp_path:
     assert mock.add_scenario(text) == f"{mock.name}-text"
     assert mock.add_scenario(mapping) == f"{mock.name}-map"
     assert mock.add_scenario(file) == f"{mock.name}-file"
-    added = mock.client.add_scenarios(str(tmp_path))
+    added = client_of(mock).add_scenarios(str(tmp_path))
     assert sorted(added) == [f"{mock.name}-file", f"{mock.name}-nested"]
     for name, said in [("text", "from text"), ("map", "from a mapping"), ("nested", "nested")]:
         with openai.OpenAI(base_url=mock.url(f"{mock.name}-{name}"), api_key="t") as sdk:
@@ -117,8 +124,8 @@ def test_a_bad_scenario_is_located_in_its_file_and_nothing_is_sent(
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\nturns:\n  - reply: {txt: x}\n")
     with pytest.raises(ScenarioError, match=r"bad.yaml:3:13: turns\[0\].reply.txt: unknown key"):
-        mock.client.add_scenarios(good, bad)
-    assert f"{mock.name}-good" not in {s.name for s in mock.client.scenarios()}
+        client_of(mock).add_scenarios(good, bad)
+    assert f"{mock.name}-good" not in {s.name for s in client_of(mock).scenarios()}
     with pytest.raises(ScenarioError, match="no such file or folder"):
         mock.add_scenario("no/such/file.yaml")
 

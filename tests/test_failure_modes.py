@@ -151,33 +151,34 @@ OUTCOMES: dict[str, Row] = {
     "stream-cut": Row(
         PARIS,
         {
-            "chat, responses": "raises APIConnectionError · fails calls_answered",
-            "anthropic": 'raises RemoteProtocolError("peer closed connection") · '
-            "fails calls_answered",
+            "chat, responses": "raises APIConnectionError · clean",
+            "anthropic": 'raises RemoteProtocolError("peer closed connection") · clean',
         },
     ),
     "stream-ends-early": Row(
         PARIS,
         {
-            "chat": 'raises JSONDecodeError("Unterminated string") · fails calls_answered',
-            "responses": 'raises RuntimeError("response.completed") · fails calls_answered',
-            "anthropic": 'raises TypeError("missing 1 required") · fails calls_answered',
+            "chat": 'raises JSONDecodeError("Unterminated string") · clean',
+            "responses": 'raises RuntimeError("response.completed") · clean',
+            "anthropic": 'raises TypeError("missing 1 required") · clean',
         },
-        "No exception on Chat and Anthropic: the naive loop runs the cut call.",
+        "No exception on Chat and Anthropic: the naive loop runs the cut call. The verdict "
+        'counts no call a fault cut (its calls_answered says "cut by fault"): the loop\'s '
+        "exception is what shows the mistake.",
     ),
     "stream-error-event": Row(
         PARIS,
         {
-            "chat": 'raises APIError("The server had an error") · fails calls_answered',
-            "responses": 'raises RuntimeError("response.completed") · fails calls_answered',
-            "anthropic": 'raises APIStatusError("overloaded_error") · fails calls_answered',
+            "chat": 'raises APIError("The server had an error") · clean',
+            "responses": 'raises RuntimeError("response.completed") · clean',
+            "anthropic": 'raises APIStatusError("overloaded_error") · clean',
         },
     ),
     "stall": Row(
         PARIS,
         {
-            "chat, responses": "raises APITimeoutError · fails calls_answered",
-            "anthropic": "raises ReadTimeout · fails calls_answered",
+            "chat, responses": "raises APITimeoutError · clean",
+            "anthropic": "raises ReadTimeout · clean",
         },
         "Both loops get a client with a 0.5 s timeout.",
     ),

@@ -16,7 +16,7 @@ import pytest
 from .conftest import ChatFactory
 from .support import ServerProcess, running_server
 
-ROUTES = {
+ROUTES: dict[str, dict[str, Any]] = {
     "v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
     "v1/responses": {"model": "m", "input": "hi"},
     "v1/messages": {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},

@@ -61,6 +61,21 @@ def test_stream_entry_keeps_the_bytes_sent(
     assert entry["stream"] is True
     body = entry["response"]["body"]
     assert body.startswith("data: {") and body.endswith("data: [DONE]\n\n")
+    # Byte for byte: the id derives from scenario and turn, `created` is fixed.
+    head = (
+        'data: {"id":"chatcmpl-QfT2oIkubgVwhh5GsHnL7JmltmaeU","object":"chat.completion.chunk",'
+        '"created":1735689600,"model":"m","system_fingerprint":"fp_mockllm","choices":[{"index":0,'
+    )
+    tail = '"logprobs":null,"finish_reason":%s}]}\n\n'
+    assert body == (
+        head + '"delta":{"role":"assistant","content":"","refusal":null},' + tail % "null"
+        + head + '"delta":{"content":"Hello! I am mock"},' + tail % "null"
+        + head + '"delta":{"content":"llm, a determini"},' + tail % "null"
+        + head + '"delta":{"content":"stic fake model."},' + tail % "null"
+        + head + '"delta":{"content":" How can I help?"},' + tail % "null"
+        + head + '"delta":{},' + tail % '"stop"'
+        + "data: [DONE]\n\n"
+    )  # fmt: skip
     assert received == entry["response"]["text"]
 
 

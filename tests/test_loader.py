@@ -127,7 +127,34 @@ ERRORS = [
     (
         "yaml syntax",
         "turns:\n  - reply: {text: a\n",
-        "s.yaml:3:1: invalid YAML: did not find expected ',' or '}' (while parsing a flow mapping)",
+        "s.yaml:3:1: invalid YAML: a `{...}` mapping is not closed: a `}` (or a `,` between its "
+        "entries) is missing (the parser said: did not find expected ',' or '}' (while parsing a "
+        "flow mapping))",
+    ),
+    (
+        "a tab",
+        "turns:\n\t- reply: {text: a}\n",
+        "s.yaml:2:1: invalid YAML: a tab character: YAML indents with spaces only (the parser "
+        "said: found character that cannot start any token (while scanning for the next token))",
+    ),
+    (
+        "a list item out of line",
+        "turns:\n  - reply: {text: a}\n    expect: {user: a}\n   - reply: {text: b}\n",
+        "s.yaml:4:4: invalid YAML: this line is not lined up with the lines above it: the keys of "
+        "one mapping, and the `-` of one list, start in the same column (the parser said: did not "
+        "find expected '-' indicator (while parsing a block collection))",
+    ),
+    (
+        "a key under-indented: indent it under reply",
+        "turns:\n  - reply:\n    text: hi\n",
+        "s.yaml:3:5: turns[0].text: unknown key 'text' (allowed here: expect, reply, fault, "
+        "repeat); `text` belongs inside `reply`: indent it under `reply:`",
+    ),
+    (
+        "a key over-indented: one level up",
+        "turns:\n  - reply:\n      text: hi\n      expect: {user: hi}\n",
+        "s.yaml:4:7: turns[0].reply.expect: unknown key 'expect' (allowed here: text, reasoning, "
+        "tool_calls, finish, usage); `expect` belongs one level up, beside `reply:`: indent it less",
     ),
     ("empty", "", "s.yaml: empty file: a scenario needs at least 'turns'"),
     (

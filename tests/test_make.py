@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,3 +38,4 @@ def test_make_serve_runs_the_readme_round_trip(tmp_path: Path) -> None:
         os.killpg(process.pid, signal.SIGTERM)
         out, _ = process.communicate(timeout=10)
     assert f'OpenAI(base_url="{url}/s/SCENARIO/v1"' in out
+    assert re.search(r"^#1 POST /s/\S+  session=\S+ scenario=\S+ turn=0  200 ", out, re.M), out

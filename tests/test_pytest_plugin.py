@@ -174,7 +174,7 @@ def test_ini_option_flag_and_marker_add_scenarios(pytester: pytest.Pytester) -> 
         [
             "*ERROR at setup of test_a_broken_marker_scenario_is_located*",
             "mockllm: a scenario of @pytest.mark.mockllm is wrong:",
-            "*/data/broken.yaml:1:18: turns[[]0[]].reply.txt: unknown key 'txt'*",
+            "data/broken.yaml:1:18: turns[[]0[]].reply.txt: unknown key 'txt'*",
         ]
     )
 

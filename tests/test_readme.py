@@ -80,3 +80,11 @@ def test_doc_test_files_pass_under_pytest(pytester: pytest.Pytester, doc: str) -
     # Every test passes, a parametrized one once per case: at least one pass per function.
     assert not {"failed", "errors", "skipped"} & outcomes.keys(), result.stdout.str()
     assert outcomes.get("passed", 0) >= tests, result.stdout.str()
+
+
+def test_readme_table_names_the_tools_each_bundled_scenario_expects() -> None:
+    from mockllm.loading.loader import BUNDLED, load_paths
+
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", (ROOT / "README.md").read_text(), re.M)
+    shown = {name: re.findall(r"`([^`]+)`", tools) for name, tools in rows}
+    assert shown == {s.name: list(s.tools()) for s in load_paths([BUNDLED])}

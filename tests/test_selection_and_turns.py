@@ -129,10 +129,13 @@ def test_past_the_last_turn_is_scenario_exhausted(
     ]
     with pytest.raises(openai.BadRequestError) as caught:
         chat("hello").chat.completions.create(model="m", messages=history)
-    assert caught.value.body["message"] == "scenario 'hello' has no turn 1 (it has 1)"
+    exhausted = (
+        "scenario 'hello' has no turn 1: the request's history holds 1 assistant reply, so it "
+        "asks for turn 1, and the scenario has only turn 0. Add a turn to the scenario, or set "
+        "`repeat: true` on its last turn to answer every later request with it"
+    )
+    assert caught.value.body["message"] == exhausted
     assert caught.value.code == "scenario_exhausted"
     entry = server.last(session)
     assert entry["turn"] == 1
-    assert entry["violations"] == [
-        {"rule": "scenario_exhausted", "message": "scenario 'hello' has no turn 1 (it has 1)"}
-    ]
+    assert entry["violations"] == [{"rule": "scenario_exhausted", "message": exhausted}]

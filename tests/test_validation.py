@@ -37,7 +37,7 @@ def first_reply(
     server: ServerProcess, api: str, scenario: str, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Turn 0 of `scenario`, raw: the ids a bad history will then misuse."""
-    body: dict[str, Any] = {
+    bodies: dict[str, dict[str, Any]] = {
         "chat": {"model": "gpt-4o-mini", "messages": [USER], "tools": CHAT_TOOLS},
         "responses": {"model": "gpt-4.1", "input": [USER], "tools": RESP_TOOLS},
         "anthropic": {
@@ -46,7 +46,8 @@ def first_reply(
             "messages": [USER],
             "tools": CLAUDE_TOOLS,
         },
-    }[api] | (extra or {})
+    }
+    body = bodies[api] | (extra or {})
     r = httpx.post(f"{server.url}/s/{scenario}/setup{PATHS[api]}", json=body)
     assert r.status_code == 200, r.text
     result: dict[str, Any] = r.json()
@@ -556,10 +557,13 @@ def test_rule_strict_rejects_like_the_provider(
     server: ServerProcess, session: str, case: Case
 ) -> None:
     body = case.build(first_reply(server, case.api, case.scenario, case.setup))
-    error_class = anthropic.BadRequestError if case.api == "anthropic" else openai.BadRequestError
+    error_class: type[anthropic.BadRequestError | openai.BadRequestError] = (
+        anthropic.BadRequestError if case.api == "anthropic" else openai.BadRequestError
+    )
     with pytest.raises(error_class) as caught:
         send(server, case, session, body)
     error = caught.value
+    assert isinstance(error, (anthropic.BadRequestError, openai.BadRequestError))
     assert error.status_code == 400
     if case.api == "anthropic":
         assert (

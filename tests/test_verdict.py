@@ -4,15 +4,16 @@ shown failing for a harness that mishandles the protocol and passing for one tha
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx
 import openai
+import pytest
 
+from mockllm.cli import main
 from mockllm.log.verdict import verdict
 
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
@@ -126,7 +127,10 @@ def test_anthropic_is_error_flag_decides(server: ServerProcess, session: str) ->
     assert "errors_fed_back" in failing(verdict_of(server, session + "-unflagged"))
 
 
-def test_report_passes_a_clean_log_and_fails_a_dirty_one(tmp_path: Path) -> None:
+def test_report_passes_a_clean_log_and_fails_a_dirty_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real server's --log file, judged by `mockllm report` (cli.main: a process adds nothing)."""
     with running_server() as s:
         round_trip(s, "clean")
         round_trip(s, "dirty", answer=False)
@@ -138,37 +142,29 @@ def test_report_passes_a_clean_log_and_fails_a_dirty_one(tmp_path: Path) -> None
     both = tmp_path / "both.jsonl"
     both.write_text(log)
 
-    ok = subprocess.run(
-        [sys.executable, "-m", "mockllm", "report", str(only_clean)], capture_output=True, text=True
-    )
-    assert ok.returncode == 0 and ok.stdout == "ok   clean (2 requests)\n"
-    bad = subprocess.run(
-        [sys.executable, "-m", "mockllm", "report", str(both)], capture_output=True, text=True
-    )
-    assert bad.returncode == 1
-    lines = bad.stdout.splitlines()
+    assert main(["report", str(only_clean)]) == 0
+    assert capsys.readouterr().out == "ok   clean (2 requests)\n1 session: all ok\n"
+    assert main(["report", str(both)]) == 1
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "ok   clean (2 requests)"
-    assert lines[1] == "FAIL dirty (1 requests)"
-    assert lines[2].startswith("     calls_answered: call_") and lines[2].endswith(
+    assert lines[1] == "FAIL dirty (1 request)"
+    assert lines[2].startswith("     ! calls_answered: call_") and lines[2].endswith(
         "was never answered"
     )
-
-
-def test_report_names_a_broken_log_line(tmp_path: Path) -> None:
-    log = tmp_path / "broken.jsonl"
-    log.write_text('{"seq": 1, "session": "a"}\nnot json\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "mockllm", "report", str(log)], capture_output=True, text=True
+    # The call id derives from scenario, turn and position; seq 3 follows clean's two requests.
+    assert lines[2] == (
+        "     ! calls_answered: call_ZndMmhAeHMnCQxgQWQY9ipfP (get_weather, turn 0, request #3) "
+        "was never answered"
     )
-    assert result.returncode == 2 and result.stderr.startswith(f"{log}:2: not a JSON log entry")
+    assert lines[3:] == ["1 of 2 sessions failed"]
 
 
 # --- the checks on their own (in-process, on hand-made entries) ------------------------------
 
 
 def entry(
-    seq: int, calls: list[str] = (), history: list[dict[str, Any]] = (), **extra: Any
-) -> dict[str, Any]:  # type: ignore[assignment]
+    seq: int, calls: Sequence[str] = (), history: Sequence[dict[str, Any]] = (), **extra: Any
+) -> dict[str, Any]:
     response = {
         "status": 200,
         "tool_calls": [{"id": c, "name": "f", "arguments": "{}"} for c in calls],

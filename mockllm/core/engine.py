@@ -16,10 +16,7 @@ from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
-from mockllm.core.validation import Violation
-from mockllm.errors import Finding, RequestError
-
-from .scenario import (
+from mockllm.core.scenario import (
     Chaos,
     Delay,
     Fault,
@@ -31,6 +28,8 @@ from .scenario import (
     Truncate,
     ValidationMode,
 )
+from mockllm.core.validation import RULE_HEADER, Violation
+from mockllm.errors import Finding, RequestError, did_you_mean
 
 _NONE: list[Finding] = []  # shared, never mutated: answers and log entries hold many of them
 
@@ -117,7 +116,8 @@ class Engine:
         if scenario is None:
             known = ", ".join(sorted(self.scenarios)) or "none"
             if name:
-                message = f"mockllm: no scenario named {name!r}; scenarios: {known}"
+                message = f"mockllm: no scenario named {name!r}{did_you_mean(name, self.scenarios)}"
+                message += f"; scenarios: {known}"
             else:
                 message = (
                     "mockllm: no scenario chosen: use the path /s/NAME/..., the header "
@@ -182,10 +182,7 @@ class Engine:
                 answer.error = answer.error or _refusal(divergence, "history_diverged")
         turn = scenario.turn(index)
         if turn is None:
-            message = (
-                f"scenario {scenario.name!r} has no turn {index} (it has {len(scenario.turns)})"
-            )
-            exhausted = Finding("scenario_exhausted", message)
+            exhausted = Finding("scenario_exhausted", exhausted_message(scenario, index))
             answer.violations = [*answer.violations, exhausted]
             answer.error = answer.error or _refusal(exhausted, "scenario_exhausted")
             return answer
@@ -229,6 +226,19 @@ class Engine:
         return None, ""
 
 
+def exhausted_message(scenario: Scenario, index: int) -> str:
+    """Why a request found no turn, and the two ways out: counts that read as no contradiction."""
+    count = len(scenario.turns)
+    turns = "turn 0" if count == 1 else f"turns 0-{count - 1}"
+    replies = "assistant reply" if index == 1 else "assistant replies"
+    return (
+        f"scenario {scenario.name!r} has no turn {index}: the request's history holds {index} "
+        f"{replies}, so it asks for turn {index}, and the scenario has only {turns}. "
+        f"Add a turn to the scenario, or set `repeat: true` on its last turn to answer every "
+        "later request with it"
+    )
+
+
 def chaos_draw(seed: int, session: str, scenario: str, turn: int, attempt: int) -> float:
     """A uniform number in [0, 1) that depends on nothing else: a failing run replays exactly."""
     key = f"{seed}\x1f{session}\x1f{scenario}\x1f{turn}\x1f{attempt}".encode()
@@ -252,7 +262,7 @@ class _ServedReplies:
 
 
 def _refusal(finding: Finding, kind: str) -> RequestError:
-    return RequestError(400, finding.message, kind=kind, code=kind)
+    return RequestError(400, finding.message, kind=kind, code=kind, headers=((RULE_HEADER, kind),))
 
 
 def _resolve(

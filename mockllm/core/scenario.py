@@ -225,6 +225,12 @@ class Scenario:
         last = self.turns[-1]
         return last if last.repeat else None
 
+    def tools(self) -> tuple[str, ...]:
+        """The tool names a request must offer: what the turns expect, else what they call."""
+        expected = [n for t in self.turns if t.expect and t.expect.tools for n in t.expect.tools]
+        called = [c.name for t in self.turns for c in t.reply.tool_calls]
+        return tuple(dict.fromkeys(expected or called))
+
     def summary(self) -> dict[str, Any]:
         return {
             "name": self.name,

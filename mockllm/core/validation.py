@@ -22,6 +22,10 @@ from mockllm.errors import Finding, RequestError
 Raised = tuple[str, str | None, str | None]
 
 
+# On every 400 a mockllm rule refused: the body stays exactly the provider's.
+RULE_HEADER = "x-mockllm-rule"
+
+
 @dataclass(frozen=True, slots=True)
 class RuleContext:
     """What rules may consult besides the raw body: the parsed conversation (with any
@@ -51,8 +55,14 @@ class Violation:
         return Finding(self.rule, self.message)
 
     def error(self) -> RequestError:
+        # The body is the provider's, word for word; the header says whose rule it was.
         return RequestError(
-            self.status, self.message, kind=self.rule, param=self.param, code=self.code
+            self.status,
+            self.message,
+            kind=self.rule,
+            param=self.param,
+            code=self.code,
+            headers=((RULE_HEADER, self.rule),),
         )
 
 

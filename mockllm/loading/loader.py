@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -52,6 +53,19 @@ def load_paths(paths: Iterable[str | Path]) -> list[Scenario]:
     if problems:
         raise ScenarioError(problems)
     return scenarios
+
+
+def with_bundled(paths: Iterable[str | Path]) -> list[Scenario]:
+    """The bundled library plus these files; a scenario of yours replaces a bundled one of
+    the same name (how `mockllm serve --scenarios` and the pytest plugin both load)."""
+    own = load_paths(paths)
+    names = {s.name for s in own}
+    return [s for s in load_paths([BUNDLED]) if s.name not in names] + own
+
+
+def scenario_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The scenario files these paths name (folders searched recursively)."""
+    return _scenario_files(paths, [])
 
 
 def _load_file(file: Path) -> Scenario:
@@ -109,7 +123,9 @@ def load_mapping(
     """One scenario from a mapping, checked exactly like a file."""
     locator = _Locator(source, marks or {}, keys or {})
     data = _status_keys_as_text(data)
-    problems = [_schema_problem(e, locator) for e in _validator().iter_errors(data)]
+    problems = _consequences_dropped(
+        [_schema_problem(e, locator) for e in _validator().iter_errors(data)]
+    )
     if not problems and "name" not in data and default_name is None:
         problems.append(locator.at(()).with_message("missing required key 'name'"))
     if problems:
@@ -197,12 +213,67 @@ def _schema_problem(error: Any, locator: _Locator) -> Problem:
         if extra:
             key = extra[0]
             hint = difflib.get_close_matches(str(key), allowed, n=1)
-            tip = f"; did you mean {hint[0]!r}?" if hint else ""
+            tip = _indent_hint(str(key), path, error.instance) or (
+                f"; did you mean {hint[0]!r}?" if hint else ""
+            )
             where = locator.at((*path, key), key=True)
             return where.with_message(
                 f"unknown key {key!r} (allowed here: {', '.join(allowed)}){tip}"
             )
     return locator.at(path).with_message(_explain(error))
+
+
+def _consequences_dropped(problems: list[Problem]) -> list[Problem]:
+    """Under-indented keys leave their parent empty: one mistake, said once."""
+    emptied = set()
+    for p in problems:
+        found = re.search(r"indent it under `(\w+):`", p.message)
+        if found:
+            parent = p.path.rpartition(".")[0] if "." in p.path else ""
+            emptied.add(f"{parent}.{found[1]}" if parent else found[1])
+    return [p for p in problems if not (p.path in emptied and "got nothing" in p.message)]
+
+
+def _indent_hint(key: str, path: YamlPath, instance: Any) -> str | None:
+    """A key that is valid one level down or up is an indentation mistake, not a typo."""
+    here = _schema_at(path)
+    for child in _properties(here):
+        if key in _properties(_schema_at((*path, child))):
+            return f"; `{key}` belongs inside `{child}`: indent it under `{child}:`"
+    if path:
+        parent = path[:-2] if isinstance(path[-1], int) and len(path) > 1 else path[:-1]
+        if key in _properties(_schema_at(parent)):
+            name = next((p for p in reversed(path) if isinstance(p, str)), "")
+            return f"; `{key}` belongs one level up, beside `{name}:`: indent it less"
+    return None
+
+
+def _schema_at(path: YamlPath) -> dict[str, Any]:
+    """The schema of the value at `path` (properties of every branch merged), or {}."""
+    node: dict[str, Any] = schema()
+    for part in path:
+        node = _resolve(node)
+        if isinstance(part, int):
+            node = _resolve(node.get("items", {}))
+        else:
+            node = _properties(node).get(part, {})
+    return _resolve(node)
+
+
+def _properties(node: dict[str, Any]) -> dict[str, Any]:
+    node = _resolve(node)
+    found = dict(node.get("properties", {}))
+    for branch in (*node.get("oneOf", ()), *node.get("anyOf", ())):
+        found.update(_properties(branch))
+    return found
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        resolved: dict[str, Any] = schema()["$defs"][ref.removeprefix("#/$defs/")]
+        return resolved
+    return node
 
 
 def _inner_error(error: Any) -> Any:

@@ -37,7 +37,7 @@ def parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
     try:
         return _parse(text, source)
     except yaml.YAMLError as e:
-        raise ScenarioError([_yaml_problem(e, source)]) from None
+        raise ScenarioError([_yaml_problem(e, source, text)]) from None
 
 
 def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
@@ -128,11 +128,56 @@ def _alias_problem(text: str, source: str) -> Problem:
     return Problem(source, "", f"aliases expand this document past {ALIAS_BUDGET} nodes")
 
 
-def _yaml_problem(e: yaml.YAMLError, source: str) -> Problem:
+def _yaml_problem(e: yaml.YAMLError, source: str, text: str) -> Problem:
     mark = getattr(e, "problem_mark", None)
     what = getattr(e, "problem", None) or str(e)
     context = getattr(e, "context", None)
-    message = f"invalid YAML: {what}" + (f" ({context})" if context else "")
+    char = text[mark.index] if mark is not None and mark.index < len(text) else ""
+    plain = plain_words(what, context, char)
+    said = what + (f" ({context})" if context else "")
+    message = (
+        f"invalid YAML: {plain} (the parser said: {said})" if plain else f"invalid YAML: {said}"
+    )
     if mark is None:
         return Problem(source, "", message)
     return Problem(source, "", message, mark.line + 1, mark.column + 1)
+
+
+# PyYAML's parser messages (pure-Python and libyaml wordings) in plain words: what to fix.
+_PLAIN = (
+    (
+        r"expected ',' or '\}'|did not find expected ',' or '\}'",
+        "a `{...}` mapping is not closed: a `}` (or a `,` between its entries) is missing",
+    ),
+    (
+        r"expected ',' or '\]'|did not find expected ',' or '\]'",
+        "a `[...]` list is not closed: a `]` (or a `,` between its items) is missing",
+    ),
+    (
+        r"mapping values are not allowed",
+        "a `key:` where a value was expected: put each key on its own line, indent it "
+        "consistently, or quote a text that contains ': '",
+    ),
+    (
+        r"could not find expected ':'",
+        "a line that is neither `key: value` nor a list item `- …`: a ':' is missing, or a "
+        "text runs over several lines without quotes",
+    ),
+    (
+        r"expected <block end>|did not find expected key|did not find expected '-' indicator",
+        "this line is not lined up with the lines above it: the keys of one mapping, and the "
+        "`-` of one list, start in the same column",
+    ),
+    (r"quoted scalar", "a quoted text is not closed: its closing quote is missing"),
+    (r"undefined alias", "`*name` refers to an anchor `&name` that is not defined above it"),
+)
+
+
+def plain_words(problem: str, context: str | None, char: str) -> str | None:
+    """PyYAML's `problem` (and `context`) in plain words, or None when there is no better."""
+    if "cannot start any token" in problem:
+        if char == "\t":
+            return "a tab character: YAML indents with spaces only"
+        return f"{char!r} cannot start a value here: quote the text"
+    said = f"{problem} {context or ''}"
+    return next((plain for pattern, plain in _PLAIN if re.search(pattern, said)), None)

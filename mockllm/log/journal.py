@@ -47,6 +47,7 @@ class LiveEntry:
         "fault",
         "headers",
         "kept",
+        "method",
         "notes",
         "path",
         "reparse",
@@ -65,9 +66,12 @@ class LiveEntry:
         "violations",
     )
 
-    def __init__(self, seq: int, path: str, headers: list[tuple[bytes, bytes]]) -> None:
+    def __init__(
+        self, seq: int, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> None:
         """`headers` as the server received them (name, value) pairs."""
         self.seq = seq
+        self.method = method
         self.time = time.time()
         self.started = time.perf_counter()
         self.path = path
@@ -122,6 +126,7 @@ class LiveEntry:
             "session": self.session,
             "scenario": self.scenario,
             "api": self.api,
+            "method": self.method,
             "path": self.path,
             "stream": self.stream,
             "turn": self.turn,
@@ -140,7 +145,8 @@ class LiveEntry:
         }
 
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
-        reply = self.resolved.reply if self.resolved else None
+        # What the scenario would have said is not what an error answer (a fault's 429) said.
+        reply = self.resolved.reply if self.resolved and self.status == 200 else None
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
@@ -158,7 +164,7 @@ class LiveEntry:
     def _calls_json(self, conv: Conversation | None) -> list[dict[str, Any]]:
         """The served calls, each with what a careful harness must refuse about it."""
         resolved, call_id = self.resolved, self.call_id
-        if resolved is None or call_id is None:
+        if resolved is None or call_id is None or self.status != 200:
             return []
         from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
@@ -214,16 +220,25 @@ def open_log(path: str) -> IO[str]:
 
 
 class Journal:
-    def __init__(self, limit: int, path: str | None, body_cap: int) -> None:
+    def __init__(
+        self,
+        limit: int,
+        path: str | None,
+        body_cap: int,
+        console: Callable[[LiveEntry], None] | None = None,
+    ) -> None:
         """The defaults live in `mockllm.options.ServerOptions`."""
+        self.console = console  # told of each entry as it closes (the server console)
         self._entries: deque[LiveEntry] = deque(maxlen=limit)
         self._next_seq = 1
         self.body_cap = body_cap
         self._file: IO[str] | None = open_log(path) if path else None
 
-    def open(self, path: str, headers: list[tuple[bytes, bytes]]) -> LiveEntry:
+    def open(
+        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> LiveEntry:
         """Start the entry for an arriving request; it is visible (as pending) at once."""
-        entry = LiveEntry(self._next_seq, path, headers)
+        entry = LiveEntry(self._next_seq, path, headers, method)
         self._next_seq += 1
         self._entries.append(entry)
         return entry
@@ -247,6 +262,8 @@ class Journal:
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()
+        if self.console is not None:
+            self.console(entry)
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
 

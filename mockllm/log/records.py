@@ -25,7 +25,7 @@ class LogResponse:
     finish: str | None = None
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()  # with the ids as sent on this wire
-    fault: str | None = None
+    fault: Mapping[str, str] | None = field(default=None, compare=False)  # {kind, detail, why}
     error: Mapping[str, str] | None = field(default=None, compare=False)  # {kind, message}
     notes: tuple[str, ...] = ()
     bytes_sent: int = 0
@@ -73,6 +73,7 @@ class LogEntry:
     headers: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     request: Any = field(default=None, compare=False, repr=False)  # the body as received
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    method: str = "POST"
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -104,6 +105,7 @@ class LogEntry:
             headers=data.get("headers") or {},
             request=data.get("request"),
             raw=data,
+            method=str(data.get("method", "POST")),
         )
 
 

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 
 from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.records import LogEntry, LogResponse
+from mockllm.log.verdict import CUTTING_FAULTS
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
+_FULL_WIDTH = 4000
+SHORT_REQUESTS = 12  # a short transcript shows the last ones: where a failure usually is
 
 
-def transcript(entries: Sequence[LogEntry], session: str | None = None) -> str:
+def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bool = True) -> str:
+    """Every request (`full`), or the last few with shorter texts."""
     name = session or next((e.session for e in entries if e.session), None) or "?"
     if not entries:
         return (
@@ -23,8 +27,14 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None) -> str:
             "(is the client's base URL the fixture's url(...)?)"
         )
     lines = [f"mockllm session {name!r}, {plural(len(entries), 'model request')}:"]
-    for number, entry in enumerate(entries, 1):
-        lines += _entry(number, entry)
+    shown = list(enumerate(entries, 1))
+    if not full and len(shown) > SHORT_REQUESTS:
+        left_out = len(shown) - SHORT_REQUESTS
+        lines.append(f"  ... {plural(left_out, 'earlier request')} left out")
+        shown = shown[left_out:]
+    width = _FULL_WIDTH if full else _WIDTH
+    for number, entry in shown:
+        lines += _entry(number, entry, width)
     return "\n".join(lines)
 
 
@@ -41,17 +51,23 @@ def call_text(call: ToolCall) -> str:
     return f"{call.name}({short(call.arguments, 80)}) id={call.id}"
 
 
-def _entry(number: int, entry: LogEntry) -> list[str]:
-    turn = "?" if entry.turn is None else entry.turn
-    offered = ", ".join(entry.tools) or "none"
-    head = (
-        f"  request {number} (log seq {entry.seq}) · turn {turn} · {entry.api} · "
-        f"scenario {entry.scenario} · tools offered: {offered}"
-    )
-    lines = [head, *(f"       {line}" for m in _new_messages(entry) for line in _message(m))]
-    lines += [f"     ! {f.rule}: {short(f.message)}" for f in entry.expectation_failures]
-    lines += [f"     ! {f.rule}: {short(f.message)}" for f in entry.violations]
-    return lines + _response(entry.response, entry.server_error is not None)
+def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
+    if entry.api is None:  # no model route matched: the path is what went wrong
+        lines = [f"  request {number} (log seq {entry.seq}) · {entry.method} {entry.path}"]
+    else:
+        turn = "?" if entry.turn is None else entry.turn
+        attempt = f" (attempt {entry.attempt})" if entry.attempt and entry.attempt > 1 else ""
+        offered = ", ".join(entry.tools) or "none"
+        head = (
+            f"  request {number} (log seq {entry.seq}) · turn {turn}{attempt} · {entry.api} · "
+            f"scenario {entry.scenario} · tools offered: {offered}"
+        )
+        news = _new_messages(entry)
+        lines = [head, *(f"       {line}" for m in news for line in _message(m, width))]
+    found = [*entry.expectation_failures, *entry.violations]
+    lines += [f"     ! {f.rule}: {short(f.message, width)}" for f in found]
+    said = frozenset(f.message for f in found)
+    return lines + _response(entry.response, entry.server_error is not None, width, said)
 
 
 def _new_messages(entry: LogEntry) -> Sequence[Message]:
@@ -59,20 +75,41 @@ def _new_messages(entry: LogEntry) -> Sequence[Message]:
     return entry.conversation[last + 1 :]
 
 
-def _message(message: Message) -> list[str]:
+def _message(message: Message, width: int = _WIDTH) -> list[str]:
     if message.tool_results:
-        lines = [f"tool result for {r.call_id}: {short(r.content)}" for r in message.tool_results]
-        return lines + ([f"{message.role}: {short(message.text)}"] if message.text else [])
-    return [f"{message.role}: {short(message.text)}"]
+        lines = [
+            f"tool result for {r.call_id}{' (is_error)' if r.is_error else ''}: "
+            f"{short(r.content, width)}"
+            for r in message.tool_results
+        ]
+        return lines + ([f"{message.role}: {short(message.text, width)}"] if message.text else [])
+    return [f"{message.role}: {short(message.text, width)}"]
 
 
-def _response(response: LogResponse | None, crashed: bool) -> list[str]:
+def _response(
+    response: LogResponse | None,
+    crashed: bool,
+    width: int = _WIDTH,
+    said: frozenset[str] = frozenset(),
+) -> list[str]:
     if response is None:
         return ["     ← (no response yet)"]
+    fault = response.fault
+    cut = fault is not None and fault.get("kind") in CUTTING_FAULTS and response.status == 200
+    faulted = [f"     ~ fault {fault.get('kind')}: {fault.get('detail')}"] if fault else []
+    notes = [f"     note: {short(n, width)}" for n in response.notes]
     if response.error is not None:
         where = " (traceback in the entry's server_error)" if crashed else ""
-        error = f"{response.error.get('kind')}: {short(response.error.get('message', ''))}"
-        return [f"     ← error {response.status} {error}{where}"]
-    said = f": {short(response.text)}" if response.text else ""
-    lines = [f"     ← assistant ({response.status}, {response.finish}){said}"]
-    return lines + [f"       calls {call_text(c)}" for c in response.tool_calls]
+        message = response.error.get("message", "")
+        if response.notes:  # they say what to do; the rest of the message only lists routes
+            message = message.split(";")[0]
+        repeated = any(m and m in message for m in said)  # the "!" line above already says it
+        error = f"{response.error.get('kind')}" + (
+            " (the ! above)" if repeated else f": {short(message, width)}"
+        )
+        return [f"     ← error {response.status} {error}{where}", *faulted, *notes]
+    text = f": {short(response.text, width)}" if response.text else ""
+    lines = [f"     ← assistant ({response.status}, {response.finish}){text}", *faulted]
+    cut_note = " — cut by fault: the client never had it whole" if cut else ""
+    calls = [f"       calls {call_text(c)}{cut_note}" for c in response.tool_calls]
+    return lines + calls + notes

@@ -23,8 +23,9 @@ def verdict(
     session: str, entries: list[EntryJson], max_calls: int = DEFAULT_MAX_CALLS
 ) -> dict[str, Any]:
     entries = sorted(entries, key=lambda e: int(e["seq"]))
+    cut = [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
     checks = [
-        _check("calls_answered", _unanswered(entries)),
+        _check("calls_answered", _unanswered(entries), cut),
         _check("answered_once", _answered_twice(entries)),
         _check("results_known", _unknown_results(entries)),
         _check("parallel_complete", _partial_parallel(entries)),
@@ -40,18 +41,41 @@ def verdict(
     }
 
 
-def _check(name: str, problems: Iterable[str]) -> dict[str, Any]:
+def _check(name: str, problems: Iterable[str], notes: Iterable[str] = ()) -> dict[str, Any]:
+    """A failed check says what failed; a passed one may still say what it left out."""
     found = list(problems)
-    return {"name": name, "ok": not found, "message": "; ".join(found)}
+    return {"name": name, "ok": not found, "message": "; ".join(found or notes)}
 
 
-def _served(entries: list[EntryJson]) -> Iterator[tuple[EntryJson, dict[str, Any]]]:
-    """(entry, call) for every tool call the server actually sent."""
+# Faults that end a 200 response before its body is whole: the client never had its calls.
+CUTTING_FAULTS = frozenset({"truncate", "stream_error", "stall"})
+
+
+def _cut_by(entry: EntryJson) -> str | None:
+    fault = (entry.get("response") or {}).get("fault") or {}
+    kind = fault.get("kind") if isinstance(fault, dict) else None
+    return kind if kind in CUTTING_FAULTS else None
+
+
+def _sent(entries: list[EntryJson]) -> Iterator[tuple[EntryJson, dict[str, Any]]]:
     for e in entries:
         response = e.get("response") or {}
         if response.get("status") == 200:
             for call in response.get("tool_calls") or ():
                 yield e, call
+
+
+def _served(entries: list[EntryJson]) -> Iterator[tuple[EntryJson, dict[str, Any]]]:
+    """(entry, call) for every tool call the server sent whole: the harness had it."""
+    return ((e, c) for e, c in _sent(entries) if _cut_by(e) is None)
+
+
+def _cut(entries: list[EntryJson]) -> Iterator[tuple[EntryJson, dict[str, Any]]]:
+    """Calls a fault cut off, unless the harness answered them anyway."""
+    for e, call in _sent(entries):
+        later = {r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x)}
+        if _cut_by(e) is not None and call["id"] not in later:
+            yield e, call
 
 
 def _results(entry: EntryJson) -> Iterator[dict[str, Any]]:

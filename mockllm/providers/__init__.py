@@ -5,23 +5,31 @@ from __future__ import annotations
 from mockllm.core.validation import RuleSet
 from mockllm.providers import anthropic_rules, openai_chat_rules, openai_responses_rules
 from mockllm.providers.anthropic import Messages
-from mockllm.providers.base import Adapter, Parsed
+from mockllm.providers.anthropic_answers import MessagesAnswers
+from mockllm.providers.base import Adapter, Answers, Parsed
 from mockllm.providers.openai_chat import ChatCompletions
+from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
+from mockllm.providers.openai_responses_answers import ResponsesAnswers
 
 ADAPTERS: dict[str, type[Adapter]] = {}
 
 
-def register(adapter: type[Adapter], rules: RuleSet | None = None) -> type[Adapter]:
-    """Make a wire format (and its history rules) available to every server started afterwards."""
+def register(
+    adapter: type[Adapter], rules: RuleSet | None = None, answers: type[Answers] | None = None
+) -> type[Adapter]:
+    """Make a wire format (its history rules, and the reader of its answers that
+    `mockllm record` uses) available to every server started afterwards."""
     if rules is not None:
         adapter.rules = rules
+    if answers is not None:
+        adapter.answers = answers
     ADAPTERS[adapter.api] = adapter
     return adapter
 
 
-register(ChatCompletions, openai_chat_rules.RULES)
-register(Responses, openai_responses_rules.RULES)
-register(Messages, anthropic_rules.RULES)
+register(ChatCompletions, openai_chat_rules.RULES, ChatAnswers)
+register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
+register(Messages, anthropic_rules.RULES, MessagesAnswers)
 
-__all__ = ["ADAPTERS", "Adapter", "Parsed", "register"]
+__all__ = ["ADAPTERS", "Adapter", "Answers", "Parsed", "register"]

@@ -18,6 +18,7 @@ from mockllm.core.conversation import Conversation
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
+from mockllm.core.heard import Heard, HeardError
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import RuleContext, RuleSet, Violation
@@ -29,6 +30,33 @@ from mockllm.providers.shapes import Path, Shape, mismatch
 class Parsed:
     conversation: Conversation
     options: Mapping[str, Any] = field(default_factory=dict)  # adapter-specific render options
+
+
+class Answers(ABC):
+    """Reads one upstream answer on this wire back into neutral terms, for `mockllm record`:
+    a whole JSON body, or a stream fed frame by frame. One instance per answer."""
+
+    def __init__(self) -> None:
+        self.heard = Heard()
+
+    @abstractmethod
+    def body(self, data: Any) -> None:
+        """A complete non-streamed answer (its parsed JSON body)."""
+
+    def event(self, name: str | None, data: str) -> None:
+        """One SSE frame of a streamed answer: its event name (if any) and its data text. By
+        default its JSON object goes to `on`, typed by its own `type`, else the event name."""
+        payload = json.loads(data)
+        if isinstance(payload, dict):
+            kind = payload.get("type")
+            self.on(kind if isinstance(kind, str) else name, payload)
+
+    def on(self, kind: str | None, payload: dict[str, Any]) -> None:  # noqa: B027 (optional)
+        """One event's JSON object, for wires whose every frame is one."""
+
+    @abstractmethod
+    def error(self, data: Any) -> HeardError:
+        """The provider's words in an error body (parsed JSON of any shape, or None)."""
 
 
 class Adapter(ABC):
@@ -44,6 +72,8 @@ class Adapter(ABC):
     shape: ClassVar[Shape] = dict  # the types of the fields it reads (shapes.py)
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
+    # set by `register`: reads this wire's answers back for `mockllm record` (None: not recorded)
+    answers: ClassVar[type[Answers] | None] = None
 
     @abstractmethod
     def parse(self, body: Any) -> Parsed:
@@ -154,6 +184,10 @@ class Adapter(ABC):
             404, f"mockllm: nothing at {self.get_prefix or ''}{rest}", kind="not_found"
         )
         return 404, self.error_body(error, "")
+
+    def recorded(self, parsed: Parsed, heard: Heard) -> None:  # noqa: B027 (most keep no state)
+        """Called by `mockllm record` once an upstream answered `parsed` in full: for adapters
+        whose later requests refer back to an answer (Responses' previous_response_id)."""
 
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""

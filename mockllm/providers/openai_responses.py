@@ -14,6 +14,7 @@ from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, Too
 from mockllm.core.encoding import digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
+from mockllm.core.heard import Heard
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
@@ -61,7 +62,8 @@ STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 @dataclass(frozen=True, slots=True)
 class Stored:
     messages: tuple[Message, ...]  # the conversation, its own reply included
-    resolved: Resolved  # to render the response object again for GET /v1/responses/{id}
+    resolved: Resolved | None  # to render the response again for GET /v1/responses/{id}
+    # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
     parsed: Parsed
 
 
@@ -163,9 +165,22 @@ class Responses(Adapter):
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
         messages = (*parsed.options["stored_messages"], own)
-        self._store[_response_id(resolved, parsed)] = Stored(messages, resolved, parsed)
+        self._keep(_response_id(resolved, parsed), Stored(messages, resolved, parsed))
+
+    def _keep(self, response_id: str, stored: Stored) -> None:
+        self._store[response_id] = stored
         while len(self._store) > STORE_LIMIT:
             self._store.popitem(last=False)
+
+    def recorded(self, parsed: Parsed, heard: Heard) -> None:
+        """Keep an upstream's answer under its own id: the next request names it."""
+        if heard.response_id is None or not parsed.options["store"]:
+            return
+        calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
+        own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
+        self._keep(
+            heard.response_id, Stored((*parsed.options["stored_messages"], own), None, parsed)
+        )
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         numbers = itertools.count()
@@ -240,7 +255,7 @@ class Responses(Adapter):
 
     def get(self, rest: str) -> tuple[int, bytes]:
         stored = self._store.get(rest)
-        if stored is None:
+        if stored is None or stored.resolved is None:
             error = RequestError(404, f"No response found with id '{rest}'.", param="response_id")
             return 404, openai_error_body(error)
         return 200, self.render(stored.resolved, stored.parsed)

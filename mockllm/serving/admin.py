@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route, Router
 
 from mockllm.core import wirejson
@@ -74,6 +74,17 @@ def admin_router(
         entries = await _off_loop(lambda: [e.to_json() for e in found], found)
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
+    async def transcript_of(request: Request) -> Response:
+        """The session as pytest shows it, for users of any language (text/plain)."""
+        from mockllm.log.records import LogEntry
+        from mockllm.log.transcript import transcript
+
+        q = request.query_params
+        session = q.get("session", "default")
+        entries = [LogEntry.from_json(e.to_json()) for e in journal.entries(session)]
+        text = transcript(entries, session, full=q.get("full", "1") != "0")
+        return PlainTextResponse(text + "\n")
+
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         reset_app(session)
@@ -91,6 +102,7 @@ def admin_router(
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)

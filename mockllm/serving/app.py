@@ -17,6 +17,8 @@ from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path
+from mockllm.serving.responder import Responder
+from mockllm.serving.routing import Routes
 
 
 class MockLLM:
@@ -25,7 +27,7 @@ class MockLLM:
         self.journal = journal
         self.options = options
         self.adapters = [cls() for cls in ADAPTERS.values()]
-        self.routes: dict[str, Adapter] = {r: a for a in self.adapters for r in a.routes}
+        self.routes = Routes(self.adapters)
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
@@ -55,26 +57,21 @@ class MockLLM:
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
-        scenario, session, route = self._split(path)
-        adapter = self.routes.get(route)
+        scenario, session, route = self.routes.split(path)
+        adapter = self.routes.posts.get(route)
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, scenario, session)
         elif CONTROL.search(path):
             await self._bad_path(scope, send, path)
         elif scope["method"] != "GET":
-            await self._not_found(scope, send, route)
+            await self._not_found(scope, receive, send, route)
         elif route == "v1/models" or route.startswith("v1/models/"):
             await self._models(scope, send, route)
-        elif (getter := self._getter(route)) is not None:
+        elif (getter := self.routes.getter(route)) is not None:
             status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
             await _send(send, status, body, b"application/json")
         else:
-            await self._not_found(scope, send, route)
-
-    def _getter(self, route: str) -> Adapter | None:
-        return next(
-            (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
-        )
+            await self._not_found(scope, receive, send, route)
 
     def family_of(self, scope: Scope) -> Adapter:
         """Routes the providers share answer in Anthropic's shape when the SDK is Anthropic's."""
@@ -86,24 +83,6 @@ class MockLLM:
         if session is None:
             for adapter in self.adapters:
                 adapter.reset()
-
-    def _split(self, path: str) -> tuple[str | None, str | None, str]:
-        """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""
-        if not path.startswith("/s/"):
-            return None, None, path[1:]
-        scenario, _, rest = path[3:].partition("/")
-        if self._is_route(rest):
-            return scenario, None, rest
-        session, _, route = rest.partition("/")
-        return scenario, session, route
-
-    def _is_route(self, rest: str) -> bool:
-        return (
-            rest in self.routes
-            or rest == "v1/models"
-            or rest.startswith("v1/models/")
-            or self._getter(rest) is not None
-        )
 
     # --- other routes --------------------------------------------------------------------
 
@@ -120,15 +99,50 @@ class MockLLM:
         body = self.family_of(scope).error_body(bad_path(path), "")
         await _send(send, 400, body, b"application/json")
 
-    async def _not_found(self, scope: Scope, send: Send, route: str) -> None:
+    async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
+        """Answered in the SDK's error shape, and logged like any request: a wrong base URL
+        is the commonest first mistake, so the message says how to fix it."""
         adapter = self.family_of(scope)
-        known = ", ".join(sorted({"POST /" + r for r in self.routes if r.startswith("v1/")}))
+        known = ", ".join(sorted({"POST /" + r for r in self.routes.posts if r.startswith("v1/")}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
             "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
         )
-        error = RequestError(404, message, kind="route_not_found", code="route_not_found")
-        await _send(send, 404, adapter.error_body(error, ""), b"application/json")
+        hint = base_url_hint(scope, route)
+        error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
+        entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
+        if hint:
+            entry.note(hint.removeprefix(". "))
+        scenario, session, _ = self.routes.split(scope["path"])
+        entry.scenario, entry.session = scenario, session or "default"
+        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
+        try:
+            await reply.error(error)
+        finally:
+            self.journal.close(entry)
+
+
+def base_url_hint(scope: Scope, route: str) -> str:
+    """For a path an SDK built from a wrong base URL: the base URL it should have had."""
+    path: str = scope["path"]
+    host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "HOST")
+    base = "http://" + host + path[: len(path) - len(route)].rstrip("/")
+    if route == "v1/v1/messages":
+        return (
+            f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
+            "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
+        )
+    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+        return (
+            f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
+            f"give it base_url={base + '/v1'!r} (one /v1)"
+        )
+    if route == "messages":
+        return (
+            ". The Vercel AI SDK's @ai-sdk/anthropic appends /messages to its baseURL: give it "
+            f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
+        )
+    return ""
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:

@@ -83,6 +83,8 @@ class Exchanges:
         wanted = _headers(headers)
         entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
         entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
+        if session == "v1":
+            entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
             await self._answer(receive, adapter, entry, responder, wanted)
@@ -113,7 +115,7 @@ class Exchanges:
     ) -> None:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
-        entry.body = await _read_body(receive, self.options.max_body, wanted.get(b"content-length"))
+        entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, wanted.get(b"content-type"), entry.body)
@@ -241,6 +243,15 @@ class Exchanges:
         return rendered
 
 
+def v1_session_warning(path: str) -> str:
+    base = path[: path.index("/v1/") + 3]
+    return (
+        f"warning: session 'v1' from {path}: an Anthropic SDK given base URL {base} adds /v1 "
+        f"itself, so its requests land in a session named 'v1'. Give it {base[:-3]} "
+        "(or .../s/SCENARIO/SESSION) instead"
+    )
+
+
 def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
     """Everything of a resolved reply that shows in its bytes (ids derive from name and turn).
     The reply by identity: hashing it costs more than a render saves; a hit is checked to be
@@ -287,7 +298,8 @@ def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
     return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
 
 
-async def _read_body(receive: Receive, limit: int, declared: str | None) -> bytes:
+async def read_body(receive: Receive, limit: int, declared: str | None = None) -> bytes:
+    """The whole request body; over `limit` bytes, a 413 RequestError (--max-body)."""
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(int(declared), limit)
     body = b""

@@ -81,17 +81,22 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
     )
 
 
+def announce(url: str, banner: str, ready_file: str | None) -> None:
+    """Print the banner, and write the URL to the ready file for whoever waits on it."""
+    print(banner, flush=True)
+    if ready_file:
+        tmp = Path(ready_file + ".tmp")
+        tmp.write_text(url + "\n")
+        tmp.replace(ready_file)  # atomic: a waiter never reads half a URL
+
+
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
     quiet_scripted_aborts()
     sock = bind(host, port)
     url = url_of(sock)
 
     def ready() -> None:
-        print(banner.format(url=url), flush=True)
-        if ready_file:
-            tmp = Path(ready_file + ".tmp")
-            tmp.write_text(url + "\n")
-            tmp.replace(ready_file)  # atomic: a waiter never reads half a URL
+        announce(url, banner.format(url=url), ready_file)
 
     try:
         Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])

@@ -1,6 +1,6 @@
 """A client for a running mockllm server's admin routes — standard library only.
 
-`pip install mockllm-server` is all a CI job needs to read the log of a server started
+Installing mockllm is all a CI job needs to read the log of a server started
 elsewhere, so this speaks HTTP with urllib rather than pulling in an HTTP library.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
-from mockllm.errors import ClientError
+from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
 from mockllm.testing.session import Api, ScenarioSource, Session
@@ -29,16 +29,38 @@ class Client:
     def __init__(self, base_url: str, timeout: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
+        self._names: set[str] = set()  # scenarios known to be on the server
 
     def __repr__(self) -> str:
         return f"Client({self.base_url!r})"
 
     def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not."""
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not.
+        Raises ClientError when the server has no scenario of that name."""
+        __tracebackhide__ = True
         if api not in ("openai", "anthropic"):
             raise ValueError(f"api must be 'openai' or 'anthropic', not {api!r}")
+        self._check_scenario(scenario)
         path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
         return self.base_url + path + ("/v1" if api == "openai" else "")
+
+    def _check_scenario(self, name: str) -> None:
+        """A mistyped name fails here, where it was written, not as a 404 deep in an SDK."""
+        __tracebackhide__ = True
+        if name in self._names:
+            return
+        try:
+            self._names = {s.name for s in self.scenarios()}
+        except ClientError as e:
+            if e.status is None:  # no server to ask: the SDK's own request will say so
+                return
+            raise
+        if name not in self._names:
+            raise ClientError(
+                f"no scenario named {name!r} on {self.base_url}{did_you_mean(name, self._names)}"
+                " (add one with add_scenario(), or @pytest.mark.mockllm in pytest)",
+                404,
+            )
 
     def session(self, name: str) -> Session:
         """One session of this server: its URLs, its log and the assertions over them."""
@@ -66,6 +88,7 @@ class Client:
         documents = [doc for source in sources for doc in _documents(source)]
         for doc in documents:  # all were checked before the first is sent
             self._call("POST", "/_mockllm/scenarios", body=doc.body, content_type=doc.type)
+            self._names.add(doc.name)
         return [doc.name for doc in documents]
 
     def requests(

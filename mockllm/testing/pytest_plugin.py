@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from mockllm.core.encoding import digest
-from mockllm.errors import ScenarioError
+from mockllm.errors import Problem, ScenarioError
 from mockllm.log.transcript import plural
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
@@ -41,6 +42,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="PATH",
         help="a scenario file or folder the server loads, besides the bundled library (repeatable)",
+    )
+    group.addoption(
+        "--mockllm-transcript",
+        choices=("short", "full", "off"),
+        default=None,
+        help="the 'mockllm' section of a failing test's report: the last requests with short "
+        "texts (short, the default), every request in full (full, also with -vv), or none",
     )
     group.addoption(
         "--mockllm-url",
@@ -91,13 +99,17 @@ def mockllm_server(
 ) -> Iterator[RunningServer]:
     if pytestconfig.getoption("mockllm_url"):
         raise pytest.UsageError("mockllm_server: no server in this process with --mockllm-url")
-    from mockllm.loading.loader import BUNDLED
+    from mockllm.loading.loader import with_bundled
     from mockllm.testing.background import serve
 
     try:
-        server = serve([BUNDLED, *_startup_scenarios(pytestconfig)], mockllm_server_options)
+        server = serve(with_bundled(_startup_scenarios(pytestconfig)), mockllm_server_options)
     except ScenarioError as e:
-        pytest.fail(f"mockllm: cannot start the server:\n{e}", pytrace=False)
+        problems = e.problems  # failed outside the `except`: said once, not chained
+    else:
+        problems = []
+    if problems:
+        pytest.fail(_problems("cannot start the server", problems, pytestconfig), pytrace=False)
     with server:
         yield server
 
@@ -115,13 +127,45 @@ def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) 
     return client
 
 
+_SESSION = pytest.StashKey["Session"]()
+
+
 @pytest.fixture
 def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[Session]:
     session = mockllm_client.session(_session_name(request.node))
     session.reset()  # a rerun of the same test starts clean too
     _add_marker_scenarios(mockllm_client, request.node)
+    request.node.stash[_SESSION] = session
     yield session
     _fail_on_server_errors(session)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Any failing test that used the fixture shows its session, however it failed: an
+    SDK exception, a timeout, an assert of its own, a mockllm assertion."""
+    report = yield
+    session = item.stash.get(_SESSION, None)
+    if session is not None and report.failed:
+        del item.stash[_SESSION]  # one section, even when teardown fails too
+        mode = item.config.getoption("mockllm_transcript")
+        if mode is None:
+            mode = "full" if item.config.get_verbosity() >= 2 else "short"
+        if mode != "off":
+            report.sections.append(("mockllm", _section(session, mode == "full")))
+    return report
+
+
+def _section(session: Session, full: bool) -> str:
+    from mockllm.errors import ClientError
+
+    try:
+        text = session.transcript(full=full)
+    except ClientError as e:
+        return f"mockllm: could not read the session's log: {e}"
+    if full or "\n" not in text:
+        return text
+    return text + "\n(short: -vv or --mockllm-transcript=full shows every request in full)"
 
 
 def _session_name(item: pytest.Item) -> str:
@@ -132,10 +176,59 @@ def _session_name(item: pytest.Item) -> str:
 
 def _add_marker_scenarios(client: Client, item: pytest.Item) -> None:
     sources = _marker_scenarios(item)
+    problems = [p for source in sources for p in _check_in_place(source, item)]
+    if not problems:
+        try:
+            client.add_scenarios(*sources)
+        except ScenarioError as e:
+            problems = e.problems
+    if problems:  # the problems say where; a traceback into mockllm would not
+        what = "a scenario of @pytest.mark.mockllm is wrong"
+        pytest.fail(_problems(what, problems, item.config), pytrace=False)
+
+
+def _check_in_place(source: ScenarioSource, item: pytest.Item) -> list[Problem]:
+    """Problems of a marker's YAML text or mapping, located in the test file itself."""
+    if isinstance(source, Path) or not isinstance(source, (str, Mapping)):
+        return []  # files name themselves
+    from mockllm.loading.loader import load_mapping, load_text
+
     try:
-        client.add_scenarios(*sources)
-    except ScenarioError as e:  # the problems say where; a traceback into mockllm would not
-        pytest.fail(f"mockllm: a scenario of @pytest.mark.mockllm is wrong:\n{e}", pytrace=False)
+        if isinstance(source, str):
+            load_text(source, "<text>")
+        else:
+            load_mapping(source)
+    except ScenarioError as e:
+        return [_in_test_file(p, source, item) for p in e.problems]
+    return []
+
+
+def _in_test_file(problem: Problem, source: str | Mapping[str, Any], item: pytest.Item) -> Problem:
+    """Text written verbatim in the test file maps line for line; otherwise the test's line."""
+    test_file = str(item.path)
+    code = item.path.read_text("utf-8") if item.path.is_file() else ""
+    start = code.find(source) if isinstance(source, str) else -1
+    if start >= 0 and problem.line is not None:
+        first_line = code.count("\n", 0, start) + 1
+        return replace(problem, source=test_file, line=first_line + problem.line - 1)
+    line = item.reportinfo()[1]
+    where = f"the scenario of @pytest.mark.mockllm on {item.name}"
+    message = f"{problem.message} (in {where}" + (
+        f", its line {problem.line})" if problem.line is not None else ")"
+    )
+    return replace(problem, source=test_file, line=(line or 0) + 1, column=1, message=message)
+
+
+def _problems(what: str, problems: list[Problem], config: pytest.Config) -> str:
+    """One line per problem, with paths relative to where pytest was started."""
+    base = config.invocation_params.dir
+    lines = [f"mockllm: {what}:"]
+    for p in problems:
+        path = Path(p.source)
+        if path.is_absolute() and path.is_relative_to(base):
+            p = replace(p, source=str(path.relative_to(base)))
+        lines.append(str(p))
+    return "\n".join(lines)
 
 
 def _marker_scenarios(item: pytest.Item) -> list[ScenarioSource]:

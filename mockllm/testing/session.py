@@ -43,7 +43,9 @@ class Session:
         return f"<mockllm session {self.name!r} on {self.client.base_url}>"
 
     def url(self, scenario: str, api: Api = "openai") -> str:
-        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`."""
+        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`.
+        Raises ClientError when the server has no scenario of that name."""
+        __tracebackhide__ = True
         return self.client.url(scenario, self.name, api)
 
     def add_scenario(self, source: ScenarioSource) -> str:
@@ -67,11 +69,12 @@ class Session:
         """A fresh start: this session's attempt counters and log; returns entries deleted."""
         return self.client.reset(self.name)
 
-    def transcript(self) -> str:
-        """This session's conversation, turn by turn, as the failing assertions show it."""
+    def transcript(self, full: bool = True) -> str:
+        """This session's conversation, turn by turn, as the failing assertions show it;
+        `full=False`: the last requests with shorter texts, as pytest's report shows it."""
         from mockllm.log.transcript import transcript
 
-        return transcript(self.requests(), self.name)
+        return transcript(self.requests(), self.name, full)
 
     def server_errors(self) -> list[LogEntry]:
         """Entries on which mockllm itself failed; each carries the server's traceback."""

@@ -1,0 +1,1 @@
+"""`mockllm record`: a proxy to a real API whose sessions become scenario files."""

@@ -1,0 +1,74 @@
+"""Run the recorder on uvicorn in the foreground (`mockllm record`), then name every file."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import uvicorn
+from uvicorn.config import LOGGING_CONFIG
+
+from mockllm.recording.proxy import Recorder
+from mockllm.recording.redact import Redactor
+from mockllm.recording.sessions import Sessions
+from mockllm.serving.responder import quiet_scripted_aborts
+from mockllm.serving.server import Server, announce, bind, url_of
+
+GRACE = 30  # seconds Ctrl-C waits for exchanges in flight before it cuts them
+
+
+def public_url(url: str) -> str:
+    """The upstream as it may be written in a file: no user, password or query (keys)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def record(
+    upstream: str,
+    out: Path,
+    host: str,
+    port: int,
+    redact: Sequence[str],
+    max_body: int,
+    ready_file: str | None,
+) -> None:
+    quiet_scripted_aborts()  # a reset passed on from the upstream is not an error here
+    redactor = Redactor(redact)
+    sessions = Sessions(out, public_url(upstream), redactor)
+    app = Recorder(upstream, sessions, redactor, max_body, say)
+    sock = bind(host, port)
+    url = url_of(sock)
+    banner = (
+        f"mockllm record: {url} → {public_url(upstream)}, one scenario per session into {out}/\n"
+        f'  OpenAI SDK:    OpenAI(base_url="{url}/s/NAME/SESSION/v1", api_key=...)\n'
+        f'  Anthropic SDK: Anthropic(base_url="{url}/s/NAME/SESSION", api_key=...)\n'
+        "  Ctrl-C ends the recording (exchanges in flight are finished first); replay it with\n"
+        f"  mockllm serve --scenarios {out}"
+    )
+    config = uvicorn.Config(
+        app,
+        lifespan="on",  # closes the upstream connections
+        access_log=False,
+        log_level="warning",
+        log_config=LOGGING_CONFIG,
+        server_header=False,
+        date_header=False,  # the upstream's own headers pass through
+        timeout_graceful_shutdown=GRACE,
+    )
+    try:
+        Server(config, lambda: announce(url, banner, ready_file)).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it has handled: the stop was a clean one
+    finally:
+        sock.close()
+    for session in sorted(sessions.flush(), key=lambda s: s.name):
+        say(f"wrote {sessions.path(session.name)} ({sessions.turns(session.name)} turns)")
+    sys.stdout.flush()
