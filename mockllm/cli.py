@@ -96,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="model calls per session beyond which a tool loop is assumed (default %(default)s)",
     )
+    r.add_argument(
+        "--html",
+        metavar="PATH",
+        help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
+    )
     r.set_defaults(run=_report)
     return p
 
@@ -432,8 +437,9 @@ def _report(args: argparse.Namespace) -> int:
             print(transcript([LogEntry.from_json(e) for e in found], session))
         return 0
     failed = 0
+    verdicts = {}
     for session, found in grouped.items():
-        result = verdict(session, found, args.max_calls)
+        result = verdicts[session] = verdict(session, found, args.max_calls)
         failures = [f"{c['name']}: {c['message']}" for c in result["checks"] if not c["ok"]]
         refused = [e for e in found if _refused(e)]
         answers = [_answer_line(e) for e in found if _status(e) != 200]
@@ -446,6 +452,14 @@ def _report(args: argparse.Namespace) -> int:
         )
     sessions_ = plural(len(grouped), "session")
     print(f"{failed} of {sessions_} failed" if failed else f"{sessions_}: all ok")
+    if args.html:
+        from mockllm.viewer.page import report_page
+
+        shown = [e for found in grouped.values() for e in found]  # --session: that one
+        title = f"mockllm report: {Path(args.logfile).name}"
+        Path(args.html).write_text(report_page(shown, verdicts=verdicts, title=title), "utf-8")
+        counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
+        print(f"wrote {args.html} ({counts})")
     return 1 if failed else 0
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -152,6 +154,45 @@ def assistant_message(message: Any) -> dict[str, Any]:
 
 def dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True)
+
+
+# --- Node test suites ------------------------------------------------------------------------
+
+
+def run_node(cwd: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run a Node command whose servers, if it starts any, come from this Python: the Node
+    client spawns `$MOCKLLM_PYTHON -m mockllm serve`."""
+    env = {**os.environ, "MOCKLLM_PYTHON": sys.executable, "NO_COLOR": "1", "FORCE_COLOR": "0"}
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def run_node_tests(cwd: Path, *command: str) -> str:
+    """Run a Node test suite (`node --test`, vitest); fails with its output."""
+    done = run_node(cwd, *command)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    return output
+
+
+def run_node_snippet(
+    cwd: Path, code: str, *command: str, suffix: str = ".mjs"
+) -> subprocess.CompletedProcess[str]:
+    """Run `code` (a doc's block) as a file inside `cwd`, so that its imports resolve to
+    that project's packages; `command` goes before the file name (default: `node`)."""
+    script = cwd / f".snippet-{uuid.uuid4().hex}{suffix}"
+    script.write_text(code)
+    try:
+        return run_node(cwd, *(command or ("node",)), script.name)
+    finally:
+        script.unlink()
+
+
+def node_test_counts(output: str) -> tuple[int, int]:
+    """(passed, failed) from the Node test runner's TAP summary."""
+    passed = re.search(r"^# pass (\d+)$", output, re.M)
+    failed = re.search(r"^# fail (\d+)$", output, re.M)
+    assert passed and failed, output
+    return int(passed[1]), int(failed[1])
 
 
 # --- hostile input: a valid document with parts replaced ---------------------------------

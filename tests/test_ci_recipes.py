@@ -62,12 +62,20 @@ def test_github_actions_job_runs_the_recipe() -> None:
     assert "pip install ./third_party/mockllm" in runs  # not on PyPI yet: a checkout
     assert "mockllm validate tests/scenarios" in runs
     assert "sh ci/mockllm-start.sh --scenarios tests/scenarios" in runs
-    assert 'pytest --mockllm-url "$MOCKLLM_URL"' in runs
+    report = "$RUNNER_TEMP/mockllm/report.html"
+    assert f'pytest --mockllm-url "$MOCKLLM_URL" --mockllm-html "{report}"' in runs
     assert 'kill "$(cat "$RUNNER_TEMP/mockllm/pid")"' in runs
     upload = next(
         s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")
     )
-    assert upload["with"]["path"] == "${{ runner.temp }}/mockllm/requests.jsonl"
+    assert upload["with"]["path"].splitlines() == [
+        "${{ runner.temp }}/mockllm/requests.jsonl",
+        "${{ runner.temp }}/mockllm/report.html",
+    ]
+    # docs/ci.md shows the job's own steps, as they are in the file
+    doc = (ROOT / "docs" / "ci.md").read_text()
+    shown = yaml.safe_load(re.findall(r"```yaml\n(.*?)```", doc, re.S)[0])
+    assert all(step in job["steps"] for step in shown), "docs/ci.md drifted from the job"
 
 
 def test_ci_doc_shows_the_scripts_own_lines() -> None:

@@ -58,8 +58,9 @@ def test_a_busy_port_is_one_line() -> None:
 def test_ctrl_c_stops_with_one_line_and_status_130() -> None:
     with running_server(scenarios=()) as server:
         server.process.send_signal(signal.SIGINT)
-        out, _ = server.process.communicate(timeout=20)
+        server.process.wait(timeout=20)
         code = server.process.returncode
+        out = server.console.read_text()
     assert code == 130, out
     assert "Traceback" not in out
     assert out.rstrip().splitlines()[-1] == "mockllm: stopped (Ctrl-C)"

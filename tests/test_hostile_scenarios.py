@@ -169,5 +169,6 @@ def test_validate_refuses_an_alias_bomb_quickly_in_one_line(tmp_path: Path) -> N
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.splitlines() == [
         f"{bomb}:4:10: aliases expand this document past 10000 nodes (the limit); the first "
-        "alias of a list or mapping, *l0, is here"
+        "alias of a list or mapping, *l0, is here",
+        "1 problem in 1 file; 0 files ok",
     ]

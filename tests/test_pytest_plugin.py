@@ -9,6 +9,8 @@ import pytest
 
 import mockllm
 
+from .viewer_data import embedded
+
 pytest_plugins = ["pytester"]
 
 CHAT = """
@@ -55,7 +57,9 @@ def test_parallel_workers_each_run_a_server_and_tests_see_only_their_own_request
 ) -> None:
     pytester.makepyfile(chat=CHAT, test_parallel=PARALLEL)
     (pytester.path / "servers").mkdir()
-    result = pytester.runpytest_subprocess("-n", "4", "-p", "no:cacheprovider", timeout=120)
+    result = pytester.runpytest_subprocess(
+        "-n", "4", "-p", "no:cacheprovider", "--mockllm-html=out/report.html", timeout=120
+    )
     result.assert_outcomes(passed=20, failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -79,6 +83,17 @@ def test_parallel_workers_each_run_a_server_and_tests_see_only_their_own_request
     assert len(by_worker) == 4, "four workers ran the tests"
     assert all(len(urls) == 1 for urls in by_worker.values()), "one server per worker"
     assert len({url for _, url in servers}) == 4
+    # --mockllm-html: each worker's tests and requests reach the one report, failing first
+    data = embedded((pytester.path / "out" / "report.html").read_text("utf-8"))
+    tests = data["tests"]
+    assert len(tests) == 21 and tests[0]["outcome"] == "failed"
+    assert tests[0]["test"] == "test_parallel.py::test_a_wrong_assertion_shows_the_conversation"
+    assert "2 model requests, expected exactly 1" in tests[0]["message"]
+    assert {t["outcome"] for t in tests[1:]} == {"passed"}
+    passed = [t["test"] for t in tests[1:]]
+    assert passed == sorted(passed)  # not the order the workers finished in
+    assert len(data["entries"]) == 2 + sum(i % 3 + 1 for i in range(20))
+    assert {e["session"] for e in data["entries"]} == {t["session"] for t in tests}
 
 
 CRASH = """

@@ -8,12 +8,10 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import subprocess
-import uuid
 
 import pytest
 
-from .support import ROOT, ServerProcess
+from .support import ROOT, ServerProcess, run_node_snippet
 
 pytest_plugins = ["pytester"]
 
@@ -51,14 +49,7 @@ def test_readme_node_blocks_run_and_print_what_they_claim(server: ServerProcess)
     js = blocks("js")
     assert len(js) >= 2, "the README should show both Node SDKs"
     for code in js:
-        script = NODE_DIR / f".readme-{uuid.uuid4().hex}.mjs"  # inside tests/node: imports resolve
-        script.write_text(code.replace("http://127.0.0.1:8000", server.url))
-        try:
-            done = subprocess.run(
-                ["node", script.name], cwd=NODE_DIR, capture_output=True, text=True, timeout=60
-            )
-        finally:
-            script.unlink()
+        done = run_node_snippet(NODE_DIR, code.replace("http://127.0.0.1:8000", server.url))
         assert done.returncode == 0, done.stderr
         assert done.stdout.splitlines() == claimed_output(code, "//")
 

@@ -211,7 +211,7 @@ def test_a_recorded_cut_stream_replays_cut_at_the_same_content(
     recorded = record(recorder, guide, session, streamed=True)
     fault = recorded.turns[0].fault
     assert fault is not None and fault.truncate is not None and fault.times == 1
-    assert fault.disconnect == ("reset" if guide == "stream-cut" else "close")
+    assert fault.ending == ("reset" if guide == "stream-cut" else "close")
     Client(replay.url).add_scenario(recorded.source)
     client = openai.OpenAI(
         base_url=replay.openai_url(recorded.name, session), api_key="test", max_retries=0
@@ -357,7 +357,7 @@ def test_ctrl_c_finishes_the_exchange_in_flight_then_names_every_file(
     assert f"slow-stream-{session} turn 0/1  200 stream  stop" in console
     (scenario,) = load_paths([path])
     assert scenario.turns[0].reply.text == text
-    assert mockllm_cli("validate", str(out)).stdout == "ok: 1 scenario(s)\n"
+    assert mockllm_cli("validate", str(out)).stdout == "ok: 1 scenario in 1 file\n"
 
 
 # --- what is only forwarded ------------------------------------------------------------------

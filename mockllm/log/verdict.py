@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -205,15 +206,31 @@ def call_problem(name: str, arguments: str, tools: dict[str, Any]) -> str | None
     schema = tools[name]
     if not isinstance(schema, dict):
         return None
+    validator = _validator(json.dumps(schema, sort_keys=True))
+    if validator is None:
+        return None
     import jsonschema  # deferred: only paid when the log is read
 
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-        errors = jsonschema.Draft202012Validator(schema).iter_errors(value)
-        error = jsonschema.exceptions.best_match(errors)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
     return f"arguments break the schema: {error.message}" if error is not None else None
+
+
+@lru_cache(maxsize=256)
+def _validator(schema: str) -> Any:
+    """A checked validator per distinct schema: checking a schema against the metaschema
+    costs milliseconds, and reading a log of thousands of calls to one tool paid it for
+    every call. None for a schema that is not one."""
+    import jsonschema
+
+    try:
+        parsed = json.loads(schema)
+        jsonschema.Draft202012Validator.check_schema(parsed)
+        return jsonschema.Draft202012Validator(parsed)
+    except Exception:  # a broken schema is a rule violation, never a broken log
+        return None
 
 
 def sessions(entries: Iterable[EntryJson]) -> dict[str, list[EntryJson]]:

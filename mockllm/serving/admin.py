@@ -1,4 +1,4 @@
-"""Admin routes under /_mockllm/: health, scenarios, the request log, reset."""
+"""Admin routes under /_mockllm/: health, scenarios, the request log, reset, the viewer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
 from mockllm.core import wirejson
@@ -15,7 +15,8 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.journal import LiveEntry, entry_line
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
+from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.viewer.page import csp, live_page
 
 T = TypeVar("T")
 
@@ -74,6 +75,19 @@ def admin_router(
         entries = await _off_loop(lambda: [e.to_json() for e in found], found)
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
+    async def verdicts(request: Request) -> Response:
+        """The verdict of every session with an entry after `since`: what the live viewer
+        needs after each poll, in one request however many sessions there are."""
+        q = request.query_params
+        since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
+        if not (since.isdigit() and max_calls.isdigit()):
+            return _error(400, "since and max_calls must be whole numbers")
+        touched = {e.session for e in journal.entries(since=int(since))}
+        grouped = sessions(e.to_json() for e in journal.entries() if e.session in touched)
+        return JSONResponse(
+            {name: verdict(name, found, int(max_calls)) for name, found in grouped.items()}
+        )
+
     async def transcript_of(request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
         from mockllm.log.records import LogEntry
@@ -91,6 +105,10 @@ def admin_router(
         deleted = journal.clear(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
+    async def ui(request: Request) -> Response:
+        """The live viewer: a page that reads `requests` and `verdicts` above as they grow."""
+        return HTMLResponse(live_page(), headers=_UI_HEADERS)
+
     async def not_found(request: Request) -> Response:
         return _error(404, f"no admin route {request.method} {request.url.path}")
 
@@ -102,6 +120,8 @@ def admin_router(
         Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
+        Route("/_mockllm/ui", ui, methods=["GET"]),
         Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
@@ -127,6 +147,15 @@ class JSONResponse(Response):
 
     def render(self, content: Any) -> bytes:
         return wirejson.dumps_line(content).encode()
+
+
+_UI_HEADERS = {
+    # The page may not be framed by another site; nothing else of it leaves the server.
+    "content-security-policy": csp() + "; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
 
 
 def _name(s: Any) -> str:

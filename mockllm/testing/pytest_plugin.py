@@ -15,6 +15,7 @@ answering it fails the test with the server's traceback.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that neve
     from mockllm.options import ServerOptions
     from mockllm.testing.background import RunningServer
     from mockllm.testing.client import Client  # should not pay for uvicorn
+    from mockllm.testing.html_report import HtmlReport
     from mockllm.testing.session import ScenarioSource, Session
 
 
@@ -55,6 +57,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
+    group.addoption(
+        "--mockllm-html",
+        metavar="PATH",
+        help="write the run's request log to PATH as one HTML page: a session per test, "
+        "failing tests first (the viewer, e.g. a CI artifact)",
+    )
     parser.addini(
         "mockllm_validation",
         default="strict",
@@ -69,6 +77,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    html = config.getoption("mockllm_html")
+    if html:
+        from mockllm.testing.html_report import HtmlReport
+
+        config.pluginmanager.register(HtmlReport(Path(html).absolute()), _HTML_REPORT)
     config.addinivalue_line(
         "markers",
         "mockllm(*scenarios, scenarios=...): scenarios this test adds to the server "
@@ -133,11 +146,24 @@ _SESSION = pytest.StashKey["Session"]()
 @pytest.fixture
 def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[Session]:
     session = mockllm_client.session(_session_name(request.node))
+    report: HtmlReport | None = request.config.pluginmanager.get_plugin(_HTML_REPORT)
+    if report is not None:
+        report.begin(request.node.nodeid, session.name)
     session.reset()  # a rerun of the same test starts clean too
     _add_marker_scenarios(mockllm_client, request.node)
     request.node.stash[_SESSION] = session
     yield session
+    if report is not None:
+        _report_entries(report, session)
     _fail_on_server_errors(session)
+
+
+def _report_entries(report: HtmlReport, session: Session) -> None:
+    from mockllm.errors import ClientError
+
+    # The server gone: the test's own teardown says so; the report just lacks the entries.
+    with contextlib.suppress(ClientError):
+        report.end([e.raw for e in session.requests()])
 
 
 @pytest.hookimpl(wrapper=True)
@@ -166,6 +192,9 @@ def _section(session: Session, full: bool) -> str:
     if full or "\n" not in text:
         return text
     return text + "\n(short: -vv or --mockllm-transcript=full shows every request in full)"
+
+
+_HTML_REPORT = "mockllm-html-report"
 
 
 def _session_name(item: pytest.Item) -> str:

@@ -1,0 +1,163 @@
+// Checks over one session's log entries, failing with the conversation in the message.
+// Pure functions of the entries and the session's transcript (the server's text, from
+// GET /_mockllm/transcript), the same checks as the Python client's: a failure reads a
+// one-line headline, the transcript, then expected and happened.
+import { type LogEntry, type ToolCall, type ToolResult, type Verdict, toolCalls } from "./records.js";
+import { callText, plural, short } from "./text.js";
+
+export class MockllmAssertionError extends Error {
+  override name = "MockllmAssertionError";
+}
+
+export interface Unoffered {
+  entry: LogEntry; // the request carrying the result
+  result: ToolResult;
+  name: string;
+  offered: string[];
+}
+
+export interface CallBounds {
+  atMost?: number;
+  exactly?: number;
+  atLeast?: number;
+}
+
+/** Calls mockllm sent that no later request answered with a result carrying their id. */
+export function unansweredCalls(entries: readonly LogEntry[]): Array<[LogEntry, ToolCall]> {
+  const missing = new Map<string, [LogEntry, ToolCall]>();
+  entries.forEach((entry, i) => {
+    const answered = resultIds(entries.slice(i + 1));
+    for (const call of toolCalls(entry)) {
+      // a retried turn repeats its ids: keep the first
+      if (!answered.has(call.id) && !missing.has(call.id)) missing.set(call.id, [entry, call]);
+    }
+  });
+  return [...missing.values()];
+}
+
+/**
+ * Results sent for calls whose tool was not offered in the request the model answered.
+ * A result flagged `is_error` (Anthropic), or whose text matches `refusal` (OpenAI wires
+ * carry no flag), is the harness saying "no such tool" — not an execution.
+ */
+export function unofferedExecutions(entries: readonly LogEntry[], refusal?: RegExp | string): Unoffered[] {
+  const called = new Map<string, [string, string[]]>(); // id → (name, tools offered)
+  const found = new Map<string, Unoffered>();
+  for (const entry of entries) {
+    for (const result of entry.tool_results) {
+      const [name, offered] = called.get(result.call_id) ?? echoed(entry, result.call_id);
+      if (name && !offered.includes(name) && !refused(result, refusal) && !found.has(result.call_id)) {
+        found.set(result.call_id, { entry, result, name, offered });
+      }
+    }
+    for (const call of toolCalls(entry)) {
+      if (!called.has(call.id)) called.set(call.id, [call.name, entry.tools]);
+    }
+  }
+  return [...found.values()];
+}
+
+export function assertAllToolCallsAnswered(entries: readonly LogEntry[], transcript: string): void {
+  const missing = unansweredCalls(entries);
+  if (missing.length > 0) {
+    fail(`${plural(missing.length, "tool call")} never got a result`, transcript, {
+      expected: "every tool call mockllm sent gets a result with its id in a later request",
+      happened: missing.map(
+        ([entry, call]) =>
+          `${callText(call)}, sent in reply to request ${number(entries, entry)} ` +
+          `(turn ${entry.turn}), was never answered`,
+      ),
+    });
+  }
+}
+
+export function assertNoUnofferedToolExecuted(
+  entries: readonly LogEntry[],
+  transcript: string,
+  refusal?: RegExp | string,
+): void {
+  const found = unofferedExecutions(entries, refusal);
+  if (found.length > 0) {
+    fail(`${plural(found.length, "call")} to a tool that was not offered got a result`, transcript, {
+      expected:
+        "no result for a call to a tool the request did not offer " +
+        "(answer such calls with an error result instead)",
+      happened: found.map(
+        (u) =>
+          `request ${number(entries, u.entry)} sent a result for ${u.name} (${u.result.call_id}): ` +
+          `${JSON.stringify(short(u.result.content, 80))}; offered were: ${u.offered.join(", ") || "none"}`,
+      ),
+    });
+  }
+}
+
+export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBounds, transcript: string): void {
+  const named: Array<[string, number | undefined]> = [
+    ["exactly", bounds.exactly],
+    ["at most", bounds.atMost],
+    ["at least", bounds.atLeast],
+  ];
+  const wanted = named
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(" and ");
+  if (!wanted) throw new TypeError("assertModelCalls needs atMost, exactly or atLeast");
+  const count = entries.length;
+  const { exactly, atMost, atLeast } = bounds;
+  if (
+    (exactly !== undefined && count !== exactly) ||
+    (atMost !== undefined && count > atMost) ||
+    (atLeast !== undefined && count < atLeast)
+  ) {
+    fail(`${plural(count, "model request")}, expected ${wanted}`, transcript, {
+      expected: `${wanted} model request(s)`,
+      happened: [`${plural(count, "model request")} made`],
+    });
+  }
+}
+
+export function assertCleanVerdict(verdict: Verdict, transcript: string): void {
+  if (!verdict.ok) {
+    const failed = verdict.checks.filter((c) => !c.ok);
+    fail(`the protocol verdict failed ${plural(failed.length, "check")}`, transcript, {
+      expected: "every verdict check passes",
+      happened: failed.length ? failed.map((c) => `${c.name}: ${c.message}`) : ["the verdict is not ok"],
+    });
+  }
+}
+
+function fail(
+  headline: string,
+  transcript: string,
+  { expected, happened }: { expected: string; happened: string[] },
+): never {
+  const lines = [`mockllm: ${headline}`, "", transcript, ""];
+  lines.push(`expected: ${expected}`, "happened:", ...happened.map((h) => `  - ${h}`));
+  throw new MockllmAssertionError(lines.join("\n"));
+}
+
+/** The entry's place in the transcript (1-based), which is what the reader sees. */
+function number(entries: readonly LogEntry[], entry: LogEntry): number {
+  return entries.indexOf(entry) + 1;
+}
+
+function resultIds(entries: readonly LogEntry[]): Set<string> {
+  const ids = new Set<string>();
+  for (const entry of entries) {
+    for (const r of entry.tool_results) ids.add(r.call_id);
+    for (const m of entry.conversation) for (const r of m.tool_results) ids.add(r.call_id);
+  }
+  return ids;
+}
+
+/** A call mockllm did not log (history written by the client): judge it by this request. */
+function echoed(entry: LogEntry, callId: string): [string, string[]] {
+  for (const message of entry.conversation) {
+    for (const call of message.tool_calls) if (call.id === callId) return [call.name, entry.tools];
+  }
+  return ["", entry.tools];
+}
+
+function refused(result: ToolResult, refusal?: RegExp | string): boolean {
+  return Boolean(result.is_error) || (refusal !== undefined && new RegExp(refusal).test(result.content));
+}

@@ -1,0 +1,104 @@
+// Typed views of what the admin routes return (docs/http-api.md, "A log entry").
+// Only the fields the client reads are typed; `raw` keeps the whole object.
+
+export type Api = "openai" | "anthropic";
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export interface ToolResult {
+  call_id: string;
+  content: string;
+  is_error: boolean | null;
+}
+
+export interface Message {
+  role: string;
+  at?: string;
+  text: string;
+  reasoning?: string | null;
+  tool_calls: ToolCall[];
+  tool_results: ToolResult[];
+}
+
+export interface Finding {
+  rule: string;
+  message: string;
+}
+
+export interface LogResponse {
+  status: number;
+  finish: string | null;
+  text: string | null;
+  tool_calls: ToolCall[];
+  fault: string | null;
+  error: { kind?: string; message?: string } | null;
+  notes: string[];
+}
+
+export interface LogEntry {
+  seq: number;
+  time: string;
+  session: string | null;
+  scenario: string | null;
+  api: string | null;
+  path: string;
+  stream: boolean;
+  turn: number | null;
+  attempt: number | null;
+  conversation: Message[];
+  tools: string[];
+  tool_results: ToolResult[];
+  violations: Finding[];
+  expectation_failures: Finding[];
+  response: LogResponse | null;
+  server_error: string | null;
+  request: unknown;
+}
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  message: string;
+}
+
+export interface Verdict {
+  session: string;
+  ok: boolean;
+  requests: number;
+  checks: Check[];
+}
+
+/** The calls mockllm sent in its reply to this request (none for an error or a pending reply). */
+export function toolCalls(entry: LogEntry): ToolCall[] {
+  return entry.response?.tool_calls ?? [];
+}
+
+/** A log entry read from JSON, with the list fields always present (older servers may omit some). */
+export function logEntry(data: Record<string, unknown>): LogEntry {
+  const entry = data as unknown as LogEntry;
+  const conversation = (entry.conversation ?? []).map((m) => ({
+    ...m,
+    text: m.text ?? "",
+    tool_calls: m.tool_calls ?? [],
+    tool_results: (m.tool_results ?? []).map(result),
+  }));
+  const response = entry.response ? { ...entry.response, tool_calls: entry.response.tool_calls ?? [] } : null;
+  return {
+    ...entry,
+    conversation,
+    tools: entry.tools ?? [],
+    tool_results: (entry.tool_results ?? []).map(result),
+    violations: entry.violations ?? [],
+    expectation_failures: entry.expectation_failures ?? [],
+    response,
+    server_error: entry.server_error ?? null,
+  };
+}
+
+function result(r: ToolResult): ToolResult {
+  return { call_id: r.call_id, content: r.content ?? "", is_error: r.is_error ?? null };
+}

@@ -1,0 +1,129 @@
+"""LangChain (langchain-openai, langchain-anthropic) with LangGraph's prebuilt ReAct agent,
+on Chat Completions, Responses and Messages, streamed and not."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import anthropic
+import httpx2
+import openai
+import pytest
+from langchain_anthropic import ChatAnthropic
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+from langgraph.warnings import LangGraphDeprecatedSinceV10
+
+from mockllm import Client, Session
+
+from ..support import ServerProcess
+from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather, search
+
+TOOLS = [tool(get_weather), tool(search)]
+
+EXPECTED: dict[tuple[str, str, bool], Expect] = {}
+for api in ("chat", "responses", "anthropic"):
+    for stream in (False, True):
+        EXPECTED["weather-parallel", api, stream] = Expect(text=PARALLEL_TEXT)
+        # max_retries=0: the break surfaces; the SDK's own retry would cover the unstreamed case
+        EXPECTED["stream-cut", api, stream] = Expect(
+            raises=anthropic.APIConnectionError
+            if api == "anthropic"
+            else openai.APIConnectionError,
+        )
+    # Unparsable arguments become `invalid_tool_calls`, which the agent does not answer: it
+    # stops there with an empty reply, the call unanswered (a framework bug the verdict shows).
+    EXPECTED["malformed-arguments", api, False] = Expect(
+        text="", failed=fails("calls_answered", "errors_fed_back")
+    )
+    # Streamed, LangChain partial-parses the cut-off '{"city": "Par' into {"city": "Par"} and
+    # runs the tool on it; the prebuilt agent's ToolNode re-raises the tool's own error (it
+    # only feeds back argument validation errors), so the run dies with the call unanswered.
+    EXPECTED["malformed-arguments", api, True] = Expect(
+        raises=ValueError,
+        message="no weather for 'Par'",
+        failed=fails("calls_answered", "errors_fed_back"),
+    )
+# Anthropic unstreamed: mockllm sends the cut-off call's complete parameters ({}), the tool's
+# argument validation fails and the agent feeds that back as an error result.
+EXPECTED["malformed-arguments", "anthropic", False] = Expect(
+    text="It is 18 °C and sunny in Paris.", fed_back="city.*Field required", is_error=True
+)
+# The Anthropic SDK's stream lets the HTTP library's error through unwrapped.
+EXPECTED["stream-cut", "anthropic", True] = Expect(raises=httpx2.RemoteProtocolError)
+
+CASES = sorted(EXPECTED)
+
+
+def model(api: str, stream: bool, mock: Session, scenario: str) -> BaseChatModel:
+    if api == "anthropic":
+        url = mock.url(scenario, api="anthropic")
+        return ChatAnthropic(
+            model_name="claude-sonnet-4-6",
+            base_url=url,
+            api_key="test",
+            streaming=stream,
+            max_retries=0,
+        )  # type: ignore[call-arg]
+    return ChatOpenAI(
+        model="gpt-4o-mini",
+        base_url=mock.url(scenario),
+        api_key="test",
+        streaming=stream,
+        use_responses_api=api == "responses",
+        max_retries=0,
+    )
+
+
+def run_agent(chat_model: BaseChatModel, prompt: str, **config: Any) -> str:
+    with warnings.catch_warnings():
+        # Deprecated in LangGraph 1 for `langchain.agents.create_agent` (another package); it
+        # is still the prebuilt agent LangGraph ships, and what its users run.
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        agent = create_react_agent(chat_model, TOOLS)
+    state = agent.invoke({"messages": [("user", prompt)]}, config=config or None)
+    return str(state["messages"][-1].text)
+
+
+@pytest.fixture
+def mock(server: ServerProcess, session: str) -> Session:
+    return Client(server.url).session(session)
+
+
+@pytest.mark.parametrize(("scenario", "api", "stream"), CASES)
+def test_langgraph_agent(mock: Session, scenario: str, api: str, stream: bool) -> None:
+    chat_model = model(api, stream, mock, scenario)
+    check(lambda: run_agent(chat_model, PROMPTS[scenario]), mock, EXPECTED[scenario, api, stream])
+
+
+def test_chat_openai_drops_deepseek_reasoning_content(mock: Session) -> None:
+    """A framework bug the mock catches: ChatOpenAI keeps DeepSeek's `reasoning_content` out
+    of the assistant message it sends back, and DeepSeek (in thinking mode) answers 400."""
+    chat_model = ChatOpenAI(
+        model="deepseek-reasoner",
+        base_url=mock.url("deepseek-reasoning"),
+        api_key="test",
+        max_retries=0,
+    )
+    expect = Expect(
+        raises=openai.BadRequestError,
+        message="`reasoning_content` in the thinking mode must be passed back",
+    )
+    check(lambda: run_agent(chat_model, PROMPTS["deepseek-reasoning"]), mock, expect)
+    assert "reasoning_content" not in mock.requests()[1].request["messages"][1]
+
+
+def test_an_uncapped_tool_loop_runs_until_the_recursion_limit(mock: Session) -> None:
+    """The prebuilt agent has no cap of its own: LangGraph's default recursion limit is
+    10 007 steps (two per model call), so a looping model gets ~5 000 calls. With a limit
+    the agent stops quietly, replacing the last reply's call with an apology."""
+    chat_model = model("chat", False, mock, "tool-loop")
+    expect = Expect(
+        text="Sorry, need more steps to process this request.",
+        failed=fails("no_tool_loop", "calls_answered"),
+    )
+    check(lambda: run_agent(chat_model, PROMPTS["tool-loop"], recursion_limit=50), mock, expect)
+    assert len(mock.requests()) == 25

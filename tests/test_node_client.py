@@ -1,0 +1,90 @@
+"""The Node client (clients/node): its own suite under the Node test runner, the vitest
+example project, and the same transcript as the Python client for the same session."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import openai
+import pytest
+
+from mockllm import Client
+
+from .support import (
+    ROOT,
+    TOOL_PARAMETERS,
+    ServerProcess,
+    node_test_counts,
+    run_node_snippet,
+    run_node_tests,
+)
+from .test_readme import claimed_output
+
+CLIENT = ROOT / "clients" / "node"
+
+
+def test_node_client_suite_passes() -> None:
+    output = run_node_tests(CLIENT, "node", "--test", "--test-reporter=tap", "test/")
+    passed, failed = node_test_counts(output)
+    assert failed == 0 and passed >= 13, output
+
+
+def test_vitest_example_project_passes() -> None:
+    example = CLIENT / "examples" / "vitest"
+    output = run_node_tests(example, "node", "node_modules/vitest/vitest.mjs", "run")
+    assert "3 passed" in output, output
+
+
+def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, session: str) -> None:
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
+    ]
+    mock = Client(server.url).session(session)
+    with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
+        messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
+        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+        messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
+        calls = reply.choices[0].message.tool_calls or []
+        messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
+        with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
+            sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+    script = (
+        "import { Client } from 'mockllm';"
+        f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = mock.transcript()
+    assert "← error 400" in expected and "! " in expected  # the refusal and its rule are shown
+    assert done.stdout == expected + "\n"
+
+
+NODE_DIR = ROOT / "tests" / "node"  # has the SDKs and the client installed
+
+
+def node_doc_blocks(pattern: str) -> list[str]:
+    return re.findall(pattern, (ROOT / "docs" / "node.md").read_text(), re.S)
+
+
+def test_docs_node_quick_start_passes_under_the_node_test_runner() -> None:
+    [code] = node_doc_blocks(r"```js file=\S+\n(.*?)```")
+    done = run_node_snippet(
+        NODE_DIR, code, "node", "--test", "--test-reporter=tap", suffix=".test.mjs"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert node_test_counts(done.stdout) == (1, 0), done.stdout
+
+
+def test_docs_node_script_prints_what_it_claims() -> None:
+    [code] = node_doc_blocks(r"```js\n(.*?)```")
+    done = run_node_snippet(NODE_DIR, code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == claimed_output(code, "//")
