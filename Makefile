@@ -13,7 +13,7 @@ NODE_STAMPS := tests/node/node_modules/.installed \
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-viewer screenshots clean
+.PHONY: help serve test lint bench bench-viewer screenshots fuzz clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -45,6 +45,10 @@ COV_FLOOR ?= 64
 test: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@sh tests/ensure-chromium.sh
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+
+# 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
+fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends
+	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
 
 lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
 	$(BIN)/ruff check mockllm tests bench examples

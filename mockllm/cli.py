@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -33,6 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         print(e, file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("mockllm: stopped (Ctrl-C)", file=sys.stderr)
+        return 130  # 128 + SIGINT, as a shell reports it
     except BrokenPipeError:  # `mockllm schema | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 0
@@ -178,6 +182,22 @@ def _serve_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="longest a stall fault holds a connection (default %(default)s)",
     )
+    s.add_argument(
+        "--max-sessions",
+        type=int,
+        default=d.max_sessions,
+        metavar="N",
+        help="sessions whose attempt counters are kept; the least recently used beyond N "
+        "start afresh (default %(default)s)",
+    )
+    s.add_argument(
+        "--allow-host",
+        action="append",
+        default=list(d.allow_host),
+        metavar="NAME",
+        help="a host name the admin routes answer under, besides loopback and the bound "
+        "address (repeatable; e.g. a docker service name)",
+    )
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"
@@ -194,7 +214,9 @@ def _serve_parser(sub: Any) -> None:
 
 def _options(args: argparse.Namespace) -> ServerOptions:
     """The parsed flags, by the options' own field names."""
-    return ServerOptions(**{f.name: getattr(args, f.name) for f in fields(ServerOptions)})
+    values: dict[str, Any] = {f.name: getattr(args, f.name) for f in fields(ServerOptions)}
+    values["allow_host"] = tuple(values["allow_host"])  # argparse appends to a list
+    return ServerOptions(**values)
 
 
 def _chaos(text: str) -> Chaos:
@@ -301,12 +323,33 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    app = build_app(scenarios, _options(args))
+    try:
+        app = build_app(scenarios, _options(args))
+    except OSError as e:
+        if not args.log:
+            raise
+        reason = e.strerror or str(e)
+        print(
+            f"mockllm: cannot write the log to {args.log!r}: {reason}; "
+            "give --log a file in an existing folder you can write to",
+            file=sys.stderr,
+        )
+        return 2
     if not args.quiet:
         from mockllm.log.console import Console, wants_colour
 
         app.journal.console = Console(sys.stdout, args.log_format, wants_colour(sys.stdout))
-    run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
+    try:
+        run(app, args.host, args.port, args.ready_file, _banner(len(scenarios), args.default))
+    except OSError as e:
+        if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            raise
+        print(
+            f"mockllm: cannot listen on {args.host}:{args.port}: {e.strerror}; stop what is "
+            "using it, or pick another --port (0 picks a free one)",
+            file=sys.stderr,
+        )
+        return 2
     return 0
 
 

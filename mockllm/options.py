@@ -38,6 +38,10 @@ class ServerOptions:
     """The largest request body accepted; larger gets 413."""
     max_stall: float = 30.0
     """Seconds a `stall` fault holds a connection at most."""
+    max_sessions: int = 10_000
+    """Sessions whose attempt counters are kept; the least recently used beyond go."""
+    allow_host: tuple[str, ...] = ()
+    """Host names, besides loopback and the bound address, the admin routes answer under."""
 
 
 DEFAULTS = ServerOptions()

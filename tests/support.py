@@ -193,3 +193,27 @@ def node_test_counts(output: str) -> tuple[int, int]:
     failed = re.search(r"^# fail (\d+)$", output, re.M)
     assert passed and failed, output
     return int(passed[1]), int(failed[1])
+
+
+# --- hostile input: a valid document with parts replaced ---------------------------------
+
+
+def json_paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON-like document, the document itself first."""
+    found = [at]
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found += json_paths(inner, (*at, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            found += json_paths(inner, (*at, i))
+    return found
+
+
+def replaced(doc: Any, path: tuple[Any, ...], new: Any) -> Any:
+    """A copy of `doc` with the value at `path` replaced by `new`."""
+    if not path:
+        return new
+    copy = dict(doc) if isinstance(doc, dict) else list(doc)
+    copy[path[0]] = replaced(doc[path[0]], path[1:], new)
+    return copy

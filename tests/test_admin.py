@@ -9,6 +9,8 @@ import pytest
 from .conftest import ChatFactory
 from .support import BUNDLED, TEST_SCENARIOS, ServerProcess
 
+YAML = {"content-type": "application/yaml"}  # admin state changes need JSON or YAML
+
 
 def test_health(server: ServerProcess) -> None:
     body = httpx.get(f"{server.url}/_mockllm/health").json()
@@ -31,6 +33,7 @@ def test_add_scenario_from_yaml_then_serve_it(
     r = httpx.post(
         f"{server.url}/_mockllm/scenarios",
         content=f"name: {name}\nturns: [{{reply: {{text: fresh}}}}]",
+        headers=YAML,
     )
     assert r.status_code == 201 and r.json()["name"] == name and r.json()["replaced"] is False
     reply = chat(name).chat.completions.create(
@@ -52,7 +55,9 @@ def test_add_invalid_scenario_explains_and_changes_nothing(
     server: ServerProcess, chat: ChatFactory
 ) -> None:
     r = httpx.post(
-        f"{server.url}/_mockllm/scenarios", content="name: hello\nturns:\n  - reply: {txt: x}\n"
+        f"{server.url}/_mockllm/scenarios",
+        content="name: hello\nturns:\n  - reply: {txt: x}\n",
+        headers=YAML,
     )
     assert r.status_code == 400
     assert r.json()["error"]["problems"] == [
@@ -69,7 +74,11 @@ def test_add_invalid_scenario_explains_and_changes_nothing(
 
 
 def test_a_nameless_posted_scenario_is_refused(server: ServerProcess) -> None:
-    r = httpx.post(f"{server.url}/_mockllm/scenarios", content="turns: [{reply: {text: x}}]")
+    r = httpx.post(
+        f"{server.url}/_mockllm/scenarios",
+        content="turns: [{reply: {text: x}}]",
+        headers={"content-type": "application/yaml"},
+    )
     assert r.status_code == 400 and "missing required key 'name'" in r.json()["error"]["message"]
 
 

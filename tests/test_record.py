@@ -215,7 +215,7 @@ def test_a_recorded_cut_stream_replays_cut_at_the_same_content(
     recorded = record(recorder, guide, session, streamed=True)
     fault = recorded.turns[0].fault
     assert fault is not None and fault.truncate is not None and fault.times == 1
-    assert fault.disconnect == ("reset" if guide == "stream-cut" else "close")
+    assert fault.ending == ("reset" if guide == "stream-cut" else "close")
     Client(replay.url).add_scenario(recorded.source)
     client = openai.OpenAI(
         base_url=replay.openai_url(recorded.name, session), api_key="test", max_retries=0

@@ -48,8 +48,25 @@ def put(namespace: str, raw: bytes, value: Any) -> None:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text, "utf-8")
         tmp.replace(path)  # atomic: a concurrent start never reads half an entry
+        _trim(path.parent)
     except (OSError, TypeError, ValueError):
         pass  # a read-only home, or a value JSON cannot hold: just not cached
+
+
+MAX_ENTRIES = 1000
+"""Entries kept per namespace: every distinct tool schema a client sends is one, so the
+oldest go (by modification time) rather than the folder growing for ever."""
+
+
+def _trim(folder: Path) -> None:
+    """Only a miss writes, and a miss has just run jsonschema: listing the folder is cheap
+    beside it."""
+    entries = list(folder.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    by_age = sorted(entries, key=lambda p: p.stat().st_mtime)
+    for old in by_age[: len(entries) - MAX_ENTRIES]:
+        old.unlink(missing_ok=True)
 
 
 def _entry(namespace: str, raw: bytes) -> Path | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -88,6 +89,7 @@ class Engine:
         flavor: Flavor,
         chaos: Chaos | None,
         seed: int,
+        max_sessions: int,
     ) -> None:
         """The defaults live in `mockllm.options.ServerOptions`."""
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
@@ -97,7 +99,11 @@ class Engine:
         self.flavor: Flavor = flavor
         self.chaos = chaos
         self.seed = seed
-        self._attempts: dict[tuple[str, str, int], int] = {}
+        # Attempt counters by session, least recently used first: past `max_sessions` the
+        # oldest session starts afresh. A running test sends requests, so its session is
+        # never the oldest unless `max_sessions` others were used since its last request.
+        self._attempts: OrderedDict[str, dict[tuple[str, int], int]] = OrderedDict()
+        self.max_sessions = max_sessions
         # (session, scenario, turn) → how its latest delivery was cut short; absent if whole
         self._cut: dict[tuple[str, str, int], str] = {}
 
@@ -134,10 +140,29 @@ class Engine:
             self._attempts.clear()
             self._cut.clear()
         else:
-            for key in [k for k in self._attempts if k[0] == session]:
-                del self._attempts[key]
-            for key in [k for k in self._cut if k[0] == session]:
-                del self._cut[key]
+            self._attempts.pop(session, None)
+            self._forget_cuts(session)
+
+    def _attempt(self, session: str, key: tuple[str, int]) -> int:
+        """Count one more attempt at this turn of this session."""
+        counts = self._attempts.get(session)
+        if counts is None:
+            counts = self._attempts[session] = {}
+            if len(self._attempts) > self.max_sessions:
+                oldest, _ = self._attempts.popitem(last=False)
+                self._forget_cuts(oldest)
+        else:
+            self._attempts.move_to_end(session)
+        counts[key] = attempt = counts.get(key, 0) + 1
+        return attempt
+
+    def sessions(self) -> int:
+        """How many sessions have attempt counters now."""
+        return len(self._attempts)
+
+    def _forget_cuts(self, session: str) -> None:
+        for key in [k for k in self._cut if k[0] == session]:
+            del self._cut[key]
 
     def answer(
         self,
@@ -154,7 +179,7 @@ class Engine:
             conv = rejoined(conv, scenario, call_id)
         index = conv.turn
         key = (session, scenario.name, index)
-        attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        attempt = self._attempt(session, (scenario.name, index))
         answer = Answer(
             index, attempt, violations=[v.finding() for v in violations] if violations else _NONE
         )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from mockllm.core import bounded
 from mockllm.core.conversation import Conversation, ToolCall, ToolResult
 from mockllm.core.scenario import Expect, ResultMatch, TextMatch
 from mockllm.errors import Finding
@@ -17,8 +16,11 @@ def check(expect: Expect, conv: Conversation, turn: int) -> list[Finding]:
         ("model", "the model", expect.model, conv.model),
     )
     for key, what, match, got in texts:
-        if match is not None and (got is None or not match.matches(got)):
-            found.append(_text_failure(key, turn, what, match, got))
+        try:
+            if match is not None and (got is None or not match.matches(got)):
+                found.append(_text_failure(key, turn, what, match, got))
+        except bounded.RegexTimeout as e:
+            found.append(_finding(key, turn, f"{what}: {e}"))
     if expect.tools is not None:
         missing = [t for t in expect.tools if t not in conv.tool_names]
         if missing:
@@ -59,7 +61,11 @@ def _result_problem(match: ResultMatch, result: ToolResult | None) -> str | None
         return "expected a tool result, got none"
     if match.contains is not None and match.contains not in result.content:
         return f"expected a result containing {match.contains!r}, got {_clip(result.content)!r}"
-    if match.regex is not None and re.search(match.regex, result.content) is None:
+    try:
+        matched = match.regex is None or bounded.search(match.regex, result.content)
+    except bounded.RegexTimeout as e:
+        return str(e)
+    if not matched:
         return f"expected a result matching /{match.regex}/, got {_clip(result.content)!r}"
     # A wire without an error flag (OpenAI) cannot be checked for is_error.
     if (

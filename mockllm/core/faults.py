@@ -74,7 +74,7 @@ def stream_delivery(
         cut = len(frames) // 2 if after is None else min(after, len(frames))
         return Delivery(frames[:cut] + error_events(cut), "complete", **pace)
     if fault.truncate is not None:
-        return Delivery(_cut_events(fault.truncate, events), fault.disconnect, **pace)
+        return Delivery(_cut_events(fault.truncate, events), fault.ending, **pace)
     return Delivery(frames, "complete", **pace)
 
 
@@ -89,7 +89,7 @@ def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 
         return Delivery([], "stall", **pace)
     if fault.truncate is not None:
         cut = _body_cut(fault.truncate, body, reply, events)
-        return Delivery([body[:cut]], fault.disconnect, **pace)
+        return Delivery([body[:cut]], fault.ending, **pace)
     return Delivery([body], "complete", **pace)
 
 

@@ -14,6 +14,7 @@ import string
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mockllm.core import bounded
 from mockllm.core.encoding import compact_json, digest
 from mockllm.errors import MockLLMError
 
@@ -35,6 +36,12 @@ _GONE = object()  # no value: an optional slot left empty, a property removed
 
 class GenerateError(MockLLMError):
     """The schema cannot produce the asked kind of arguments; the message says why."""
+
+
+# Bounds on what a client's tool schema can make the server build (docs/security.md).
+MAX_STRING = 10_000  # characters of one generated string (minLength, pattern repeats)
+MAX_ITEMS = 1_000  # items of one generated array (minItems)
+MAX_VALUES = 10_000  # values in all the generated arguments
 
 
 class _Unsatisfiable(Exception):
@@ -132,12 +139,19 @@ class _Generator:
         self.root = root
         self.seed = seed
         self.nodes: list[_Node] = []
+        self.made = 0
 
     def value(self, schema: Any, path: _Path, depth: int = 0) -> Any:
         if depth > _MAX_DEPTH:
             raise _Unsatisfiable("its schema requires itself without end")
         if schema is False or not isinstance(schema, (dict, bool)):
             raise _Unsatisfiable(f"nothing is allowed at {_where(path)}")
+        self.made += 1
+        if self.made > MAX_VALUES:
+            raise _Unsatisfiable(
+                f"its schema asks for more than the {MAX_VALUES} values generated arguments "
+                "may hold"
+            )
         schema = self._flatten(_as_dict(schema), path, 0)
         for key in ("anyOf", "oneOf"):
             if key in schema:
@@ -227,7 +241,13 @@ class _Generator:
 
     def _array(self, schema: dict[str, Any], path: _Path, depth: int) -> list[Any]:
         prefix, items = schema.get("prefixItems", []), schema.get("items", {})
-        subs = [prefix[i] if i < len(prefix) else items for i in range(schema.get("minItems", 0))]
+        wanted = schema.get("minItems", 0)
+        if isinstance(wanted, int) and wanted > MAX_ITEMS:
+            raise _Unsatisfiable(
+                f"minItems {wanted} at {_where(path)} is past the limit of {MAX_ITEMS} items a "
+                "generated array may have"
+            )
+        subs = [prefix[i] if i < len(prefix) else items for i in range(wanted)]
         out = [self.value(sub, (*path, i), depth + 1) for i, sub in enumerate(subs)]
         if not out and schema.get("maxItems", 1):  # one optional item: its schema can be broken
             first = self._optional(prefix[0] if prefix else items, (*path, 0), depth + 1)
@@ -362,13 +382,22 @@ def _string(schema: dict[str, Any], plausible: str, seed: str, path: _Path) -> s
     if pattern is None:
         return _fit(fmt or plausible, schema)
     for candidate in (fmt, plausible, _from_pattern(pattern, seed, path)):
-        if candidate is not None and re.search(pattern, _fit(candidate, schema)):
-            return _fit(candidate, schema)
+        try:
+            if candidate is not None and bounded.search(pattern, _fit(candidate, schema)):
+                return _fit(candidate, schema)
+        except bounded.RegexTimeout as e:
+            raise _Unsatisfiable(f"at {_where(path)}: {e}") from None
     raise _Unsatisfiable(f"cannot produce a string matching {pattern!r} at {_where(path)}")
 
 
 def _fit(text: str, schema: dict[str, Any]) -> str:
-    short = schema.get("minLength", 0) - len(text)
+    wanted = schema.get("minLength", 0)
+    if isinstance(wanted, int) and wanted > MAX_STRING:
+        raise _Unsatisfiable(
+            f"minLength {wanted} is past the limit of {MAX_STRING} characters a generated "
+            "string may have"
+        )
+    short = wanted - len(text)
     text += (text[-1:] or "x") * max(0, short)  # repeating the last character keeps its class
     return text[: schema["maxLength"]] if "maxLength" in schema else text
 
@@ -384,6 +413,11 @@ def _from_pattern(pattern: str, seed: str, path: _Path) -> str | None:
         quant = _QUANT.match(body, atom.end())
         i = quant.end() if quant else atom.end()
         count = 1 if quant is None else int(quant[1]) if quant[1] else int(quant[2] == "+")
+        if len(out) + count > MAX_STRING:
+            raise _Unsatisfiable(
+                f"pattern {pattern!r} asks for more than the {MAX_STRING} characters a "
+                "generated string may have"
+            )
         out += "".join(_pick(_atom_chars(atom), seed, path, len(out), k) for k in range(count))
     return out
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.encoding import compact_json
 from mockllm.errors import Problem
@@ -34,7 +35,7 @@ class TextMatch:
             return text == self.value
         if self.how == "contains":
             return self.value in text
-        return re.search(self.value, text) is not None
+        return bounded.search(self.value, text)
 
     def describe(self) -> str:
         if self.how == "equals":
@@ -151,10 +152,15 @@ class Fault:
     http: HttpFault | None = None
     stream_error: StreamError | None = None
     truncate: Truncate | None = None
-    disconnect: Disconnect = "reset"
+    disconnect: Disconnect | None = None  # how a truncated reply ends; None: reset
     delay: Delay | None = None
     stall: bool = False
     times: int | None = None  # only the first N attempts
+
+    @property
+    def ending(self) -> Disconnect:
+        """How a truncated reply ends: the connection reset (the default), or closed."""
+        return self.disconnect or "reset"
 
     def applies(self, attempt: int) -> bool:
         return self.times is None or attempt <= self.times
@@ -181,7 +187,7 @@ class Fault:
             after = self.stream_error.after_events
             return f"error event after {'half the' if after is None else after} events"
         if self.truncate:
-            return f"cut {self.truncate.describe()}, then {self.disconnect}"
+            return f"cut {self.truncate.describe()}, then {self.ending}"
         return f"delay {self.delay}"
 
 
@@ -317,10 +323,48 @@ def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
             problems.append(
                 _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
             )
+    if fault is not None:
+        problems += _check_fault(fault, i, locate)
     for j, call in enumerate(turn.reply.tool_calls):
         if call.generate is not None and call.arguments != "{}":
             where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
             problems.append(_at(where, "give arguments or generate, not both"))
+    return problems
+
+
+# Parts a fault cannot combine: the first (replacing the reply, or holding it back) leaves
+# nothing for the second to act on.
+_EXCLUSIVE = (
+    ("http", "stall"),
+    ("http", "stream_error"),
+    ("http", "truncate"),
+    ("stall", "stream_error"),
+    ("stall", "truncate"),
+    ("stream_error", "truncate"),
+)
+# A header value may not hold a line break (it would end the header) or another control
+# character; a name must be an HTTP token.
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _check_fault(fault: Fault, i: int, locate: Locate) -> list[Problem]:
+    problems = []
+    where = ("turns", i, "fault")
+    for first, second in _EXCLUSIVE:
+        if getattr(fault, first) and getattr(fault, second):
+            message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
+            problems.append(_at(locate((*where, second)), message))
+    if fault.disconnect is not None and fault.truncate is None:
+        message = "disconnect only says how a truncated reply ends: add truncate"
+        problems.append(_at(locate((*where, "disconnect")), message))
+    for name, value in fault.http.headers if fault.http else ():
+        at = locate((*where, "http", "headers", name))
+        if not _HEADER_NAME.fullmatch(name):
+            problems.append(_at(at, f"{name!r} is not a valid HTTP header name"))
+        elif _HEADER_VALUE_BAD.search(value):
+            message = f"the value {value!r} holds a line break or control character"
+            problems.append(_at(at, message + ", which HTTP header values cannot"))
     return problems
 
 
@@ -335,11 +379,8 @@ def _check_result_count(scenario: Scenario, i: int, wanted: int, locate: Locate)
 
 
 def _check_regex(pattern: str, where: Problem) -> list[Problem]:
-    try:
-        re.compile(pattern)
-    except re.error as e:
-        return [_at(where, f"invalid regular expression: {e}")]
-    return []
+    problem = bounded.check(pattern)
+    return [_at(where, f"invalid regular expression: {problem}")] if problem else []
 
 
 def _at(where: Problem, message: str) -> Problem:
@@ -367,7 +408,7 @@ def _fault(data: Mapping[str, Any]) -> Fault:
         http=_http(http) if http is not None else None,
         stream_error=StreamError(**error) if error is not None else None,
         truncate=_truncate(truncate) if truncate is not None else None,
-        disconnect=data.get("disconnect", "reset"),
+        disconnect=data.get("disconnect"),
         delay=Delay(**delay) if delay is not None else None,
         stall=data.get("stall", False),
         times=data.get("times"),

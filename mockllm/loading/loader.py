@@ -77,10 +77,23 @@ def _load_file(file: Path) -> Scenario:
         scenario = build_scenario(data, file.stem, str(file))
         if not check_scenario(scenario, _Locator(str(file), {}, {}).at):
             return scenario
-    data, marks, keys = _yaml().parse(raw.decode("utf-8"), str(file))
+    data, marks, keys = _yaml().parse(decode(raw, str(file)), str(file))
     scenario = load_mapping(data, str(file), file.stem, marks, keys)
     disk_cache.put("scenarios", raw, data)
     return scenario
+
+
+def decode(raw: bytes, source: str) -> str:
+    """Scenario bytes as text: UTF-8 only, and a byte that is not names its line and column
+    (whether it came from a file or from POST /_mockllm/scenarios)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = raw.rfind(b"\n", 0, e.start) + 1
+        line = raw.count(b"\n", 0, e.start) + 1
+        column = len(raw[start : e.start].decode("utf-8", "replace")) + 1
+        message = f"not UTF-8: byte 0x{raw[e.start]:02x} cannot be read; save the file as UTF-8"
+        raise ScenarioError([Problem(source, "", message, line, column)]) from None
 
 
 def load_text(text: str, source: str = "<text>", default_name: str | None = None) -> Scenario:
@@ -109,6 +122,7 @@ def load_mapping(
 ) -> Scenario:
     """One scenario from a mapping, checked exactly like a file."""
     locator = _Locator(source, marks or {}, keys or {})
+    data = _status_keys_as_text(data)
     problems = _consequences_dropped(
         [_schema_problem(e, locator) for e in _validator().iter_errors(data)]
     )
@@ -121,6 +135,17 @@ def load_mapping(
     if problems:
         raise ScenarioError(problems)
     return scenario
+
+
+def _status_keys_as_text(data: Any) -> Any:
+    """`chaos: {429: 0.1}`: YAML reads 429 as a number, JSON keys are text; both mean 429."""
+    chaos = data.get("chaos") if isinstance(data, Mapping) else None
+    if not isinstance(chaos, Mapping) or all(isinstance(k, str) for k in chaos):
+        return data
+    text = {
+        str(k) if isinstance(k, int) and not isinstance(k, bool) else k: v for k, v in chaos.items()
+    }
+    return {**data, "chaos": text}
 
 
 def _scenario_files(paths: Iterable[str | Path], problems: list[Problem]) -> list[Path]:
@@ -140,12 +165,23 @@ def _duplicate_names(scenarios: list[Scenario]) -> list[Problem]:
     problems = []
     for s in scenarios:
         if s.name in seen:
-            other = seen[s.name].source
-            problems.append(
-                Problem(s.source, "name", f"scenario {s.name!r} is also defined in {other}")
-            )
+            first = seen[s.name].source
+            line, column = _name_mark(s.source)
+            other = ":".join(map(str, (first, *_name_mark(first)))).rstrip(":")
+            message = f"scenario {s.name!r} is also defined at {other}"
+            problems.append(Problem(s.source, "name", message, line, column))
         seen.setdefault(s.name, s)
     return problems
+
+
+def _name_mark(source: str) -> tuple[int, int] | tuple[None, None]:
+    """Where a file gives its `name` (nowhere when the name is the file's stem)."""
+    try:
+        keys = _yaml().parse(Path(source).read_text("utf-8"), source)[2]
+    except (OSError, ValueError, ScenarioError):
+        return None, None
+    line, column = keys.get(("name",), (None, None))
+    return (int(line), int(column)) if line is not None else (None, None)
 
 
 # --- schema errors, explained ---------------------------------------------------------

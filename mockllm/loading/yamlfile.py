@@ -48,10 +48,14 @@ def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
             raise ScenarioError(
                 [Problem(source, "", "empty file: a scenario needs at least 'turns'")]
             )
-        marks: Marks = {}
-        keys: Marks = {}
-        duplicates: list[Problem] = []
-        _walk(node, (), marks, keys, duplicates, source)
+        walk = _Walk(source)
+        try:
+            walk.node(node, ())
+        except _TooManyAliases:
+            raise ScenarioError([_alias_problem(text, source)]) from None
+        except RecursionError:
+            raise ScenarioError([Problem(source, "", "nested too deeply to read")]) from None
+        marks, keys, duplicates = walk.marks, walk.keys, walk.duplicates
         if duplicates:
             raise ScenarioError(duplicates)
         return loader.construct_document(node), marks, keys
@@ -59,25 +63,69 @@ def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
         loader.dispose()
 
 
-def _walk(
-    node: yaml.Node, path: YamlPath, marks: Marks, keys: Marks, dups: list[Problem], source: str
-) -> None:
-    marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key == "<<":  # a merge key: its entries carry their own marks
-                continue
-            line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
-            if key in seen:
-                dups.append(Problem(source, dotted((*path, key)), "duplicate key", line, col))
-            seen.add(key)
-            keys[(*path, key)] = (line, col)
-            _walk(value_node, (*path, key), marks, keys, dups, source)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*path, i), marks, keys, dups, source)
+ALIAS_BUDGET = 10_000
+"""Nodes that aliases may add to a document: a few hundred bytes of nested aliases ("billion
+laughs") would otherwise expand to millions of nodes for every reader of the tree."""
+
+
+class _TooManyAliases(Exception):
+    pass
+
+
+class _Walk:
+    """Marks every path with its line and column, finds duplicate keys, and counts the nodes
+    reached through aliases, stopping at ALIAS_BUDGET before the tree is ever expanded."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.marks: Marks = {}
+        self.keys: Marks = {}
+        self.duplicates: list[Problem] = []
+        self.seen: set[int] = set()
+        self.expanded = 0
+
+    def node(self, node: yaml.Node, path: YamlPath, aliased: bool = False) -> None:
+        if id(node) in self.seen and isinstance(node, yaml.CollectionNode):
+            aliased = True  # the composer hands an alias over as the anchored node itself
+        self.seen.add(id(node))
+        if aliased:
+            self.expanded += 1
+            if self.expanded > ALIAS_BUDGET:
+                raise _TooManyAliases
+        self.marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            names: set[str] = set()
+            for key_node, value_node in node.value:
+                key = key_node.value
+                if key == "<<":  # a merge key: its entries carry their own marks
+                    continue
+                line, col = key_node.start_mark.line + 1, key_node.start_mark.column + 1
+                if key in names:
+                    where = dotted((*path, key))
+                    self.duplicates.append(Problem(self.source, where, "duplicate key", line, col))
+                names.add(key)
+                self.keys[(*path, key)] = (line, col)
+                self.node(value_node, (*path, key), aliased)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.node(item, (*path, i), aliased)
+
+
+def _alias_problem(text: str, source: str) -> Problem:
+    """Where the expansion comes from: the first alias of a list or mapping."""
+    collections: set[str] = set()
+    for event in yaml.parse(text, Loader=_Loader):
+        anchor = getattr(event, "anchor", None)
+        if isinstance(event, yaml.CollectionStartEvent) and anchor:
+            collections.add(anchor)
+        mark = event.start_mark
+        if isinstance(event, yaml.AliasEvent) and event.anchor in collections and mark:
+            message = (
+                f"aliases expand this document past {ALIAS_BUDGET} nodes (the limit); "
+                f"the first alias of a list or mapping, *{event.anchor}, is here"
+            )
+            return Problem(source, "", message, mark.line + 1, mark.column + 1)
+    return Problem(source, "", f"aliases expand this document past {ALIAS_BUDGET} nodes")
 
 
 def _yaml_problem(e: yaml.YAMLError, source: str, text: str) -> Problem:

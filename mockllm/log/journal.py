@@ -7,21 +7,25 @@ only when read, so logging costs the hot path almost nothing. Memory is a ring o
 
 from __future__ import annotations
 
-import json
+import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any
 
+from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, result_json
+from mockllm.core.encoding import digest
 from mockllm.errors import Finding
 
 if TYPE_CHECKING:
     from mockllm.core.divergence import CallId
     from mockllm.core.engine import Resolved
 
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie"})
+# Header names that carry credentials: their values never reach the log (docs/security.md).
+SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
 
 
 class LiveEntry:
@@ -179,14 +183,40 @@ class LiveEntry:
 
 def _headers_json(headers: bytes) -> dict[str, str]:
     pairs = (line.decode("latin-1").partition(":") for line in headers.split(b"\n") if line)
-    return {k: v for k, _, v in pairs if k not in _SECRET_HEADERS}
+    return {k: redact(v) if SECRET_HEADER.search(k) else v for k, _, v in pairs}
+
+
+def redact(value: str) -> str:
+    """A credential's place in the log: a short hash tells two keys apart, and no more."""
+    return f"[redacted {digest(value.encode('latin-1'), 4).hex()}]"
 
 
 def _decode_request(body: bytes) -> Any:
+    """The body as JSON, or as text when it is not JSON its readers can take."""
+    text = body.decode("utf-8", "replace")
     try:
-        return json.loads(body)
-    except ValueError:
-        return body.decode("utf-8", "replace")
+        value = wirejson.loads(body)
+    except wirejson.InvalidJson:
+        return text
+    return text if wirejson.too_deep(value, text) else value
+
+
+def entry_line(entry: LiveEntry) -> str:
+    """One entry as JSON text a strict parser reads, whatever the client sent: a request
+    nested too deeply to write out is shown as its text instead."""
+    try:
+        return wirejson.dumps_line(entry.to_json())
+    except (RecursionError, ValueError):
+        shown = entry.to_json()
+        shown["request"] = entry.body.decode("utf-8", "replace")
+        shown["conversation"] = None
+        return wirejson.dumps_line(shown)
+
+
+def open_log(path: str) -> IO[str]:
+    """The JSONL file, appended to; created readable by its owner only (it holds prompts)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return open(fd, "a", encoding="utf-8")
 
 
 class Journal:
@@ -202,7 +232,7 @@ class Journal:
         self._entries: deque[LiveEntry] = deque(maxlen=limit)
         self._next_seq = 1
         self.body_cap = body_cap
-        self._file: IO[str] | None = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+        self._file: IO[str] | None = open_log(path) if path else None
 
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -230,7 +260,7 @@ class Journal:
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
         if self._file is not None:
-            self._file.write(json.dumps(entry.to_json(), ensure_ascii=False) + "\n")
+            self._file.write(entry_line(entry) + "\n")
             self._file.flush()
         if self.console is not None:
             self.console(entry)

@@ -18,6 +18,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import derive
 from mockllm.core.scenario import Scenario, ScriptedCall
 from mockllm.errors import RequestError
+from mockllm.providers import shapes
 from mockllm.providers.base import (
     MODELS,
     Adapter,
@@ -84,13 +85,35 @@ def bad(message: str) -> RequestError:
     return RequestError(400, message)
 
 
+# The words of the API's validation errors ("messages.1.content.0.id: Input should be a
+# valid string"), by the shape expected.
+_PYDANTIC_NOUNS = {
+    "a string": "string",
+    "an integer": "integer",
+    "a boolean": "boolean",
+    "an object": "dictionary",
+    "an array": "list",
+    "an array of objects": "list",
+    "a number": "number",
+}
+
+
 class Messages(Adapter):
     api = "anthropic"
     family = "anthropic"
     routes = ("v1/messages",)
     family_headers = (b"anthropic-version",)
     request_id_header = "request-id"
-    invalid_json_message = "mockllm: the request body is not valid JSON"
+    invalid_json_message = "The request body is not valid JSON"
+    shape = shapes.ANTHROPIC
+
+    def invalid_json(self, detail: str) -> RequestError:
+        return RequestError(400, f"{self.invalid_json_message}: {detail}", kind="invalid_json")
+
+    def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
+        noun = _PYDANTIC_NOUNS.get(expected.removeprefix("one of ").split(" or ")[0], "value")
+        return bad(f"{shapes.anthropic_param(path)}: Input should be a valid {noun}")
+
     stream_error_status = 529  # the API's mid-stream error is overloaded_error
 
     # --- parse -------------------------------------------------------------------------

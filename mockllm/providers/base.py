@@ -14,6 +14,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, Message
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
@@ -23,6 +24,7 @@ from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import RuleContext, RuleSet, Violation
 from mockllm.errors import RequestError
+from mockllm.providers.shapes import Path, Shape, mismatch
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ class Adapter(ABC):
     family_headers: ClassVar[tuple[bytes, ...]] = ()
     request_id_header: ClassVar[str]
     invalid_json_message: ClassVar[str]
+    shape: ClassVar[Shape] = dict  # the types of the fields it reads (shapes.py)
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
     # Fault statuses this wire does not have, served as the one they mean (Gemini: 529 → 503).
     status_aliases: ClassVar[Mapping[int, int]] = {}
@@ -111,6 +114,29 @@ class Adapter(ABC):
         entry = json.loads(self.models_body())["data"][0]
         entry.update({"id": model})
         return json.dumps(entry).encode()
+
+    def invalid_json(self, detail: str) -> RequestError:
+        """The provider's answer to a body that is not JSON it reads; `detail` says why."""
+        return RequestError(400, self.invalid_json_message, kind="invalid_json")
+
+    def refusal(self, error: Exception, raw: bytes) -> RequestError | None:
+        """The 400 for a body that made reading it fail with `error`: it nests too deeply, or
+        the first field whose type is off; None when the body is not to blame."""
+        if isinstance(error, RecursionError):
+            return self.invalid_json("nested too deeply")
+        if not raw:
+            return None  # failed before the body was read: not the body's doing
+        try:
+            found = mismatch(wirejson.loads(raw), self.shape)
+        except wirejson.InvalidJson as e:
+            return self.invalid_json(e.detail)
+        except RecursionError:
+            return self.invalid_json("nested too deeply")
+        return None if found is None else self.type_error(*found)
+
+    def type_error(self, path: Path, expected: str, value: Any) -> RequestError:
+        """How this provider names a field of the wrong type."""
+        return RequestError(400, f"Invalid type for {path}: expected {expected}")
 
     def fault_error(
         self,

@@ -14,6 +14,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
+from mockllm.providers import shapes
 from mockllm.providers.base import (
     MODELS,
     Adapter,
@@ -178,6 +179,10 @@ class ChatCompletions(Adapter):
     routes = ("v1/chat/completions", "chat/completions")
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
+    shape = shapes.CHAT
+
+    def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
+        return wrong_type(shapes.openai_param(path), expected, value)
 
     # --- parse -------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from mockllm.core.heard import Heard
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
+from mockllm.providers import shapes
 from mockllm.providers.base import (
     Adapter,
     Parsed,
@@ -86,6 +87,10 @@ class Responses(Adapter):
     get_prefix = "v1/responses/"
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
+    shape = shapes.RESPONSES
+
+    def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
+        return wrong_type(shapes.openai_param(path), expected, value)
 
     def __init__(self) -> None:
         self._store: OrderedDict[str, Stored] = OrderedDict()

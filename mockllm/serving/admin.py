@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
+from mockllm.core import wirejson
+from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
-from mockllm.loading.loader import load_text
+from mockllm.loading.loader import decode, load_text
+from mockllm.log.journal import LiveEntry, entry_line
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 from mockllm.viewer.page import csp, live_page
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def admin_router(
-    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None]
+    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None], max_body: int
 ) -> Router:
     """The admin routes over the server's engine and log; `reset_app` resets its state.
     (Over 60 lines: one short handler per route, each closing over the same state.)"""
@@ -32,9 +38,15 @@ def admin_router(
         return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
 
     async def add_scenario(request: Request) -> Response:
-        text = (await request.body()).decode("utf-8", "replace")
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > max_body:
+                message = f"scenario of more than {max_body} bytes refused (--max-body)"
+                return _error(413, message)
         try:
-            scenario = load_text(text, source="<POST /_mockllm/scenarios>")
+            # On a worker thread: a big scenario must not hold up the requests being served.
+            scenario = await run_in_threadpool(_load, raw)
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
@@ -46,8 +58,9 @@ def admin_router(
         since = q.get("since", "0")
         if not since.isdigit():
             return _error(400, "since must be a sequence number")
-        found = journal.entries(q.get("session"), q.get("scenario"), int(since))
-        return JSONResponse([e.to_json() for e in found])
+        found = list(journal.entries(q.get("session"), q.get("scenario"), int(since)))
+        text = await _off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+        return Response(text, media_type="application/json")
 
     async def clear_requests(request: Request) -> Response:
         return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
@@ -58,7 +71,8 @@ def admin_router(
         max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
-        entries = [e.to_json() for e in journal.entries(session, q.get("scenario"))]
+        found = list(journal.entries(session, q.get("scenario")))
+        entries = await _off_loop(lambda: [e.to_json() for e in found], found)
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
     async def verdicts(request: Request) -> Response:
@@ -112,6 +126,27 @@ def admin_router(
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes)
+
+
+async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
+    """Formatting a big log (thousands of entries, each parsed and written anew) runs on a
+    worker thread, so the requests being served meanwhile are not held up; a small one is
+    formatted at once."""
+    return work() if len(entries) <= 100 else await run_in_threadpool(work)
+
+
+def _load(raw: bytes) -> Scenario:
+    source = "<POST /_mockllm/scenarios>"
+    return load_text(decode(raw, source), source=source)
+
+
+class JSONResponse(Response):
+    """JSON that any string survives (see wirejson.dumps_line)."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return wirejson.dumps_line(content).encode()
 
 
 _UI_HEADERS = {

@@ -6,6 +6,7 @@ starlette, imported on the first admin request so that start-up does not pay for
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mockllm.core.engine import Engine
@@ -13,8 +14,9 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
+from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
-from mockllm.serving.exchange import Exchanges
+from mockllm.serving.exchange import CONTROL, Exchanges, bad_path
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import Routes
 
@@ -38,7 +40,13 @@ class MockLLM:
         if self._admin is None:
             from mockllm.serving.admin import admin_router
 
-            self._admin = admin_router(self.engine, self.journal, self.reset)
+            self._admin = admin_router(self.engine, self.journal, self.reset, self.options.max_body)
+        refused = guard.refusal(scope, self.options.allow_host)
+        if refused is not None:
+            status, why = refused
+            body = json.dumps({"error": {"message": f"mockllm: {why}"}}).encode()
+            await _send(send, status, body, b"application/json")
+            return
         await self._admin(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -53,8 +61,10 @@ class MockLLM:
             return
         scenario, session, route = self.routes.split(path)
         adapter = self.routes.post(route)
-        if adapter is not None and scope["method"] == "POST":
+        if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
+        elif CONTROL.search(path):
+            await self._bad_path(scope, send, path)
         elif scope["method"] != "GET":
             await self._not_found(scope, receive, send, route)
         elif (listing := self.routes.listing(route)) is not None:
@@ -90,6 +100,10 @@ class MockLLM:
         model = route.removeprefix(listing).removeprefix("/")
         body = adapter.model_body(model) if model else adapter.models_body()
         await _send(send, 200, body, b"application/json")
+
+    async def _bad_path(self, scope: Scope, send: Send, path: str) -> None:
+        body = self.family_of(scope).error_body(bad_path(path), "")
+        await _send(send, 400, body, b"application/json")
 
     async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         """Answered in the SDK's error shape, and logged like any request: a wrong base URL

@@ -7,12 +7,13 @@ sharing a scenario, suite reruns), and the cached work is all pure.
 
 from __future__ import annotations
 
-import json
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from mockllm.core import wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Engine, Resolved
 from mockllm.core.events import Event
@@ -90,7 +91,14 @@ class Exchanges:
             await self._answer(receive, adapter, route, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
-        except Exception:
+        except Exception as error:
+            # A body whose types are off (or that nests deeper than Python recurses) trips
+            # the optimistic reading: the provider's 400 naming the parameter, found only now
+            # so that good bodies pay nothing for it.
+            refusal = None if responder.started else adapter.refusal(error, entry.body)
+            if refusal is not None:
+                await responder.error(refusal)
+                return
             entry.server_error = traceback.format_exc()
             if not responder.started:
                 message = "mockllm internal error; see server_error in the request log"
@@ -107,6 +115,8 @@ class Exchanges:
         responder: Responder,
         wanted: dict[bytes, str],
     ) -> None:
+        if CONTROL.search(entry.path):
+            raise bad_path(entry.path)
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
         scenario = self.engine.find(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
@@ -149,9 +159,9 @@ class Exchanges:
         if prepared is not None:
             return prepared
         try:
-            body = json.loads(raw)
-        except ValueError:
-            raise RequestError(400, adapter.invalid_json_message, kind="invalid_json") from None
+            body = wirejson.loads(raw)
+        except wirejson.InvalidJson as e:
+            raise adapter.invalid_json(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse_at(body, route))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
             cache.put(key, prepared)
@@ -277,6 +287,18 @@ def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
 
 
 _WANTED = (b"x-mockllm-session", b"x-mockllm-scenario", b"content-type", b"content-length")
+
+
+# A session or scenario name becomes a log field and a header value: no control characters.
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def bad_path(path: str) -> RequestError:
+    message = (
+        f"mockllm: the path {path!r} holds a control character; scenario and session names "
+        "may use any other characters"
+    )
+    return RequestError(400, message, kind="bad_path", code="invalid_path")
 
 
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:

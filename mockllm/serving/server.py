@@ -32,6 +32,7 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         flavor=options.flavor,
         chaos=options.chaos,
         seed=options.seed,
+        max_sessions=options.max_sessions,
     )
     journal = Journal(options.log_limit, options.log, options.log_body_cap)
     return MockLLM(engine, journal, options)

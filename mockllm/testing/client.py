@@ -124,7 +124,7 @@ class Client:
         params = urlencode({k: v for k, v in (query or {}).items() if v is not None})
         url = self.base_url + path + (f"?{params}" if params else "")
         request = urllib.request.Request(url, data=body, method=method)
-        if body is not None:
+        if method != "GET":  # the server refuses state changes without a JSON or YAML type
             request.add_header("Content-Type", content_type)
         try:
             with _OPENER.open(request, timeout=self.timeout) as response:

@@ -45,6 +45,7 @@ def make_engine(*scenarios: Scenario, **options: Any) -> Engine:
         "flavor": "openai",
         "chaos": None,
         "seed": 0,
+        "max_sessions": 10_000,
         **options,
     }
     return Engine(scenarios or (WEATHER, HELLO), **settings)
@@ -477,6 +478,7 @@ def test_find_without_a_name_or_default() -> None:
             flavor="openai",
             chaos=None,
             seed=0,
+            max_sessions=10_000,
         ).find(None)
     assert raised.value.message == (
         "mockllm: no scenario chosen: use the path /s/NAME/..., the header X-Mockllm-Scenario, "

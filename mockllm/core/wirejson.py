@@ -1,0 +1,122 @@
+"""JSON as the real APIs read it, and JSON any string can be written as.
+
+Reading: strict UTF-8, no `NaN`/`Infinity` literals, no lone surrogate escapes (`"\\ud800"`):
+the providers refuse all three as invalid JSON (Anthropic answers a lone surrogate with "The
+request body is not valid JSON: no low surrogate in string: line 1 column N (char N-1)"), and
+each would otherwise reach the log, where a strict parser refuses the line. Nesting deeper
+than the parser's recursion limit is invalid JSON too, not a crash; `too_deep` tells the log
+which bodies to show as text, so its readers never have to recurse further than MAX_DEPTH.
+
+Writing: `dumps_text` never fails on what a client could have sent: a string that cannot be
+UTF-8 (a surrogate) is escaped as `\\udXXX`, which every JSON parser reads back.
+
+The checks cost the hot path a `str.decode` (which `json.loads` does anyway) and a substring
+test; the precise search runs only when a body holds a `\\u` escape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# A \u escape of a surrogate; `(?<!\\)(?:\\\\)*` makes sure the backslash is not itself escaped.
+_SURROGATE_ESCAPE = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})(?:\\u(d[c-f][0-9a-f]{2}))?"
+    r"|(?<!\\)((?:\\\\)*)\\u(d[c-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
+
+
+MAX_DEPTH = 200  # arrays and objects inside each other shown as JSON in the log
+
+
+class InvalidJson(ValueError):
+    """The body is not JSON a provider accepts; `detail` says why and where."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _constant(name: str) -> Any:
+    raise InvalidJson(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_constant
+)  # built once: json.loads(…, kw) builds one a call
+
+
+def loads(raw: bytes) -> Any:
+    """The parsed body, or InvalidJson."""
+    try:
+        text = raw.decode("utf-8")
+        value = _DECODER.decode(text)
+    except InvalidJson:
+        raise
+    except UnicodeDecodeError as e:
+        raise InvalidJson(f"invalid UTF-8 at byte {e.start}") from None
+    except json.JSONDecodeError as e:
+        raise InvalidJson(str(e)) from None
+    except RecursionError:
+        raise InvalidJson("nested too deeply") from None
+    if "\\u" in text:
+        lone = _lone_surrogate(text)
+        if lone is not None:
+            raise InvalidJson(lone)
+    return value
+
+
+def too_deep(value: Any, text: str) -> bool:
+    """Whether `value` (parsed from `text`) nests arrays and objects more than MAX_DEPTH deep."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # the usual case, decided by two counts
+    level: list[Any] = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            inner
+            for v in level
+            for inner in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())
+            if isinstance(inner, dict | list)
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _lone_surrogate(text: str) -> str | None:
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        high, low, alone = match[2], match[3], match[5]
+        if (high and not low) or alone:
+            at = match.start() + len(match[1] or match[4] or "")
+            line = text.count("\n", 0, at) + 1
+            column = at - (text.rfind("\n", 0, at) + 1) + 1
+            what = "no low surrogate" if high else "unexpected low surrogate"
+            return f"{what} in string: line {line} column {column} (char {at})"
+    return None
+
+
+# Characters that some line readers (str.splitlines, editors) take for a line end: inside a
+# JSON string they are escaped, so one entry stays one line for every reader.
+_LINE_BREAKS = re.compile("[\x1c-\x1e\x85\u2028\u2029]")
+
+
+def dumps_line(value: Any) -> str:
+    """JSON on one line that any reader splits right; a surrogate comes out escaped."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False)
+    if _LINE_BREAKS.search(text):
+        return _LINE_BREAKS.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    return text
+
+
+def utf8(text: str) -> bytes:
+    """`text` as UTF-8; a surrogate (which UTF-8 cannot hold) becomes U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
