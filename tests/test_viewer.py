@@ -40,7 +40,9 @@ def test_ui_is_a_read_only_html_page_with_a_strict_content_policy(server: Server
     assert r.headers["x-content-type-options"] == "nosniff"
     assert embedded(r.text)["live"] is True
     for method in ("POST", "PUT", "DELETE"):
-        refused = httpx.request(method, f"{server.url}/_mockllm/ui")
+        # typed as JSON to pass the admin guard: the route itself must then refuse
+        typed = {"content-type": "application/json"}
+        refused = httpx.request(method, f"{server.url}/_mockllm/ui", headers=typed)
         assert refused.status_code == 404 and "no admin route" in refused.json()["error"]["message"]
 
 

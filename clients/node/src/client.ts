@@ -114,7 +114,8 @@ export class Client {
       response = await fetch(url, {
         method,
         body,
-        headers: body === undefined ? {} : { "content-type": contentType },
+        // Always typed when it changes state: the admin guard refuses what a web page could send.
+        headers: method === "GET" ? {} : { "content-type": contentType },
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {

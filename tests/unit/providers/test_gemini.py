@@ -48,6 +48,7 @@ def resolve(
         validation="strict",
         real_time=False,
         flavor="openai",
+        max_sessions=10_000,
         chaos=None,
         seed=0,
     )
