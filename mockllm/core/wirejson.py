@@ -8,7 +8,7 @@ than the parser's recursion limit is invalid JSON too, not a crash; `too_deep` t
 which bodies to show as text, so its readers never have to recurse further than MAX_DEPTH.
 
 Writing: `dumps_text` never fails on what a client could have sent: a string that cannot be
-UTF-8 (a surrogate) is escaped as `\\udXXX`, which every JSON parser reads back.
+UTF-8 (a surrogate) is escaped as a `\\ud800`-style escape, which every JSON parser reads back.
 
 The checks cost the hot path a `str.decode` (which `json.loads` does anyway) and a substring
 test; the precise search runs only when a body holds a `\\u` escape.
