@@ -54,6 +54,7 @@ DEFAULT = "name: plain\nturns: [{reply: {text: hi}, repeat: true}]\n"
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+GEMINI = "v1beta/models/gemini-2.5-flash:generateContent"
 BASES: dict[str, dict[str, Any]] = {
     "v1/chat/completions": {
         "model": "gpt-4o-mini",
@@ -103,8 +104,22 @@ BASES: dict[str, dict[str, Any]] = {
         "tools": [{"name": "get_weather", "input_schema": SCHEMA}],
         "tool_choice": {"type": "auto"},
     },
+    GEMINI: {
+        "systemInstruction": {"parts": [{"text": "be brief"}]},
+        "contents": [
+            {"role": "user", "parts": [{"text": "wwwx"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "get_weather", "response": {"r": "x"}}}],
+            },
+        ],
+        "tools": [{"functionDeclarations": [{"name": "get_weather", "parameters": SCHEMA}]}],
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+    },
 }
 ROUTES = list(BASES)
+HISTORY = {"v1/responses": "input", GEMINI: "contents"}
 
 # Strings a hostile client sends: lone surrogates, control characters, odd scripts, long runs.
 hostile_text = st.one_of(
@@ -133,7 +148,7 @@ def mutated(draw: st.DrawFn, route: str) -> bytes:
     """A valid body (the first turn, or one with history) with up to two parts replaced."""
     body = dict(BASES[route], stream=draw(st.booleans()))
     if draw(st.booleans()):
-        history = "input" if route == "v1/responses" else "messages"
+        history = HISTORY.get(route, "messages")
         body[history] = [m for m in body[history] if m.get("role") == "user"][:1]
     for _ in range(draw(st.integers(0, 2))):
         path = draw(st.sampled_from(json_paths(body)))
@@ -229,7 +244,8 @@ class Checker:
         if r.status_code >= 400:
             assert kind.startswith("application/json"), (r.status_code, kind)
             error = json.loads(data)["error"]
-            assert isinstance(error["message"], str) and isinstance(error["type"], str)
+            kind_of = "status" if self.route == GEMINI else "type"  # Google's shape names a status
+            assert isinstance(error["message"], str) and isinstance(error[kind_of], str)
         else:
             assert kind.startswith(("application/json", "text/event-stream")), kind
         global LAST_SEQ  # every request of the module goes through a Checker, in turn
