@@ -30,3 +30,12 @@ def connect(url: str) -> Any:
             "--state redis://... needs the redis client: pip install 'mockllm-server[redis]'"
         ) from None
     return redis.asyncio.Redis.from_url(url)
+
+
+class StoreUnavailable(Exception):
+    """The shared store cannot be reached (or was lost mid-request). The serving path answers
+    503 in the provider's shape naming the store, and nothing is half-written."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"mockllm: the shared state store {url} is unreachable ({reason})")
+        self.url, self.reason = url, reason
