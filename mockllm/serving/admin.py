@@ -133,7 +133,7 @@ def _store_read(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except StoreUnavailable as error:
-            return _error(503, str(error), store=error.url)
+            return _error(503, str(error))
 
     return guarded
 

@@ -16,12 +16,10 @@ more leaves Redis. Scripts name the index keys themselves: one Redis, not a Clus
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from mockllm.state import StoreUnavailable
+from mockllm.state import StoreUnavailable, redacted
 
 LOG_TTL = 24 * 3600  # seconds a log lives after its last write
 
@@ -122,16 +120,6 @@ return #seqs
 )
 
 
-def shown(url: str) -> str:
-    """The URL as messages may show it: a password never leaves the process."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-
-
 def with_seq(line: str, seq: int) -> str:
     """`line` (an entry starting with its seq) numbered `seq`, as the append script does."""
     return f'{{"seq": {seq}' + line[line.index(",") :]
@@ -141,7 +129,7 @@ class RedisLog:
     """The fleet's log on one Redis: servers given the same URL and prefix share it."""
 
     def __init__(self, client: Any, url: str, prefix: str, limit: int) -> None:
-        self.url, self.base, self.limit = shown(url), f"{prefix}:log", limit
+        self.url, self.base, self.limit = redacted(url), f"{prefix}:log", limit
         self._append = client.register_script(_APPEND)
         self._read = client.register_script(_READ)
         self._touched = client.register_script(_TOUCHED)
@@ -166,21 +154,12 @@ class RedisLog:
     async def clear(self, session: str | None = None) -> int:
         return int(await self._run(self._clear, [self.base, session or ""]))
 
-    async def _run(self, script: Any, args: list[Any], again: bool = True) -> Any:
-        """Run `script`, once more on a fresh connection if the pooled one was dead (the
-        first use of each after Redis came back fails). An append whose reply alone was
-        lost would be stored twice: only when the connection drops between the two, and a
-        Redis that restarted has lost the first copy anyway."""
-        from redis.exceptions import ConnectionError, RedisError
+    async def _run(self, script: Any, args: list[Any]) -> Any:
+        """Run `script`; any Redis failure is the store lost (the client has already tried
+        once more on a fresh connection: see `mockllm.state.connect`)."""
+        from redis.exceptions import RedisError
 
         try:
             return await script(args=args)
-        except ConnectionError:
-            if again:
-                return await self._run(script, args, again=False)
-            raise self._lost(sys.exc_info()[1]) from None
         except (RedisError, OSError) as error:
-            raise self._lost(error) from None
-
-    def _lost(self, error: BaseException | None) -> StoreUnavailable:
-        return StoreUnavailable(self.url, str(error) or type(error).__name__)
+            raise StoreUnavailable(self.url, str(error) or type(error).__name__) from None

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from mockllm.log.journal import entry_line
 from mockllm.log.shared import SharedJournal
-from mockllm.state import StoreUnavailable
-from mockllm.state.redis_log import shown, with_seq
+from mockllm.state import StoreUnavailable, redacted
+from mockllm.state.redis_log import with_seq
 
 from .test_journal import HEADERS, opened
 
@@ -94,4 +94,5 @@ def test_a_process_stopping_with_entries_waiting_says_how_many(
     ],
 )
 def test_a_store_url_is_shown_without_its_password(url: str, seen: str) -> None:
-    assert shown(url) == seen
+    assert redacted(url) == seen
+    assert f"store {seen} is unreachable (lost)" in str(StoreUnavailable(url, "lost"))
