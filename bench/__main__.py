@@ -16,6 +16,7 @@ from .run import (
     measure_cold,
     measure_memory,
     measure_rounds,
+    measure_shared_log,
     measure_startups,
     merge,
     progress,
@@ -79,6 +80,7 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
         measure_rounds(servers, settings, ref),
         measure_cold(servers, settings, ref),
         measure_memory(servers, settings, ref),
+        measure_shared_log(servers[0], settings, ref),
     )
     return Outcome(servers, samples, settings, env)
 

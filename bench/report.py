@@ -59,6 +59,10 @@ METRICS = [
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS
     ),
+    Metric("redis_log_ns_c1_p50_us", "non-stream c=1 latency p50, log on Redis", "µs"),
+    Metric("redis_log_ns_c1_cpu_us", "non-stream c=1 server CPU, log on Redis", "µs/req", 1),
+    Metric("redis_log_ns_c32_cpu_us", "non-stream c=32 server CPU, log on Redis *", "µs/req", 1),
+    Metric("redis_log_redis_c32_cpu_us", "non-stream c=32 Redis's own CPU", "µs/req", 1),
     Metric("rss_idle_mb", "RSS idle", "MB", 1),
     Metric("rss_after_mb", "RSS after {n} distinct requests", "MB", 1),
 ]
@@ -260,6 +264,8 @@ def _legend(outcome: Outcome) -> list[str]:
         "distinct = every request's body differs (a counter in the user message), so no "
         "request cache can answer it; mockllm's log is filled (10 000 entries) first, "
         "unless --warmup 0.",
+        f"log on Redis: {subject} serve --state redis://... on a fresh redis-server (on the "
+        "load core when pinned), the same non-stream request; set against the rows above.",
         "+ from the bundled asyncio client (first byte = first body byte; wrk cannot see it); "
         + ("other figures from wrk." if outcome.settings.use_wrk else "so is everything else."),
     ]
