@@ -10,6 +10,7 @@ this process (up to the log limit) and go in with the next write that succeeds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -45,6 +46,8 @@ class SharedJournal(Journal):
         # Closed entries the store has not taken yet, with their lines.
         self._waiting: deque[tuple[LiveEntry, str]] = deque(maxlen=store.limit)
         self._lost_store = False
+        self._one_write = asyncio.Lock()
+        self._failures = 0  # writes that found the store lost
 
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -65,10 +68,16 @@ class SharedJournal(Journal):
         return self.flush()
 
     async def flush(self) -> None:
-        """Hand the waiting entries to the store. Never raises: a lost store must not fail
-        the request that is being answered; its entry waits for the next write."""
-        if not self._waiting:
-            return
+        """Hand the waiting entries to the store, one write at a time: entries that close
+        while a write is under way go in together with the next (one round trip for many,
+        under load). Never raises: a lost store must not fail the request being answered;
+        its entry waits for the next write."""
+        failures = self._failures
+        async with self._one_write:
+            if self._waiting and self._failures == failures:  # else lost while we queued
+                await self._write()
+
+    async def _write(self) -> None:
         taken = list(self._waiting)
         self._waiting.clear()
         try:
@@ -78,6 +87,7 @@ class SharedJournal(Journal):
             if not self._lost_store:
                 print(f"{error}; log entries wait here until it is back", file=sys.stderr)
             self._lost_store = True
+            self._failures += 1
             return
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
