@@ -46,8 +46,9 @@ class SharedJournal(Journal):
         # Closed entries the store has not taken yet, with their lines.
         self._waiting: deque[tuple[LiveEntry, str]] = deque(maxlen=store.limit)
         self._lost_store = False
-        self._one_write = asyncio.Lock()
-        self._failures = 0  # writes that found the store lost
+        self._busy = False  # a write is under way
+        self._next: asyncio.Future[None] | None = None  # done when the next write is
+        self._follower: asyncio.Task[None] | None = None  # kept: a task must be referenced
 
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -68,16 +69,39 @@ class SharedJournal(Journal):
         return self.flush()
 
     async def flush(self) -> None:
-        """Hand the waiting entries to the store, one write at a time: entries that close
-        while a write is under way go in together with the next (one round trip for many,
-        under load). Never raises: a lost store must not fail the request being answered;
-        its entry waits for the next write."""
-        failures = self._failures
-        async with self._one_write:
-            if self._waiting and self._failures == failures:  # else lost while we queued
-                await self._write()
+        """Hand the waiting entries to the store; back once this process's entries closed
+        so far are stored (or the store was found lost: then they wait for the next write,
+        as a lost store must not fail the request being answered). One write at a time:
+        entries that close while one is under way go in together with the next, one round
+        trip for many under load."""
+        if not self._waiting:
+            return
+        if self._busy:
+            if self._next is None:
+                self._next = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._next)
+            return
+        await self._write_and_hand_on(None)
 
-    async def _write(self) -> None:
+    async def _write_and_hand_on(self, batch: asyncio.Future[None] | None) -> None:
+        """Write what waits (`batch`'s entries, when a task does it for them); entries that
+        closed meanwhile are written next by a task of their own."""
+        self._busy, stored = True, False
+        try:
+            stored = await self._write()
+        finally:
+            if batch is not None:
+                batch.set_result(None)
+            following, self._next = self._next, None
+            if following is not None and stored:
+                next_write = self._write_and_hand_on(following)
+                self._follower = asyncio.get_running_loop().create_task(next_write)
+            else:
+                self._busy = False
+                if following is not None:
+                    following.set_result(None)  # the store is lost: they wait too
+
+    async def _write(self) -> bool:
         taken = list(self._waiting)
         self._waiting.clear()
         try:
@@ -87,14 +111,14 @@ class SharedJournal(Journal):
             if not self._lost_store:
                 print(f"{error}; log entries wait here until it is back", file=sys.stderr)
             self._lost_store = True
-            self._failures += 1
-            return
+            return False
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
         self._lost_store = False
         for (entry, line), seq in zip(taken, given, strict=True):
             entry.seq = seq
             self.written(entry, with_seq(line, seq))
+        return True
 
     def entries(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
