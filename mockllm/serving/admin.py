@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
@@ -111,31 +112,29 @@ def admin_router(
         Route("/_mockllm/health", health, methods=["GET"]),
         Route("/_mockllm/scenarios", list_scenarios, methods=["GET"]),
         Route("/_mockllm/scenarios", add_scenario, methods=["POST"]),
-        Route("/_mockllm/requests", _store_read(requests), methods=["GET"]),
-        Route("/_mockllm/requests", _store_read(clear_requests), methods=["DELETE"]),
-        Route("/_mockllm/reset", _store_read(reset), methods=["POST"]),
-        Route("/_mockllm/verdict", _store_read(verdict_of), methods=["GET"]),
-        Route("/_mockllm/verdicts", _store_read(verdicts), methods=["GET"]),
+        Route("/_mockllm/requests", requests, methods=["GET"]),
+        Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
+        Route("/_mockllm/reset", reset, methods=["POST"]),
+        Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
+        Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
         Route("/_mockllm/ui", ui, methods=["GET"]),
-        Route("/_mockllm/transcript", _store_read(transcript_of), methods=["GET"]),
+        Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
-    return Router(routes=routes)
+    return Router(routes=routes, middleware=[Middleware(_StoreErrors)])
 
 
-Handler = Callable[[Request], Awaitable[Response]]
+class _StoreErrors:
+    """A lost shared store, from any admin route: a 503 naming it, not a 500."""
 
+    def __init__(self, app: Any) -> None:
+        self.app = app
 
-def _store_read(handler: Handler) -> Handler:
-    """A route over the log: when the shared store is lost, a 503 that names it."""
-
-    async def guarded(request: Request) -> Response:
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         try:
-            return await handler(request)
-        except StoreUnavailable as error:
-            return _error(503, str(error))
-
-    return guarded
+            await self.app(scope, receive, send)
+        except StoreUnavailable as lost:
+            await _error(503, str(lost))(scope, receive, send)
 
 
 def _load(raw: bytes) -> Scenario:
