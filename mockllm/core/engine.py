@@ -200,10 +200,13 @@ class Engine:
     def _fault(
         self, scenario: Scenario, session: str, index: int, attempt: int
     ) -> tuple[Fault | None, str]:
-        """The scripted fault while its `times` lasts, else a chaos draw, else none."""
+        """The scripted fault while its `times` lasts; on a turn without one, a chaos draw
+        (docs/scenarios.md: chaos goes to turns that have no scripted fault)."""
         turn = scenario.turn(index)
         fault = turn.fault if turn else None
-        if fault is not None and fault.applies(attempt):
+        if fault is not None:
+            if not fault.applies(attempt):
+                return None, ""  # its `times` are spent: served whole, as scripted
             limit = f" of times: {fault.times}" if fault.times else ""
             return fault, f"scripted: attempt {attempt}{limit}"
         chaos = scenario.chaos or self.chaos

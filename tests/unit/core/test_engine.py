@@ -449,9 +449,10 @@ def test_the_server_seed_is_used_when_the_chaos_names_none() -> None:
     assert result.fault_why.startswith("chaos: seed 3, draw ")
 
 
-def test_a_scripted_fault_comes_before_chaos() -> None:
+def test_a_scripted_fault_comes_before_chaos_and_keeps_its_turn_from_it() -> None:
     engine = make_engine(FLAKY, chaos=Chaos((("500", 1.0),)))
-    assert answer(engine, FLAKY, conv()).fault == RATE_LIMITED
+    faults = [answer(engine, FLAKY, conv()).fault for _ in range(3)]
+    assert faults == [RATE_LIMITED, RATE_LIMITED, None]  # then served, as `times: 2` says
 
 
 def test_chaos_http_faults_ask_for_a_fast_retry() -> None:
