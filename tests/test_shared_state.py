@@ -248,6 +248,30 @@ def test_concurrent_retries_on_two_servers_get_distinct_attempts(redis: RedisSer
     assert attempts == list(range(1, 41))
 
 
+def test_a_reset_on_one_server_is_seen_by_the_others(redis: RedisServer) -> None:
+    """Under a prefix and with session names that are glob patterns: each reset deletes
+    exactly what it names."""
+    shared = ("--state", redis.url(), "--state-prefix", "mock*[1]")
+    with _two_on(*shared) as (one, two):
+        body = {"model": "gpt-4o", "messages": ASK}
+        for session in ("a*", "a*:b", "a*"):
+            one.http.post(f"/s/hello/{session}/v1/chat/completions", json=body)
+        client = openai.OpenAI(base_url=one.openai_url("hello", "r"), api_key="k")
+        stored = client.responses.create(model="gpt-4o", input="hi")
+        reset = two.http.post("/_mockllm/reset", params={"session": "a*"}, json={})
+        assert reset.status_code == 200
+        for session, attempt in (("a*", 1), ("a*:b", 2)):
+            answered = two.http.post(f"/s/hello/{session}/v1/chat/completions", json=body)
+            assert answered.status_code == 200
+            assert two.last(session)["attempt"] == attempt
+        assert client.responses.retrieve(stored.id).id == stored.id
+        assert two.http.post("/_mockllm/reset", json={}).status_code == 200
+        with pytest.raises(openai.NotFoundError, match="No response found"):
+            client.responses.retrieve(stored.id)
+        one.http.post("/s/hello/a*:b/v1/chat/completions", json=body)
+        assert one.last("a*:b")["attempt"] == 1
+
+
 def test_a_lost_redis_gives_503s_naming_it_then_recovers(redis: RedisServer) -> None:
     with _two_on("--state", redis.url()) as (one, two):
         client = openai.OpenAI(base_url=one.openai_url("hello", "lost"), api_key="k")
