@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -334,6 +336,14 @@ def test_workers_share_one_port_on_redis_and_are_refused_in_memory(redis: RedisS
         assert first.choices[0].message.tool_calls
         server.process.terminate()
         assert server.process.wait(10) == 0
+
+    with running_server("--workers", "2", "--state", redis.url(), "--quiet") as server:
+        pid = server.process.pid
+        first, second = map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        os.kill(first, signal.SIGKILL)  # a worker dies: the lot stops, and says so
+        assert server.process.wait(10) == 1
+        assert not Path(f"/proc/{second}").exists()  # stopped and reaped by the parent
+        assert f"worker {first} exited with -9; stopping the others" in server.console.read_text()
 
     needs = "--workers 2 needs a shared --state"
     with pytest.raises(RuntimeError, match=needs) as refused, running_server("--workers", "2"):

@@ -143,10 +143,14 @@ def _fork(app: MockLLM, sock: socket.socket) -> int:
 
 
 def _supervise(children: list[int], ready: Callable[[], None]) -> None:
-    """Wait for the workers; SIGTERM or SIGINT stops them all, and so does one dying."""
+    """Wait for the workers; SIGTERM or SIGINT stops them all, and so does one dying
+    (then the exit status is 1, so that a supervisor such as systemd sees it)."""
     alive = set(children)
+    stopping = False
 
     def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
         for pid in alive:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -159,7 +163,11 @@ def _supervise(children: list[int], ready: Callable[[], None]) -> None:
         pid, status = os.wait()
         alive.discard(pid)
         code = os.waitstatus_to_exitcode(status)
-        if code != 0 and not failed:
+        # uvicorn ends a worker it stopped on a signal by raising that signal again
+        if not stopping and code != 0:
             failed = True
-            print(f"mockllm: worker {pid} exited with {code}; stopping the others", flush=True)
+            message = f"mockllm: worker {pid} exited with {code}; stopping the others"
+            print(message, file=sys.stderr, flush=True)
             stop()
+    if failed:
+        raise SystemExit(1)
