@@ -339,11 +339,11 @@ def test_workers_share_one_port_on_redis_and_are_refused_in_memory(redis: RedisS
 
     with running_server("--workers", "2", "--state", redis.url(), "--quiet") as server:
         pid = server.process.pid
-        first, second = map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
-        os.kill(first, signal.SIGKILL)  # a worker dies: the lot stops, and says so
+        dead, other = map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        os.kill(dead, signal.SIGKILL)  # a worker dies: the lot stops, and says so
         assert server.process.wait(10) == 1
-        assert not Path(f"/proc/{second}").exists()  # stopped and reaped by the parent
-        assert f"worker {first} exited with -9; stopping the others" in server.console.read_text()
+        assert not Path(f"/proc/{other}").exists()  # stopped and reaped by the parent
+        assert f"worker {dead} exited with -9; stopping the others" in server.console.read_text()
 
     needs = "--workers 2 needs a shared --state"
     with pytest.raises(RuntimeError, match=needs) as refused, running_server("--workers", "2"):
