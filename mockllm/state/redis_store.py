@@ -54,11 +54,13 @@ class RedisStore:
 
     @asynccontextmanager
     async def _reachable(self) -> AsyncIterator[None]:
-        from redis.exceptions import ConnectionError, TimeoutError
+        """Any Redis failure (connection, timeout, authentication, a refused command) as
+        StoreUnavailable: the store cannot serve, whatever the reason."""
+        from redis.exceptions import RedisError
 
         try:
             yield
-        except (ConnectionError, TimeoutError, OSError) as error:
+        except (RedisError, OSError) as error:
             raise StoreUnavailable(self.url, str(error) or type(error).__name__) from None
 
     async def begin(
