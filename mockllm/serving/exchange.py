@@ -128,10 +128,13 @@ class Exchanges:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
-        scenario = await self._find(entry.scenario)
+        if self.shared is None:  # no await on the memory path
+            scenario = self.engine.find(entry.scenario)
+        else:
+            scenario = await self._find_shared(entry.scenario)
+            if adapter.refers_back:
+                await self._fetch_referred(adapter, entry.body)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
-        if self.shared is not None and adapter.refers_back:
-            await self._fetch_referred(adapter, entry.body)
         prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
@@ -161,12 +164,11 @@ class Exchanges:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
         await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
 
-    async def _find(self, name: str | None) -> Scenario:
+    async def _find_shared(self, name: str | None) -> Scenario:
+        assert self.shared is not None
         try:
             return self.engine.find(name)
         except RequestError:
-            if self.shared is None:
-                raise
             await self.shared.refresh()  # perhaps posted to another replica
             return self.engine.find(name)
 
