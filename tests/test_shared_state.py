@@ -244,9 +244,12 @@ def test_concurrent_retries_on_two_servers_get_distinct_attempts(redis: RedisSer
     assert attempts == list(range(1, 41))
 
 
-def test_a_reset_on_one_server_is_seen_by_the_others(redis: RedisServer) -> None:
+def test_a_reset_or_a_replaced_scenario_on_one_server_is_seen_by_the_others(
+    redis: RedisServer,
+) -> None:
     """Under a prefix and with session names that are glob patterns: each reset deletes
-    exactly what it names."""
+    exactly what it names. A scenario replaced on one server is served as replaced by
+    the other at once, though it knew the old one (the version read with the attempt)."""
     shared = ("--state", redis.url(), "--state-prefix", "mock*[1]")
     with _two_on(*shared) as (one, two):
         body = {"model": "gpt-4o", "messages": ASK}
@@ -266,6 +269,16 @@ def test_a_reset_on_one_server_is_seen_by_the_others(redis: RedisServer) -> None
             client.responses.retrieve(stored.id)
         one.http.post("/s/hello/a*:b/v1/chat/completions", json=body)
         assert one.last("a*:b")["attempt"] == 1
+
+        for version in ("first", "second"):
+            posted = one.http.post(
+                "/_mockllm/scenarios",
+                content=f"name: posted\nturns:\n  - reply: {{text: {version}}}\n",
+                headers={"content-type": "application/yaml"},
+            )
+            assert posted.status_code == (201 if version == "first" else 200)
+            answered = two.http.post("/s/posted/p/v1/chat/completions", json=body)
+            assert answered.json()["choices"][0]["message"]["content"] == version
 
 
 def test_a_lost_redis_gives_503s_naming_it_then_recovers(redis: RedisServer) -> None:
