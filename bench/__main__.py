@@ -16,12 +16,12 @@ from .run import (
     measure_cold,
     measure_memory,
     measure_rounds,
-    measure_shared_log,
     measure_startups,
     merge,
     progress,
 )
 from .servers import ROOT, ServerDef, selected
+from .state import measure_state, redis_missing
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "results.jsonl"
 
@@ -80,9 +80,12 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
         measure_rounds(servers, settings, ref),
         measure_cold(servers, settings, ref),
         measure_memory(servers, settings, ref),
-        measure_shared_log(servers[0], settings, ref),
     )
-    return Outcome(servers, samples, settings, env)
+    missing = redis_missing()
+    if missing:
+        progress(f"SKIPPING the shared-state rows: {missing}")
+        return Outcome(servers, samples, settings, env, state_skipped=missing)
+    return Outcome(servers, samples, settings, env, measure_state(settings, ref))
 
 
 def _runnable(name: str, missing: str | None) -> bool:

@@ -9,7 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -59,10 +59,6 @@ METRICS = [
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS
     ),
-    Metric("redis_log_ns_c1_p50_us", "non-stream c=1 latency p50, log on Redis", "µs"),
-    Metric("redis_log_ns_c1_cpu_us", "non-stream c=1 server CPU, log on Redis", "µs/req", 1),
-    Metric("redis_log_ns_c32_cpu_us", "non-stream c=32 server CPU, log on Redis *", "µs/req", 1),
-    Metric("redis_log_redis_c32_cpu_us", "non-stream c=32 Redis's own CPU", "µs/req", 1),
     Metric("rss_idle_mb", "RSS idle", "MB", 1),
     Metric("rss_after_mb", "RSS after {n} distinct requests", "MB", 1),
 ]
@@ -131,6 +127,8 @@ class Outcome:
     samples: Samples
     settings: Settings
     environment: dict[str, Any]
+    state: Samples = field(default_factory=dict)  # bench/state.py's variants
+    state_skipped: str = ""  # why there are no shared-state rows
 
     @property
     def subject(self) -> ServerDef:
@@ -185,7 +183,56 @@ def table(outcome: Outcome) -> str:
             ]
         )
     growth = _growth(outcome)
-    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *_legend(outcome)])
+    state = _state(outcome)
+    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *state, *_legend(outcome)])
+
+
+STATE_ROWS = [
+    Metric("c1_p50_us", "non-stream c=1 latency p50", "µs"),
+    Metric("c1_rps", "non-stream c=1 throughput", "req/s"),
+    Metric("c32_rps", "non-stream c=32 throughput", "req/s"),
+    Metric("c32_p50_us", "non-stream c=32 latency p50", "µs"),
+    Metric("c32_cpu_us", "mockllm CPU c=32 (all workers) *", "µs/req", 1),
+    Metric("c32_redis_cpu_us", "redis-server CPU c=32", "µs/req", 1),
+]
+
+
+def _state(outcome: Outcome) -> list[str]:
+    """Shared state (docs/scale.md): the store's cost on one process, and 1 vs 2 workers."""
+    if outcome.state_skipped:
+        return [f"Shared state rows SKIPPED: {outcome.state_skipped}", ""]
+    if not outcome.state:
+        return []
+    m = medians(outcome.state)
+    names = ("memory", "redis", "redis_2w")
+    header = ["shared state", "unit", *names, "redis - memory", "2w / 1w", ""]
+    rows = [header]
+    for metric in STATE_ROWS:
+        values = [m.get(n, {}).get(metric.key, math.nan) for n in names]
+        rows.append(
+            [
+                metric.label,
+                metric.unit,
+                *(_number(v, metric.digits) for v in values),
+                _number(values[1] - values[0], metric.digits),
+                _ratio(ratio(values[2], values[1])),
+                "",
+            ]
+        )
+    pinned = outcome.settings.cpus
+    where = (
+        f"1 process on cpu {pinned[0]} with redis-server; 2 workers on cpus {pinned[0]},"
+        f"{pinned[1]}, shared with the load generator"
+        if pinned
+        else "not pinned"
+    )
+    return [
+        "Shared state (--state redis://, every request one round trip; bench/state.py):",
+        *_grid(rows),
+        f"{where}: on two cores the second worker competes with the load and Redis, so "
+        "2w / 1w shows what this machine allows, not what more cores give.",
+        "",
+    ]
 
 
 def _growth(outcome: Outcome) -> list[str]:
@@ -264,8 +311,6 @@ def _legend(outcome: Outcome) -> list[str]:
         "distinct = every request's body differs (a counter in the user message), so no "
         "request cache can answer it; mockllm's log is filled (10 000 entries) first, "
         "unless --warmup 0.",
-        f"log on Redis: {subject} serve --state redis://... on a fresh redis-server (on the "
-        "load core when pinned), the same non-stream request; set against the rows above.",
         "+ from the bundled asyncio client (first byte = first body byte; wrk cannot see it); "
         + ("other figures from wrk." if outcome.settings.use_wrk else "so is everything else."),
     ]
@@ -304,6 +349,14 @@ def record(outcome: Outcome) -> dict[str, Any]:
             for s in outcome.servers
         },
         "ratios": {f.name: _clean(_ratios(medians_, subject, f.name)) for f in outcome.floors},
+        "state": {"skipped": outcome.state_skipped}
+        if outcome.state_skipped
+        else {
+            name: {"median": _clean(figures), "samples": {k: _clean_list(v) for k, v in s.items()}}
+            for (name, figures), s in zip(
+                medians(outcome.state).items(), outcome.state.values(), strict=True
+            )
+        },
         "targets": {
             key: {"target": GOALS[key].describe(_unit(key)), "pass": verdict}
             for key, verdict in outcome.verdicts().items()

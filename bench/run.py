@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import proc
@@ -322,69 +319,6 @@ def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference)
             after = proc.rss_mb(running.pid)
         samples[server.name] = {"rss_before_load_mb": [idle], "rss_after_mb": [after]}
     return samples
-
-
-# --- the request log on Redis ------------------------------------------------------------------
-
-
-def measure_shared_log(server: ServerDef, settings: Settings, ref: Reference) -> Samples:
-    """mockllm with `--state redis://…` (the fleet's request log, docs/scale.md) on a fresh
-    redis-server per round, pinned to the load core: the server's CPU and latency with the
-    log on Redis, to set against its in-memory rows, and Redis's own CPU per request."""
-    if shutil.which("redis-server") is None:
-        progress("skipping the Redis log rows: no redis-server on PATH")
-        return {}
-    figures: dict[str, list[float]] = {}
-    plain = request_body(stream=False)
-    for r in range(settings.rounds):
-        progress(f"round {r + 1}/{settings.rounds}: {server.name} with its log on Redis")
-        with (
-            _redis(settings) as (url, redis_pid),
-            started(_on_store(server, url), settings, ref.bodies) as running,
-        ):
-            wait_answered(running)
-            target = Target(running.port, running.path(TOOL_CALL), plain)
-            if settings.warmup_seconds:
-                _load(running, target, 32, settings, settings.warmup_seconds)
-            result, cpu = _measured(running, target, 1, settings)
-            got = {"redis_log_ns_c1_p50_us": result.p50_us, "redis_log_ns_c1_cpu_us": cpu}
-            before = proc.cpu_seconds(redis_pid)
-            result, cpu = _measured(running, target, 32, settings)
-            spent = proc.cpu_seconds(redis_pid) - before
-            got["redis_log_ns_c32_cpu_us"] = cpu
-            got["redis_log_redis_c32_cpu_us"] = spent * 1e6 / max(result.requests, 1)
-        for key, value in got.items():
-            figures.setdefault(key, []).append(value)
-    return {server.name: figures}
-
-
-def _on_store(server: ServerDef, url: str) -> ServerDef:
-    return replace(server, command=lambda ctx: [*server.command(ctx), "--state", url])
-
-
-@contextmanager
-def _redis(settings: Settings) -> Iterator[tuple[str, int]]:
-    """A redis-server without persistence on a free port (on the load core when pinned)."""
-    port = free_port()
-    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-    argv += ["--appendonly", "no", "--dir", str(settings.workdir)]
-    if settings.cpus:
-        argv = ["taskset", "-c", str(settings.cpus[1]), *argv]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.01)
-        yield f"redis://127.0.0.1:{port}/0", process.pid
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def merge(*parts: Samples) -> Samples:

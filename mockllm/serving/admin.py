@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -22,18 +22,28 @@ from mockllm.viewer.page import csp, live_page
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
     from mockllm.log.journal import Journal
+    from mockllm.serving.shared import Shared
 
 
 def admin_router(
-    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None], max_body: int
+    engine: Engine,
+    journal: Journal,
+    reset_app: Callable[[str | None], Awaitable[None]],
+    max_body: int,
+    shared: Shared | None = None,
 ) -> Router:
-    """The admin routes over the server's engine and log; `reset_app` resets its state.
+    """The admin routes over the server's engine and log; `reset_app` resets its state;
+    `shared`, the shared store whose run-time scenarios every replica serves.
     (Over 60 lines: one short handler per route, each closing over the same state.)"""
 
     async def health(request: Request) -> Response:
+        if shared is not None:
+            await shared.refresh()
         return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
 
     async def list_scenarios(request: Request) -> Response:
+        if shared is not None:
+            await shared.refresh()
         return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
 
     async def add_scenario(request: Request) -> Response:
@@ -49,7 +59,10 @@ def admin_router(
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
-        replaced = engine.add(scenario)
+        if shared is None:
+            replaced = engine.add(scenario)
+        else:  # valid, so it decodes: every replica loads the same text
+            replaced = await shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
         return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
 
     async def requests(request: Request) -> Response:
@@ -97,7 +110,7 @@ def admin_router(
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
-        reset_app(session)
+        await reset_app(session)
         deleted = await journal.delete(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
