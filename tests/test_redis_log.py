@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mockllm.state import connect
-from mockllm.state.redis_log import LOG_TTL, RedisLog
+from mockllm.state.redis_log import BATCH_TTL, LOG_TTL, PAGE, RedisLog
 
 from .redis_server import RedisServer, redis_server
 
@@ -39,7 +39,9 @@ async def scenario(url: str, entries: list[tuple[str, str | None]], limit: int) 
     try:
         await client.flushdb()
         log = RedisLog(client, url, "t", limit)
-        given_seqs = await log.append([(line(i), s, c) for i, (s, c) in enumerate(entries)])
+        given_seqs = await log.append(
+            [(line(i), s, c) for i, (s, c) in enumerate(entries)], "batch-1"
+        )
         assert given_seqs == list(range(1, len(entries) + 1))
         kept = list(enumerate(entries, 1))[-limit:]
         read = [json.loads(text) for text in await log.lines()]
@@ -49,6 +51,10 @@ async def scenario(url: str, entries: list[tuple[str, str | None]], limit: int) 
             assert [json.loads(t)["seq"] for t in await log.lines(session=name)] == mine
             theirs = [seq for seq, (_, c) in kept if c == name]
             assert [json.loads(t)["seq"] for t in await log.lines(scenario=name)] == theirs
+            for other in {c for _, (_, c) in kept if c}:  # both filters at once
+                both = [seq for seq, (s, c) in kept if s == name and c == other]
+                found = await log.lines(session=name, scenario=other)
+                assert [json.loads(t)["seq"] for t in found] == both
         since = kept[len(kept) // 2][0]
         assert [json.loads(t)["seq"] for t in await log.lines(since=since)] == [
             seq for seq, _ in kept if seq > since
@@ -59,7 +65,8 @@ async def scenario(url: str, entries: list[tuple[str, str | None]], limit: int) 
         assert await log.lines(session=first) == []
         await _no_stale_index(client, {seq for seq, (s, _) in kept if s != first})
         assert await log.clear() == sum(1 for _, (s, _) in kept if s != first)
-        assert await client.keys("t:log:*") == [b"t:log:seq"]  # the seq goes on
+        left = await client.keys("t:log:*")
+        assert sorted(left) == [b"t:log:batch:batch-1", b"t:log:seq"]  # the seq goes on
         assert 0 < await client.ttl("t:log:seq") <= LOG_TTL
     finally:
         await client.aclose()
@@ -82,3 +89,42 @@ def test_the_log_reads_back_filters_trims_and_clears_whatever_the_names(
     shared_redis: RedisServer, entries: list[tuple[str, str | None]], limit: int
 ) -> None:
     asyncio.run(scenario(shared_redis.url(), entries, limit))
+
+
+def test_a_batch_sent_again_is_stored_once(redis: RedisServer) -> None:
+    """A reply lost on the way back (Redis slow, a connection dropped) makes the writer send
+    the batch again: the same token gets the seqs of the first time, and no second copy."""
+
+    async def story() -> None:
+        log = RedisLog(connect(redis.url()), redis.url(), "t", 100)
+        assert await log.append([(line(1), "s", None), (line(2), "s", None)], "p:1") == [1, 2]
+        assert await log.append([(line(1), "s", None), (line(2), "s", None)], "p:1") == [1, 2]
+        assert await log.append([(line(3), "s", None)], "p:2") == [3]
+        assert [json.loads(t)["i"] for t in await log.lines()] == [1, 2, 3]
+        assert 0 < await log.client.ttl("t:log:batch:p:1") <= BATCH_TTL
+        await log.client.aclose()
+
+    asyncio.run(story())
+
+
+def test_a_big_log_is_read_a_page_at_a_time_in_seq_order(redis: RedisServer) -> None:
+    """More entries than a page, with a session and scenario filter that finds few on each
+    page: every read returns them all, in order (the Lua read built it in one reply)."""
+
+    async def story() -> None:
+        log = RedisLog(connect(redis.url()), redis.url(), "t", 10 * PAGE)
+        total = 2 * PAGE + 7
+        entries = [(line(i), f"s{i % 2}", f"c{i % 3}") for i in range(total)]
+        await log.append(entries[:PAGE], "p:1")
+        await log.append(entries[PAGE:], "p:2")
+        assert [json.loads(t)["i"] for t in await log.lines()] == list(range(total))
+        assert [json.loads(t)["i"] for t in await log.lines(since=PAGE + 3)] == list(
+            range(PAGE + 3, total)
+        )
+        both = [json.loads(t)["i"] for t in await log.lines(session="s1", scenario="c2")]
+        assert both == [i for i in range(total) if i % 2 == 1 and i % 3 == 2]
+        touched = [json.loads(t)["i"] for t in await log.touched_lines(total - 1)]
+        assert touched == [i for i in range(total) if i % 2 == (total - 1) % 2]
+        await log.client.aclose()
+
+    asyncio.run(story())

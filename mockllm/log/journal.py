@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence, Sized
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -302,19 +302,19 @@ class Journal:
     ) -> str:
         """The entries as a JSON array."""
         found = list(self.entries(session, scenario, since))
-        return await _off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+        return await off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
 
     async def read_json(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[dict[str, Any]]:
         found = list(self.entries(session, scenario, since))
-        return await _off_loop(lambda: [e.to_json() for e in found], found)
+        return await off_loop(lambda: [e.to_json() for e in found], found)
 
     async def read_touched(self, since: int) -> list[dict[str, Any]]:
         """Every entry of the sessions with an entry after `since`."""
         touched = {e.session for e in self.entries(since=since)}
         found = [e for e in self.entries() if e.session in touched]
-        return await _off_loop(lambda: [e.to_json() for e in found], found)
+        return await off_loop(lambda: [e.to_json() for e in found], found)
 
     async def delete(self, session: str | None = None) -> int:
         return self.clear(session)
@@ -325,8 +325,8 @@ class Journal:
             self._file = None
 
 
-async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
-    """Formatting a big log (thousands of entries, each parsed and written anew) runs on a
-    worker thread, so the requests being served meanwhile are not held up; a small one is
-    formatted at once."""
+async def off_loop(work: Callable[[], T], entries: Sized) -> T:
+    """Formatting a big log (thousands of entries, each parsed and written anew, or
+    decoded) runs on a worker thread, so the requests being served meanwhile are not held
+    up; a small one is formatted at once."""
     return work() if len(entries) <= 100 else await asyncio.to_thread(work)

@@ -4,21 +4,26 @@ log, numbered by one gap-free `seq` however many replicas answered (docs/scale.m
 An entry reaches the store when it closes, in one atomic write that gives it the fleet's
 next seq: readers see seqs in order and without holes, so `since=` never skips an entry
 still being answered elsewhere. The price: a request still being answered is not listed
-(in memory it shows as pending). When the store cannot be reached, closed entries wait in
-this process (up to the log limit) and go in with the next write that succeeds.
+(in memory it shows as pending). One writer task per process writes what closed, many
+entries a round trip; a request is answered once its entry is stored, so the client finds
+it in the log. When the store is lost, requests stop waiting, entries wait here (up to the
+log limit, the oldest dropped first) and the writer tries again, less and less often.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
+import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from mockllm.log.journal import Journal, LiveEntry, entry_line
+from mockllm.log.journal import Journal, LiveEntry, entry_line, off_loop
 from mockllm.options import ServerOptions
 from mockllm.state import StoreUnavailable, connect, is_shared
 from mockllm.state.redis_log import RedisLog, with_seq
@@ -33,6 +38,14 @@ def open_journal(options: ServerOptions) -> Journal:
     return SharedJournal(store, options.log, options.log_body_cap)
 
 
+BATCH_ENTRIES = 500  # the most entries one write stores
+BATCH_BYTES = 4 << 20  # and their most bytes (one entry more when it alone is bigger)
+RETRY_FIRST, RETRY_MOST = 0.5, 5.0  # seconds between tries while the store is lost
+LAST_WRITE = 2.0  # seconds a stopping process gives the entries still waiting
+
+Waiting = tuple[int, LiveEntry, str]  # (ordinal in this process, entry, its line)
+
+
 class SharedJournal(Journal):
     def __init__(
         self,
@@ -43,12 +56,19 @@ class SharedJournal(Journal):
     ) -> None:
         super().__init__(0, path, body_cap, console)  # no ring here: the store keeps it
         self.store = store
-        # Closed entries the store has not taken yet, with their lines.
-        self._waiting: deque[tuple[LiveEntry, str]] = deque(maxlen=store.limit)
+        self._waiting: deque[Waiting] = deque()  # closed, not in a write yet
+        self._batch: tuple[str, list[Waiting]] | None = None  # (token, entries) being written
+        self._closed = 0  # entries closed so far: each close's ordinal
+        self._settled = 0  # every entry up to this ordinal is stored (or dropped)
+        self._callers: deque[tuple[int, asyncio.Future[None]]] = deque()  # (ordinal, its wait)
+        # Readers wait for their entries, or for a try begun after they asked: (ordinal, try)
+        self._readers: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._tries = 0
         self._lost_store = False
-        self._busy = False  # a write is under way
-        self._next: asyncio.Future[None] | None = None  # done when the next write is
-        self._follower: asyncio.Task[None] | None = None  # kept: a task must be referenced
+        self.dropped = 0  # entries dropped while the store was lost, the log limit reached
+        self._token, self._batches = uuid.uuid4().hex, 0
+        self._wake = self._retry = asyncio.Event()  # made anew with each writer task
+        self._writer: asyncio.Task[None] | None = None
 
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -58,101 +78,188 @@ class SharedJournal(Journal):
         self._next_seq += 1
         return entry
 
-    def close(self, entry: LiveEntry) -> Any:
+    def close(self, entry: LiveEntry) -> asyncio.Future[None] | None:
+        """Queue the entry for the writer; while the store is healthy, a future done once it
+        is stored (and raising what writing it to --log or the console raised)."""
         if entry.closed:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        self._waiting.append((entry, entry_line(entry)))
+        self._closed += 1
+        self._waiting.append((self._closed, entry, entry_line(entry)))
         if entry.reparse is not None:
             entry.conversation = None
-        return self.flush()
+        if len(self._waiting) > self.store.limit:
+            self._waiting.popleft()
+            self.dropped += 1
+        self._start_writer()
+        return None if self._lost_store else self._wait_for(self._closed)
 
     async def flush(self) -> None:
-        """Hand the waiting entries to the store; back once this process's entries closed
-        so far are stored (or the store was found lost: then they wait for the next write,
-        as a lost store must not fail the request being answered). One write at a time:
-        entries that close while one is under way go in together with the next, one round
-        trip for many under load."""
-        if not self._waiting:
-            return
-        if self._busy:
-            if self._next is None:
-                self._next = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._next)
-            return
-        await self._write_and_hand_on(None)
+        """Back once every entry closed so far is stored; while the store is lost, once the
+        writer has tried again (at once, not after its pause): a reader waits, a request not."""
+        if self._settled < self._closed:
+            done = asyncio.get_running_loop().create_future()
+            self._readers.append((self._closed, self._tries + 1, done))
+            self._start_writer(retry=True)
+            await asyncio.shield(done)
 
-    async def _write_and_hand_on(self, batch: asyncio.Future[None] | None) -> None:
-        """Write what waits (`batch`'s entries, when a task does it for them); entries that
-        closed meanwhile are written next by a task of their own."""
-        self._busy, stored = True, False
-        try:
-            stored = await self._write()
-        finally:
-            if batch is not None:
-                batch.set_result(None)
-            following, self._next = self._next, None
-            if following is not None and stored:
-                next_write = self._write_and_hand_on(following)
-                self._follower = asyncio.get_running_loop().create_task(next_write)
-            else:
-                self._busy = False
-                if following is not None:
-                    following.set_result(None)  # the store is lost: they wait too
+    def _wait_for(self, ordinal: int) -> asyncio.Future[None]:
+        done = asyncio.get_running_loop().create_future()
+        self._callers.append((ordinal, done))
+        return done
 
-    async def _write(self) -> bool:
-        taken = list(self._waiting)
-        self._waiting.clear()
+    def _start_writer(self, retry: bool = False) -> None:
+        if self._writer is None or self._writer.done():
+            self._wake, self._retry = asyncio.Event(), asyncio.Event()
+            self._writer = asyncio.get_running_loop().create_task(self._write_forever())
+        (self._retry if retry else self._wake).set()
+
+    async def _write_forever(self) -> None:
+        """Write what waits, a batch at a time; while the store is lost, try again after a
+        pause that doubles up to RETRY_MOST (a reader cuts it short). A cancelled write
+        keeps its batch, and its token: sent again, it is stored once."""
+        pause = RETRY_FIRST
+        while True:
+            if self._batch is None and not self._waiting:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if await self._write_batch():
+                pause = RETRY_FIRST
+                continue
+            self._retry.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._retry.wait(), pause)
+            pause = min(pause * 2, RETRY_MOST)
+
+    def _next_batch(self) -> tuple[str, list[Waiting]]:
+        if self._batch is None:
+            taken: list[Waiting] = []
+            size = 0
+            while self._waiting and len(taken) < BATCH_ENTRIES:
+                size += len(self._waiting[0][2])
+                if taken and size > BATCH_BYTES:
+                    break
+                taken.append(self._waiting.popleft())
+            self._batches += 1
+            self._batch = (f"{self._token}:{self._batches}", taken)
+        return self._batch
+
+    async def _write_batch(self, store: RedisLog | None = None) -> bool:
+        """One try at the batch; whether it was stored."""
+        token, batch = self._next_batch()
+        self._tries += 1
         try:
-            given = await self.store.append([(line, e.session, e.scenario) for e, line in taken])
+            given = await (store or self.store).append(
+                [(line, e.session, e.scenario) for _, e, line in batch], token
+            )
         except StoreUnavailable as error:
-            self._waiting.extendleft(reversed(taken))  # older than what came meanwhile
             if not self._lost_store:
                 print(f"{error}; log entries wait here until it is back", file=sys.stderr)
             self._lost_store = True
+            self._release(self._closed, {})  # requests do not wait for a lost store
+            self._tell_readers(lambda ordinal, tried: tried <= self._tries)
             return False
+        except Exception as error:  # a bug must not stop the writer
+            self._batch = None
+            self.dropped += len(batch)
+            print(f"mockllm: {len(batch)} log entries not stored: {error!r}", file=sys.stderr)
+            self._answer(batch[-1][0], {n: error for n, _, _ in batch})
+            return True
+        self._batch = None
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
         self._lost_store = False
-        for (entry, line), seq in zip(taken, given, strict=True):
+        failed: dict[int, BaseException] = {}
+        for (ordinal, entry, line), seq in zip(batch, given, strict=True):
             entry.seq = seq
-            self.written(entry, with_seq(line, seq))
+            try:
+                self.written(entry, with_seq(line, seq))
+            except Exception as error:  # told to the request that waits
+                failed[ordinal] = error
+        self._answer(batch[-1][0], failed)
         return True
+
+    def _answer(self, settled: int, failed: dict[int, BaseException]) -> None:
+        """Entries up to `settled` are stored (or given up): their requests and readers go on."""
+        self._settled = max(self._settled, settled)
+        self._release(settled, failed)
+        self._tell_readers(lambda ordinal, tried: ordinal <= self._settled)
+
+    def _release(self, upto: int, failed: dict[int, BaseException]) -> None:
+        """Let the requests waiting for entries up to `upto` go on (raising `failed`)."""
+        while self._callers and self._callers[0][0] <= upto:
+            ordinal, done = self._callers.popleft()
+            if done.done():  # its request was cancelled
+                continue
+            if ordinal in failed:
+                done.set_exception(failed[ordinal])
+            else:
+                done.set_result(None)
+
+    def _tell_readers(self, ready: Callable[[int, int], bool]) -> None:
+        waiting = []
+        for ordinal, tried, done in self._readers:
+            if not ready(ordinal, tried):
+                waiting.append((ordinal, tried, done))
+            elif not done.done():
+                done.set_result(None)
+        self._readers = waiting
 
     def entries(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> Any:
         raise TypeError("the shared log is read with the async read_* methods")
 
+    def clear(self, session: str | None = None) -> int:
+        raise TypeError("the shared log is cleared with the async delete method")
+
     async def read_text(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> str:
         await self.flush()
-        return "[" + ",".join(await self.store.lines(session, scenario, since)) + "]"
+        lines = await self.store.lines(session, scenario, since)
+        return await off_loop(lambda: "[" + ",".join(lines) + "]", lines)
 
     async def read_json(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[dict[str, Any]]:
         await self.flush()
-        return [json.loads(line) for line in await self.store.lines(session, scenario, since)]
+        return await self._decoded(await self.store.lines(session, scenario, since))
 
     async def read_touched(self, since: int) -> list[dict[str, Any]]:
         await self.flush()
-        found = []
-        for session in await self.store.touched(since):
-            found += await self.read_json(session)
-        return found
+        return await self._decoded(await self.store.touched_lines(since))
+
+    async def _decoded(self, lines: list[str]) -> list[dict[str, Any]]:
+        return await off_loop(lambda: [json.loads(line) for line in lines], lines)
 
     async def delete(self, session: str | None = None) -> int:
         await self.flush()  # what this process answered before the reset goes too
         return await self.store.clear(session)
 
     def shutdown(self) -> None:
-        if self._waiting:
+        """Try a last write of what waits (on a client and event loop of its own: the
+        server's are gone), for LAST_WRITE seconds at most; say what never got there."""
+        if self._batch is not None or self._waiting:
+            last = threading.Thread(target=asyncio.run, args=(self._last_write(),), daemon=True)
+            last.start()
+            last.join(LAST_WRITE + 1)
+        left = len(self._waiting) + (len(self._batch[1]) if self._batch else 0)
+        if left or self.dropped:
             print(
-                f"mockllm: {len(self._waiting)} log entries never reached the store "
-                f"{self.store.url}",
+                f"mockllm: {left + self.dropped} log entries never reached the store "
+                f"{self.store.url} ({self.dropped} dropped, the oldest, past the log limit)",
                 file=sys.stderr,
             )
         super().shutdown()
+
+    async def _last_write(self) -> None:
+        store = self.store.anew()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._write_all(store), LAST_WRITE)
+
+    async def _write_all(self, store: RedisLog) -> None:
+        while (self._batch is not None or self._waiting) and await self._write_batch(store):
+            pass

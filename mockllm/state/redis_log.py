@@ -16,12 +16,14 @@ more leaves Redis. Scripts name the index keys themselves: one Redis, not a Clus
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from mockllm.state import StoreUnavailable, redacted
+from mockllm.state import StoreUnavailable, connect, redacted
 
 LOG_TTL = 24 * 3600  # seconds a log lives after its last write
+BATCH_TTL = 300  # seconds a batch's seqs are remembered, for it being sent again
+PAGE = 500  # entries read per round trip: a big read never holds Redis up for long
 
 # Removes one entry from every key that names it.
 _FORGET = """
@@ -37,14 +39,23 @@ local function forget(base, seq)
 end
 """
 
-# ARGV: base, limit, ttl, then (line, session, scenario) per entry; "" = none. A line starts
-# with its process's own seq ({"seq": 17, ...}): the script puts the fleet's there.
+# ARGV: base, limit, ttl, token, then (line, session, scenario) per entry; "" = none. A line
+# starts with its process's own seq ({"seq": 17, ...}): the script puts the fleet's there. The
+# token names the batch: a batch sent again (its reply was lost) gets the seqs it was given
+# the first time, and is stored once.
 _APPEND = (
     _FORGET
     + """
-local base, limit, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local base, limit, ttl, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local done = redis.call('GET', base .. ':batch:' .. token)
+if done then
+  local first, count = string.match(done, '(%d+),(%d+)')
+  local given = {}
+  for i = 0, tonumber(count) - 1 do given[#given + 1] = tonumber(first) + i end
+  return given
+end
 local given = {}
-for i = 4, #ARGV, 3 do
+for i = 5, #ARGV, 3 do
   local line, session, scenario = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local seq = redis.call('INCR', base .. ':seq')
   local comma = string.find(line, ',', 1, true)
@@ -60,6 +71,7 @@ for i = 4, #ARGV, 3 do
   end
   given[#given + 1] = seq
 end
+redis.call('SET', base .. ':batch:' .. token, given[1] .. ',' .. #given, 'EX', BATCH_TTL)
 local over = redis.call('ZCARD', base .. ':ring') - limit
 if over > 0 then
   for _, seq in ipairs(redis.call('ZRANGE', base .. ':ring', 0, over - 1)) do
@@ -70,30 +82,8 @@ for _, key in ipairs({'seq', 'ring', 'lines', 'sessions', 'scenarios'}) do
   redis.call('EXPIRE', base .. ':' .. key, ttl)
 end
 return given
-"""
+""".replace("BATCH_TTL", str(BATCH_TTL))
 )
-
-# ARGV: base, since, session, scenario ("" = any). The lines after `since`, in seq order.
-_READ = """
-local base, since, session, scenario = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local index = base .. ':ring'
-if session ~= '' then index = base .. ':session:' .. session
-elseif scenario ~= '' then index = base .. ':scenario:' .. scenario end
-local seqs = redis.call('ZRANGEBYSCORE', index, '(' .. since, '+inf')
-local out = {}
-for i = 1, #seqs, 1000 do  -- unpack takes a few thousand values at most
-  local chunk = {unpack(seqs, i, math.min(i + 999, #seqs))}
-  local lines = redis.call('HMGET', base .. ':lines', unpack(chunk))
-  local kinds = chunk
-  if session ~= '' and scenario ~= '' then
-    kinds = redis.call('HMGET', base .. ':scenarios', unpack(chunk))
-  end
-  for j, line in ipairs(lines) do
-    if line and (kinds == chunk or kinds[j] == scenario) then out[#out + 1] = line end
-  end
-end
-return out
-"""
 
 # ARGV: base, since. The sessions with an entry after `since`.
 _TOUCHED = """
@@ -130,36 +120,80 @@ class RedisLog:
 
     def __init__(self, client: Any, url: str, prefix: str, limit: int) -> None:
         self.url, self.base, self.limit = redacted(url), f"{prefix}:log", limit
+        self.client, self._url, self._prefix = client, url, prefix
         self._append = client.register_script(_APPEND)
-        self._read = client.register_script(_READ)
         self._touched = client.register_script(_TOUCHED)
         self._clear = client.register_script(_CLEAR)
 
-    async def append(self, entries: Sequence[tuple[str, str | None, str | None]]) -> list[int]:
-        """Store (line, session, scenario) entries in order; the fleet seq each was given."""
-        args: list[Any] = [self.base, self.limit, LOG_TTL]
+    def anew(self) -> RedisLog:
+        """The same log on a client of its own: for a last write from another event loop."""
+        return RedisLog(connect(self._url), self._url, self._prefix, self.limit)
+
+    async def append(
+        self, entries: Sequence[tuple[str, str | None, str | None]], token: str
+    ) -> list[int]:
+        """Store (line, session, scenario) entries in order; the fleet seq each was given.
+        The same `token` again returns the first call's seqs and stores nothing."""
+        args: list[Any] = [self.base, self.limit, LOG_TTL, token]
         for line, session, scenario in entries:
             args += [line, session or "", scenario or ""]
-        return [int(seq) for seq in await self._run(self._append, args)]
+        return [int(seq) for seq in await self._run(self._append(args=args))]
 
     async def lines(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[str]:
-        found = await self._run(self._read, [self.base, since, session or "", scenario or ""])
-        return [line.decode() for line in found]
+        """The lines after `since`, in seq order, a page per round trip: one big reply
+        would hold Redis (and every replica waiting on it) up for seconds."""
+        index = f"{self.base}:ring"
+        if session:
+            index = f"{self.base}:session:{session}"
+        elif scenario:
+            index = f"{self.base}:scenario:{scenario}"
+        out: list[str] = []
+        while True:
+            page = await self._run(
+                self.client.zrangebyscore(index, f"({since}", "+inf", start=0, num=PAGE)
+            )
+            if not page:
+                return out
+            since, seqs = int(page[-1]), page
+            if session and scenario:
+                kinds = await self._run(self.client.hmget(f"{self.base}:scenarios", page))
+                seqs = [s for s, kind in zip(page, kinds, strict=True) if kind == scenario.encode()]
+            out += await self._lines_of(seqs)
+            if len(page) < PAGE:
+                return out
 
-    async def touched(self, since: int) -> list[str]:
-        return [s.decode() for s in await self._run(self._touched, [self.base, since])]
+    async def touched_lines(self, since: int) -> list[str]:
+        """Every line of the sessions with an entry after `since`, in seq order: the
+        sessions' seqs in one round trip, then their lines a page at a time."""
+        sessions = await self._run(self._touched(args=[self.base, since]))
+        if not sessions:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for name in sessions:
+            pipe.zrange(f"{self.base}:session:{name.decode()}", 0, -1)
+        seqs = sorted({int(seq) for found in await self._run(pipe.execute()) for seq in found})
+        out: list[str] = []
+        for start in range(0, len(seqs), PAGE):
+            out += await self._lines_of(seqs[start : start + PAGE])
+        return out
+
+    async def _lines_of(self, seqs: Sequence[Any]) -> list[str]:
+        if not seqs:
+            return []
+        found = await self._run(self.client.hmget(f"{self.base}:lines", seqs))
+        return [line.decode() for line in found if line is not None]  # None: trimmed meanwhile
 
     async def clear(self, session: str | None = None) -> int:
-        return int(await self._run(self._clear, [self.base, session or ""]))
+        return int(await self._run(self._clear(args=[self.base, session or ""])))
 
-    async def _run(self, script: Any, args: list[Any]) -> Any:
-        """Run `script`; any Redis failure is the store lost (the client has already tried
-        once more on a fresh connection: see `mockllm.state.connect`)."""
+    async def _run(self, call: Awaitable[Any]) -> Any:
+        """Await one Redis call; any Redis failure is the store lost (the client has already
+        tried once more on a fresh connection: see `mockllm.state.connect`)."""
         from redis.exceptions import RedisError
 
         try:
-            return await script(args=args)
+            return await call
         except (RedisError, OSError) as error:
             raise StoreUnavailable(self.url, str(error) or type(error).__name__) from None
