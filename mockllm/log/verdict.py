@@ -230,7 +230,7 @@ def _schema_problem(schema: str, arguments: str) -> str | None:
     validator = _validator(schema)
     if validator is None:
         return None
-    import jsonschema  # deferred: only paid when the log is read
+    import jsonschema  # deferred: only paid when an entry is formatted (in memory: when read)
 
     try:
         error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(arguments)))
