@@ -4,6 +4,7 @@ exactly as one process in memory does; a lost Redis gives 503s naming it, then r
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -416,6 +417,43 @@ def test_state_ttl_bounds_every_session_and_response_key_and_the_url_may_come_fr
     kinds = sorted(k.split(":")[1] for k in keys)
     assert kinds == ["attempts", "cuts", "response"]
     assert all(0 < redis.command("TTL", k) <= 40 for k in keys)
+
+
+def test_a_cut_is_recorded_only_by_the_attempt_still_current(redis: RedisServer) -> None:
+    """Two replicas answer attempts 1 and 2 of a turn at once, and attempt 1's record of
+    its cut arrives last: it is dropped, so attempt 2's (whole) delivery stands."""
+    from mockllm.state.redis_store import RedisStore
+
+    async def race() -> tuple[Any, ...]:
+        store = RedisStore(redis.url(), "race", 60)
+        try:
+            first, *_ = await store.begin("s", "x", 0, "")
+            second, *_ = await store.begin("s", "x", 0, "")
+            await store.cut("s", "x", 0, second, None)  # attempt 2 was whole
+            await store.cut("s", "x", 0, first, "truncate on attempt 1")  # late: dropped
+            after_late = (await store.begin("s", "x", 0, ""))[1]
+            await store.cut("s", "x", 0, 3, "http 500 on attempt 3")  # current: kept
+            return first, second, after_late, (await store.begin("s", "x", 0, ""))[1]
+        finally:
+            await store.close()
+
+    assert asyncio.run(race()) == (1, 2, {}, {0: "http 500 on attempt 3"})
+
+
+def test_a_shared_scenario_this_server_cannot_load_is_warned_about_once(
+    redis: RedisServer,
+) -> None:
+    """Written by a newer mockllm, say: left out, said so once, and the rest still served."""
+    with running_server("--state", redis.url()) as server:
+        redis.command("HSET", "mockllm:scenarios", "future", "name: future\nturns: 7\n")
+        redis.command("SET", "mockllm:scenarios:version", "v-future")
+        body = {"model": "gpt-4o", "messages": ASK}
+        for _ in range(3):
+            assert server.http.post("/s/future/v1/chat/completions", json=body).status_code == 404
+            assert server.http.get("/_mockllm/health").status_code == 200
+        printed = server.printed()
+    warning = "warning: run-time scenario 'future' of the shared store (version v-future)"
+    assert printed.count(warning) == 1, printed
 
 
 def test_a_prefix_with_a_colon_is_refused() -> None:

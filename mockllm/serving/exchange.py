@@ -283,7 +283,8 @@ class Exchanges:
             responder.entry.note(note)
         adapter.served(resolved, parsed)
         if self.shared is not None and adapter.refers_back:
-            kept = adapter.shareable(resolved, parsed)
+            body = None if stream else rendered.body  # a stream's JSON is rendered anew
+            kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 await self.shared.store.keep_response(*kept)
         if kind == "stream":
