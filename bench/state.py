@@ -19,15 +19,15 @@ from dataclasses import dataclass
 
 from . import proc
 from .load import Target
-from .run import Reference, Samples, Settings, measured, check_replies, progress
+from .run import Reference, Samples, Settings, check_replies, measured, progress
 from .servers import (
     HOST,
     Context,
     Running,
     ServerDef,
-    mockllm_command,
     free_port,
     launch,
+    mockllm_command,
     stop,
     wait_answered,
 )
