@@ -462,6 +462,37 @@ def test_a_shared_scenario_this_server_cannot_load_is_warned_about_once(
     assert printed.count(warning) == 1, printed
 
 
+def test_a_scenario_replaced_while_a_request_reads_its_previous_response_answers_as_replaced(
+    redis: RedisServer,
+) -> None:
+    """A Responses request naming previous_response_id reads it from Redis first; a refresh
+    that lands meanwhile (here a health probe sent just before, both held up by a sleeping
+    Redis) must not leave it answering with the scenario it would have found before."""
+    repeated = "name: posted\nturns:\n  - reply: {{text: {}}}\n    repeat: true\n"
+    with _two_on("--state", redis.url()) as (one, two):
+        assert _post(one, repeated.format("first")) == 201
+        client = openai.OpenAI(base_url=two.openai_url("posted", "race"), api_key="k")
+        earlier = client.responses.create(model="gpt-4o", input="hi")
+        assert earlier.output_text == "first"
+        assert _post(one, repeated.format("second")) == 200
+        assert redis.command("PING")
+        sleeper = threading.Thread(target=redis.command, args=("DEBUG", "SLEEP", "1"))
+        sleeper.start()
+        time.sleep(0.3)
+        with ThreadPoolExecutor(2) as pool:
+            probe = pool.submit(two.http.get, "/_mockllm/health")  # refreshes, held up
+            time.sleep(0.2)
+            asked = pool.submit(
+                client.responses.create,
+                model="gpt-4o",
+                input="again",
+                previous_response_id=earlier.id,
+            )
+            assert probe.result().status_code == 200
+            assert asked.result().output_text == "second"
+        sleeper.join()
+
+
 def test_a_prefix_with_a_colon_is_refused() -> None:
     refused = "--state-prefix 'a:b': give a non-empty name without ':'"
     shared = ("--state", "redis://127.0.0.1:1/0", "--state-prefix", "a:b")
