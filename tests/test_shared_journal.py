@@ -97,6 +97,18 @@ def test_concurrent_requests_share_writes_and_each_returns_once_stored() -> None
     assert 0 not in store.sizes  # and never one that writes nothing
 
 
+def test_one_write_takes_at_most_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shared, "BATCH_ENTRIES", 7)
+    store = Store()
+    log = SharedJournal(store, None, 1000)
+
+    async def many() -> list[int]:
+        return await asyncio.gather(*(closed(log, f"s{i}") for i in range(30)))
+
+    assert sorted(asyncio.run(many())) == list(range(FIRST, FIRST + 30))
+    assert max(store.sizes) == 7
+
+
 def test_entries_wait_in_order_while_the_store_is_lost_and_requests_do_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
