@@ -14,10 +14,12 @@ import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mockllm.log.shared import SharedJournal
 from mockllm.state import connect
 from mockllm.state.redis_log import BATCH_TTL, LOG_TTL, PAGE, RedisLog
 
 from .redis_server import RedisServer, redis_server
+from .unit.log.test_journal import opened
 
 NAMES = st.text(min_size=1, max_size=12) | st.sampled_from(["a", "b:c", "*", "log:ring", "é"])
 ENTRIES = st.lists(st.tuples(NAMES, st.none() | NAMES), min_size=1, max_size=30)
@@ -128,3 +130,29 @@ def test_a_big_log_is_read_a_page_at_a_time_in_seq_order(redis: RedisServer) -> 
         await log.client.aclose()
 
     asyncio.run(story())
+
+
+def test_a_stopping_process_writes_what_waits_on_a_client_of_its_own(
+    redis: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server's event loop is gone (its writer cancelled mid-write): `shutdown` writes
+    the entries still waiting from a loop and a connection of its own, once each."""
+    log = SharedJournal(RedisLog(connect(redis.url()), redis.url(), "t", 100), None, 1000)
+
+    async def loop_ends_mid_write() -> None:
+        for name in ("a", "b"):
+            log.close(opened(log, name))
+        await asyncio.sleep(0)
+
+    asyncio.run(loop_ends_mid_write())
+    log.shutdown()
+    assert "never reached" not in capsys.readouterr().err
+
+    async def read() -> list[str]:
+        reader = RedisLog(connect(redis.url()), redis.url(), "t", 100)
+        try:
+            return await reader.lines()
+        finally:
+            await reader.aclose()
+
+    assert [json.loads(t)["session"] for t in asyncio.run(read())] == ["a", "b"]

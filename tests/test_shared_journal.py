@@ -42,6 +42,9 @@ class Store:
     def anew(self) -> Store:
         return self
 
+    async def aclose(self) -> None:
+        pass
+
     async def append(
         self, entries: Sequence[tuple[str, str | None, str | None]], token: str
     ) -> list[int]:

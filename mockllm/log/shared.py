@@ -125,10 +125,10 @@ class SharedJournal(Journal):
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            self._retry.clear()  # a reader asking during this try gets another at once
             if await self._write_batch():
                 pause = RETRY_FIRST
                 continue
-            self._retry.clear()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._retry.wait(), pause)
             pause = min(pause * 2, RETRY_MOST)
@@ -257,8 +257,11 @@ class SharedJournal(Journal):
 
     async def _last_write(self) -> None:
         store = self.store.anew()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._write_all(store), LAST_WRITE)
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._write_all(store), LAST_WRITE)
+        finally:
+            await store.aclose()
 
     async def _write_all(self, store: RedisLog) -> None:
         while (self._batch is not None or self._waiting) and await self._write_batch(store):

@@ -129,6 +129,9 @@ class RedisLog:
         """The same log on a client of its own: for a last write from another event loop."""
         return RedisLog(connect(self._url), self._url, self._prefix, self.limit)
 
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
     async def append(
         self, entries: Sequence[tuple[str, str | None, str | None]], token: str
     ) -> list[int]:
