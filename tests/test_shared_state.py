@@ -315,6 +315,7 @@ def test_a_lost_redis_gives_503s_naming_it_then_recovers(redis: RedisServer) -> 
         for server in (one, two):
             again = openai.OpenAI(base_url=server.openai_url("rate-limited", "back"), api_key="k")
             again.chat.completions.create(model="gpt-4o", messages=ASK, tools=CHAT_TOOLS)
+        one.requests()  # a read makes `one` send what waited now, not after its writer's pause
         attempts = sorted(e["attempt"] for e in two.requests(session="back"))
         assert attempts == [1, 2, 3, 4]  # one counter from a clean start: 429, 429, 200, 200
         # The refused requests were logged: their entries waited in each server until
