@@ -528,6 +528,8 @@ def test_workers_share_one_port_on_redis_and_are_refused_in_memory(redis: RedisS
             finally:
                 os.kill(paused, signal.SIGCONT)
         assert statuses == [429, 429, 200]
+        logged = [(e["seq"], e["response"]["status"]) for e in server.requests(session="w")]
+        assert logged == [(1, 429), (2, 429), (3, 200)]  # each worker's batches its own
         server.process.terminate()
         assert server.process.wait(10) == 0
 

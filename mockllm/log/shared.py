@@ -66,7 +66,7 @@ class SharedJournal(Journal):
         self._tries = 0
         self._lost_store = False
         self.dropped = 0  # entries dropped while the store was lost, the log limit reached
-        self._token, self._batches = uuid.uuid4().hex, 0
+        self._token, self._batches = "", 0  # batch tokens: made by the process that writes
         self._wake = self._retry = asyncio.Event()  # made anew with each writer task
         self._writer: asyncio.Task[None] | None = None
 
@@ -111,6 +111,8 @@ class SharedJournal(Journal):
 
     def _start_writer(self, retry: bool = False) -> None:
         if self._writer is None or self._writer.done():
+            # Anew in each process and loop: workers forked from one parent never share it.
+            self._token, self._batches = uuid.uuid4().hex, 0
             self._wake, self._retry = asyncio.Event(), asyncio.Event()
             self._writer = asyncio.get_running_loop().create_task(self._write_forever())
         (self._retry if retry else self._wake).set()
