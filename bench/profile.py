@@ -1,0 +1,141 @@
+"""Profile mockllm's cold path in-process: the ASGI app driven directly, no sockets.
+
+    .venv/bin/python -m bench.profile                  # every workload, top 25 by tottime
+    .venv/bin/python -m bench.profile --only hist_200 --sort cumulative --top 40
+    make bench-profile ARGS="--only cold_responses"
+
+Each workload of `make bench`'s cold phase (bench/workload.py) is sent `--requests` times
+with a distinct body each time (the counter replaces `DISTINCT`), after `--fill` distinct
+requests have filled the log, as the bench does. Prints the µs per request of each
+workload (wall time under no profiler: the figure to compare between commits), then the
+profile of all workloads together (or of `--only` one). Only the app's own work shows:
+no HTTP parsing, no event loop I/O — what the bench's floors do not do either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bench.workload import (
+    DISTINCT,
+    HISTORY_LENGTHS,
+    TOOL_CALL,
+    Cold,
+    cold_workloads,
+    history_body,
+    history_start,
+    mockllm_path,
+)
+from mockllm.loading.loader import load_paths
+from mockllm.serving.app import MockLLM
+from mockllm.serving.server import build_app
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+async def post(app: MockLLM, path: str, body: bytes) -> tuple[int, bytes]:
+    """One request through the ASGI app, as uvicorn would hand it over."""
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
+    }
+    sent: list[bytes] = []
+    status = 0
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if delivered:
+            await asyncio.sleep(3600)  # the client never disconnects
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            sent.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(sent)
+
+
+async def histories(app: MockLLM) -> list[Cold]:
+    """Agent-loop requests of each length in HISTORY_LENGTHS, captured from a real loop
+    (as bench/run.py does against the running server)."""
+    path, messages, found = mockllm_path(TOOL_CALL), history_start(), []
+    while len(messages) <= max(HISTORY_LENGTHS):
+        body = history_body(messages)
+        if len(messages) in HISTORY_LENGTHS:
+            found.append(Cold(f"hist_{len(messages)}", "", path, body))
+        status, answer = await post(app, path, body.replace(DISTINCT.encode(), b"0"))
+        assert status == 200, answer
+        reply = json.loads(answer)["choices"][0]["message"]
+        call = reply["tool_calls"][0]
+        result = {"role": "tool", "tool_call_id": call["id"], "content": "18 °C and sunny"}
+        messages = [*messages, {k: v for k, v in reply.items() if v is not None}, result]
+    return found
+
+
+def distinct(workload: Cold, counter: Iterator[int]) -> Iterator[bytes]:
+    while True:
+        yield workload.body.replace(DISTINCT.encode(), str(next(counter)).encode())
+
+
+async def run(args: argparse.Namespace) -> None:
+    app = build_app(load_paths([SCENARIOS]))
+    workloads = [*cold_workloads(), *(await histories(app))]
+    if args.only:
+        workloads = [w for w in workloads if w.key in args.only.split(",")]
+    counter = iter(range(1, 1 << 62))
+    fill = distinct(cold_workloads()[0], counter)
+    for _ in range(args.fill):
+        await post(app, mockllm_path(TOOL_CALL), next(fill))
+    bodies = {w.key: [next(distinct(w, counter)) for _ in range(args.requests)] for w in workloads}
+    for w in workloads:  # unprofiled: the per-request figure
+        start = time.perf_counter()
+        for body in bodies[w.key][: args.requests // 2]:
+            status, answer = await post(app, w.path, body)
+            assert status == 200, answer[:300]
+        took = (time.perf_counter() - start) / (args.requests // 2) * 1e6
+        print(f"{w.key:16} {took:8.1f} µs/request (in-process, unprofiled)")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for w in workloads:
+        for body in bodies[w.key][args.requests // 2 :]:
+            await post(app, w.path, body)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
+    parser.add_argument("--requests", type=int, default=2000, help="per workload (half timed)")
+    parser.add_argument("--fill", type=int, default=10_000, help="log entries first")
+    parser.add_argument("--only", help="comma-separated workload keys, e.g. hist_200")
+    parser.add_argument("--sort", default="tottime", help="pstats sort key")
+    parser.add_argument("--top", type=int, default=25)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
