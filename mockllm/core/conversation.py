@@ -14,15 +14,20 @@ from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+# The per-message types below are immutable by convention, not `frozen=True`: a frozen
+# dataclass sets each field through object.__setattr__ (about 3x the cost of a plain
+# __init__), and a request builds one of each per message of its history. Nothing assigns
+# to their fields; `unsafe_hash` keeps them hashable by value, as frozen ones are.
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True, unsafe_hash=True)
 class ToolCall:
     id: str
     name: str
     arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class ToolResult:
     call_id: str
     content: str
@@ -32,7 +37,7 @@ class ToolResult:
     paired: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Message:
     role: Role
     text: str = ""
