@@ -3,6 +3,7 @@
     .venv/bin/python -m bench.profile                  # every workload, top 25 by tottime
     .venv/bin/python -m bench.profile --only hist_200 --sort cumulative --top 40
     make bench-profile ARGS="--only cold_responses"
+    make bench-profile ARGS=--memory       # bytes kept per log entry, and by which lines
 
 Each workload of `make bench`'s cold phase (bench/workload.py) is sent `--requests` times
 with a distinct body each time (the counter replaces `DISTINCT`), after `--fill` distinct
@@ -11,6 +12,11 @@ workload (CPU time under no profiler, the best of five slices: the figure to com
 between commits on a busy machine), then the
 profile of all workloads together (or of `--only` one). Only the app's own work shows:
 no HTTP parsing, no event loop I/O — what the bench's floors do not do either.
+
+`--memory` instead fills the log (default `--log-limit`, 10,000 entries) with distinct
+tool-call requests under tracemalloc, and prints the bytes the second half of them kept
+per request — the log entry, as every cache is full by then — and the source lines that
+allocated them.
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
+import linecache
 import pstats
 import time
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +45,7 @@ from bench.workload import (
     mockllm_path,
 )
 from mockllm.loading.loader import load_paths
+from mockllm.options import DEFAULTS
 from mockllm.serving.app import MockLLM
 from mockllm.serving.server import build_app
 
@@ -130,6 +140,37 @@ async def run(args: argparse.Namespace) -> None:
     stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
 
 
+async def memory(args: argparse.Namespace) -> None:
+    """Bytes kept per logged request once the caches are full: the log entry's share."""
+    options = DEFAULTS
+    app = build_app(load_paths([SCENARIOS]), options)
+    workload = cold_workloads()[0]
+    bodies = distinct(workload, iter(range(1, 1 << 62)))
+    half = options.log_limit // 2  # over the 4,096 bodies the request cache remembers
+    tracemalloc.start()
+    for _ in range(half):
+        await post(app, workload.path, next(bodies))
+    gc.collect()
+    before = tracemalloc.take_snapshot()
+    for _ in range(half):
+        await post(app, workload.path, next(bodies))
+    gc.collect()
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    stats = after.compare_to(before, "lineno")
+    kept = sum(stat.size_diff for stat in stats)
+    print(f"{kept / half:,.0f} bytes kept per logged request ({half:,} distinct requests,")
+    print(f"log of {options.log_limit:,} entries, request body {len(next(bodies))} bytes)")
+    print("\nbytes/request  blocks/request  allocated at")
+    for stat in stats[: args.top]:
+        if stat.size_diff <= 0:
+            break
+        frame = stat.traceback[0]
+        where = f"{Path(frame.filename).name}:{frame.lineno}"
+        line = linecache.getline(frame.filename, frame.lineno).strip()
+        print(f"{stat.size_diff / half:13,.1f} {stat.count_diff / half:15.2f}  {where}  {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
     parser.add_argument("--requests", type=int, default=2000, help="per workload (half timed)")
@@ -137,7 +178,9 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated workload keys, e.g. hist_200")
     parser.add_argument("--sort", default="tottime", help="pstats sort key")
     parser.add_argument("--top", type=int, default=25)
-    asyncio.run(run(parser.parse_args()))
+    parser.add_argument("--memory", action="store_true", help="bytes kept per log entry")
+    args = parser.parse_args()
+    asyncio.run(memory(args) if args.memory else run(args))
 
 
 if __name__ == "__main__":
