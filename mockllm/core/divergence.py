@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from mockllm.core.cache import Lru
 from mockllm.core.conversation import Conversation, ToolCall
 from mockllm.core.scenario import Reply, Scenario
 from mockllm.errors import Finding
@@ -77,7 +76,9 @@ CONTINUED = "continued_after_failed_stream"
 # (id of the reply, turn, call_id) → (reply, scenario, its calls as served): every request of
 # an agent loop checks every earlier turn, and a turn's calls and ids are the scenario's, the
 # same for each request (a reply made concrete for one request is its own object, and misses).
-_SERVED: Lru[tuple[Reply, Scenario, tuple[ToolCall, ...]]] = Lru(4096)
+# A dict emptied when full: cheaper per look-up than an LRU, and refilled in one request.
+_SERVED: dict[tuple[int, int, CallId], tuple[Reply, Scenario, tuple[ToolCall, ...]]] = {}
+_SERVED_LIMIT = 4096
 
 
 def served_calls(
@@ -92,7 +93,9 @@ def served_calls(
         ToolCall(call_id(scenario, turn, i), c.name, c.arguments)
         for i, c in enumerate(reply.tool_calls)
     )
-    _SERVED.put(key, (reply, scenario, calls))
+    if len(_SERVED) >= _SERVED_LIMIT:
+        _SERVED.clear()
+    _SERVED[key] = (reply, scenario, calls)
     return calls
 
 
