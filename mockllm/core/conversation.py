@@ -12,22 +12,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from mockllm.core.values import value
+
 Role = Literal["system", "user", "assistant", "tool"]
 
-# The per-message types below are immutable by convention, not `frozen=True`: a frozen
-# dataclass sets each field through object.__setattr__ (about 3x the cost of a plain
-# __init__), and a request builds one of each per message of its history. Nothing assigns
-# to their fields; `unsafe_hash` keeps them hashable by value, as frozen ones are.
 
-
-@dataclass(slots=True, unsafe_hash=True)
+@value  # built per message: see values.py
 class ToolCall:
     id: str
     name: str
     arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@value  # built per message: see values.py
 class ToolResult:
     call_id: str
     content: str
@@ -37,7 +34,7 @@ class ToolResult:
     paired: str | None = None
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@value  # built per message: see values.py
 class Message:
     role: Role
     text: str = ""
@@ -70,14 +67,14 @@ def result_json(result: ToolResult) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Tool:
     name: str
     parameters: Any = None  # the JSON Schema as sent, or None
     strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolChoice:
     mode: Literal["auto", "none", "required", "tool"]
     name: str | None = None  # the forced tool when mode == "tool"

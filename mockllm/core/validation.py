@@ -16,6 +16,7 @@ from typing import Any
 from mockllm.core import disk_cache
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Scenario
+from mockllm.core.values import value
 from mockllm.errors import Finding, RequestError
 
 # What a rule check yields: (message, param, code); the rule supplies its name.
@@ -26,7 +27,7 @@ Raised = tuple[str, str | None, str | None]
 RULE_HEADER = "x-mockllm-rule"
 
 
-@dataclass(frozen=True, slots=True)
+@value  # one per request: see values.py
 class RuleContext:
     """What rules may consult besides the raw body: the parsed conversation (with any
     server-side history), the scenario, and the provider flavour."""
