@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
-from mockllm.core.values import value
+from mockllm.core.values import once, value
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -83,7 +82,7 @@ class ToolChoice:
         return f"{{tool: {self.name}}}" if self.mode == "tool" else self.mode
 
 
-@dataclass(frozen=True)  # no slots: the derived views below are cached on the instance
+@dataclass(frozen=True)  # no slots: the derived views below (`once`) are kept on the instance
 class Conversation:
     model: str
     messages: tuple[Message, ...]
@@ -94,7 +93,7 @@ class Conversation:
     # resolved replies): a cache that dies with its key never holds a history alive.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
-    @cached_property
+    @once
     def turn(self) -> int:
         """The turn this request asks for: the number of assistant replies already in it."""
         return sum(1 for m in self.messages if m.role == "assistant")
@@ -138,7 +137,7 @@ class Conversation:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
 
-    @cached_property
+    @once
     def strict_tools(self) -> dict[str, str]:
         """name → JSON Schema text of the tools offered with `strict: true`."""
         return {
@@ -147,7 +146,7 @@ class Conversation:
             if t.strict and isinstance(t.parameters, dict)
         }
 
-    @cached_property
+    @once
     def input_chars(self) -> int:
         total = 0
         for m in self.messages:  # a loop, not nested sums: it runs over every message
