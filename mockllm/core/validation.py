@@ -75,6 +75,9 @@ class Rule:
     name: str  # stable, e.g. "chat.tool_call_unanswered"
     code: str  # the row in docs/validation.md, e.g. "C1"
     check: Check
+    # Body keys of which the rule needs at least one to find anything (empty: always run);
+    # most requests set none of `tool_choice`, `parallel_tool_calls`, `thinking`, ….
+    needs: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -83,17 +86,19 @@ class RuleSet:
 
     rules: list[Rule] = field(default_factory=list)
 
-    def rule(self, code: str, name: str) -> Callable[[Check], Check]:
+    def rule(self, code: str, name: str, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
         def register(check: Check) -> Check:
-            self.rules.append(Rule(name, code, check))
+            self.rules.append(Rule(name, code, check, frozenset(needs)))
             return check
 
         return register
 
     def run(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        keys = body.keys()
         return [
             Violation(rule.name, message, param, code)
             for rule in self.rules
+            if not rule.needs or not keys.isdisjoint(rule.needs)
             for message, param, code in rule.check(body, ctx)
         ]
 

@@ -32,7 +32,7 @@ def _max_tokens_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rais
         yield "max_tokens: Field required", None, None
 
 
-@RULES.rule("A12", "anthropic.max_tokens_over_limit")
+@RULES.rule("A12", "anthropic.max_tokens_over_limit", needs=("max_tokens",))
 def _max_tokens_over_limit(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     model, asked = str(body.get("model")), body.get("max_tokens")
     limit = MAX_OUTPUT_TOKENS.get(model)
@@ -45,7 +45,7 @@ def _max_tokens_over_limit(body: dict[str, Any], ctx: RuleContext) -> Iterator[R
         )
 
 
-@RULES.rule("A11", "anthropic.max_tokens_not_above_budget")
+@RULES.rule("A11", "anthropic.max_tokens_not_above_budget", needs=("thinking",))
 def _max_tokens_vs_budget(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     thinking = body.get("thinking")
     budget = (
@@ -61,7 +61,7 @@ def _max_tokens_vs_budget(body: dict[str, Any], ctx: RuleContext) -> Iterator[Ra
         yield message, None, None
 
 
-@RULES.rule("A9", "anthropic.schema_invalid")
+@RULES.rule("A9", "anthropic.schema_invalid", needs=("tools",))
 def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     for i, tool in items(body.get("tools")):
         schema = tool.get("input_schema")
@@ -77,7 +77,7 @@ def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
             yield message, None, None
 
 
-@RULES.rule("A8", "anthropic.thinking_forced_tool_choice")
+@RULES.rule("A8", "anthropic.thinking_forced_tool_choice", needs=("thinking",))
 def _forced_tool_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     if _thinking(body) and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
@@ -156,7 +156,7 @@ def _unexpected_tool_use_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[
                 return
 
 
-@RULES.rule("A5", "anthropic.thinking_block_missing")
+@RULES.rule("A5", "anthropic.thinking_block_missing", needs=("thinking",))
 def _thinking_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     last = _last_assistant(body, ctx)
     if not _thinking(body) or last is None or not _use_ids(last[1]):
@@ -178,7 +178,7 @@ def _thinking_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised
         yield message, None, None
 
 
-@RULES.rule("A6", "anthropic.thinking_block_modified")
+@RULES.rule("A6", "anthropic.thinking_block_modified", needs=("thinking",))
 def _thinking_modified(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     last = _last_assistant(body, ctx)
     if not _thinking(body) or last is None:
@@ -202,7 +202,7 @@ def _thinking_modified(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
             return
 
 
-@RULES.rule("A7", "anthropic.thinking_signature_invalid")
+@RULES.rule("A7", "anthropic.thinking_signature_invalid", needs=("thinking",))
 def _signature_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if not _thinking(body):
         return

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +40,7 @@ def _has_tools(body: dict[str, Any]) -> bool:
     return isinstance(body.get("tools"), list) and len(body["tools"]) > 0
 
 
-@RULES.rule("C4", "chat.tool_choice_without_tools")
+@RULES.rule("C4", "chat.tool_choice_without_tools", needs=("tool_choice",))
 def _tool_choice_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if "tool_choice" in body and not _has_tools(body):
         message = (
@@ -51,7 +50,7 @@ def _tool_choice_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterat
         yield message, "tool_choice", None
 
 
-@RULES.rule("C5", "chat.parallel_tool_calls_without_tools")
+@RULES.rule("C5", "chat.parallel_tool_calls_without_tools", needs=("parallel_tool_calls",))
 def _parallel_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if "parallel_tool_calls" in body and not _has_tools(body):
         message = (
@@ -61,7 +60,7 @@ def _parallel_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[
         yield message, "parallel_tool_calls", None
 
 
-@RULES.rule("C11", "chat.tool_choice_unknown_tool")
+@RULES.rule("C11", "chat.tool_choice_unknown_tool", needs=("tool_choice",))
 def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     named = choice.get("function") if isinstance(choice, dict) else None
@@ -75,17 +74,17 @@ def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
             yield message, "tool_choice", "invalid_value"
 
 
-@RULES.rule("C10", "chat.schema_invalid")
+@RULES.rule("C10", "chat.schema_invalid", needs=("tools",))
 def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     yield from _schemas(body, ctx).get("C10", ())
 
 
-@RULES.rule("C9", "chat.schema_not_object")
+@RULES.rule("C9", "chat.schema_not_object", needs=("tools",))
 def _schema_not_object(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     yield from _schemas(body, ctx).get("C9", ())
 
 
-@RULES.rule("C6", "chat.schema_missing_properties")
+@RULES.rule("C6", "chat.schema_missing_properties", needs=("tools",))
 def _schema_missing_properties(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     yield from _schemas(body, ctx).get("C6", ())
 
@@ -103,7 +102,7 @@ def _scan_schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Rais
             continue
         # A harness sends the same tools with every request: each is checked once. The key
         # keeps the schema's key order, which names the first missing property (C7).
-        key = (name, json.dumps(parameters), strict)
+        key = (name, repr(parameters), strict)  # repr: exact for JSON values, and cheaper
         problems = _SCHEMAS.get(key)
         if problems is None:
             problems = _SCHEMAS.put(key, _schema_checks(name, parameters, strict))
@@ -179,17 +178,17 @@ def strict_problems(
         yield from strict_problems(name, schema["items"], (*context, "items"))
 
 
-@RULES.rule("C7", "chat.strict_required_incomplete")
+@RULES.rule("C7", "chat.strict_required_incomplete", needs=("tools",))
 def _strict_required(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     yield from _schemas(body, ctx).get("C7", ())
 
 
-@RULES.rule("C8", "chat.strict_additional_properties")
+@RULES.rule("C8", "chat.strict_additional_properties", needs=("tools",))
 def _strict_additional(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     yield from _schemas(body, ctx).get("C8", ())
 
 
-@RULES.rule("D5", "deepseek.forced_tool_choice")
+@RULES.rule("D5", "deepseek.forced_tool_choice", needs=("tool_choice",))
 def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     if _thinking(body, ctx) and (choice == "required" or isinstance(choice, dict)):
