@@ -27,6 +27,9 @@ Raised = tuple[str, str | None, str | None]
 RULE_HEADER = "x-mockllm-rule"
 
 
+_UNSET = object()
+
+
 @value  # one per request: see values.py
 class RuleContext:
     """What rules may consult besides the raw body: the parsed conversation (with any
@@ -39,9 +42,10 @@ class RuleContext:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def shared(self, name: str, compute: Callable[[], Any]) -> Any:
-        if name not in self.memo:
-            self.memo[name] = compute()
-        return self.memo[name]
+        found = self.memo.get(name, _UNSET)
+        if found is _UNSET:
+            found = self.memo[name] = compute()
+        return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,23 +17,19 @@ SCHEMA_CODE = "invalid_function_parameters"
 
 def _tools(body: dict[str, Any], ctx: RuleContext) -> list[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool; shared by the rules."""
-    found: list[tuple[int, str, Any, bool]] = ctx.shared(
-        "tools", lambda: list(_function_tools(body))
-    )
+    found: list[tuple[int, str, Any, bool]] = ctx.shared("tools", lambda: _function_tools(body))
     return found
 
 
-def _function_tools(body: dict[str, Any]) -> Iterator[tuple[int, str, Any, bool]]:
+def _function_tools(body: dict[str, Any]) -> list[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool."""
-    for i, t in items(body.get("tools")):
-        function = t.get("function")
-        if t.get("type", "function") == "function" and isinstance(function, dict):
-            yield (
-                i,
-                str(function.get("name", "")),
-                function.get("parameters"),
-                function.get("strict") is True,
-            )
+    tools, found = body.get("tools"), []
+    for i, t in enumerate(tools if isinstance(tools, list) else ()):
+        function = t.get("function") if isinstance(t, dict) else None
+        if isinstance(function, dict) and t.get("type", "function") == "function":
+            name, strict = str(function.get("name", "")), function.get("strict") is True
+            found.append((i, name, function.get("parameters"), strict))
+    return found
 
 
 def _has_tools(body: dict[str, Any]) -> bool:
