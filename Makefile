@@ -44,6 +44,7 @@ COV_FLOOR ?= 64
 
 test: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@sh tests/ensure-chromium.sh
+	@sh tests/ensure-redis.sh
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.

@@ -198,6 +198,27 @@ def _serve_parser(sub: Any) -> None:
         help="a host name the admin routes answer under, besides loopback and the bound "
         "address (repeatable; e.g. a docker service name)",
     )
+    s.add_argument(
+        "--state",
+        default=d.state,
+        metavar="URL",
+        help="where attempts, stored responses, run-time scenarios and the log live: memory "
+        "(the default, this process) or redis://HOST:PORT/DB, shared by every server on it",
+    )
+    s.add_argument(
+        "--state-prefix",
+        default=d.state_prefix,
+        metavar="NAME",
+        help="namespace of the keys on a shared --state; servers with one prefix share state "
+        "(default %(default)s)",
+    )
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=d.workers,
+        metavar="N",
+        help="processes serving the port (default 1); more than one needs a shared --state",
+    )
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"

@@ -42,6 +42,13 @@ class ServerOptions:
     """Sessions whose attempt counters are kept; the least recently used beyond go."""
     allow_host: tuple[str, ...] = ()
     """Host names, besides loopback and the bound address, the admin routes answer under."""
+    state: str = "memory"
+    """Where state shared between requests lives: "memory" (this process) or a Redis URL,
+    redis://HOST:PORT/DB, shared by every process pointed at it (docs/scale.md)."""
+    state_prefix: str = "mockllm"
+    """The namespace of every key on a shared store: servers with one prefix share state."""
+    workers: int = 1
+    """Processes serving one port; more than one needs a shared `state`."""
 
 
 DEFAULTS = ServerOptions()

@@ -8,6 +8,7 @@ import httpx
 import openai
 import pytest
 
+from .redis_server import RedisServer, redis_server
 from .support import ServerProcess, running_server, session_id
 
 # Servers started by the tests cache validated scenarios here, never in the user's home.
@@ -26,6 +27,13 @@ def warn_server() -> Iterator[ServerProcess]:
     """A second server whose provider rules only log (--validation warn)."""
     with running_server("--validation", "warn") as s:
         yield s
+
+
+@pytest.fixture
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A real redis-server of the test's own, on a free port; stopped afterwards."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as r:
+        yield r
 
 
 @pytest.fixture

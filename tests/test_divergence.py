@@ -3,10 +3,12 @@ served is told where, in one line — never mistaken for the model misbehaving."
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -127,3 +129,49 @@ def test_reencoded_arguments_are_not_divergence(chat: ChatFactory) -> None:
         model="m", messages=history(assistant, lambda _: spaced), tools=TOOLS
     )
     assert reply.choices[0].message.content == "done"
+
+
+SWITCH = """
+name: divergence-switch
+turns:
+  - reply:
+      tool_calls: [{name: set_light, arguments: {on: true, level: 1.0}}]
+  - reply: {text: switched}
+"""
+
+
+def test_a_boolean_echoed_as_a_number_is_divergence_and_a_float_as_an_int_is_not(
+    chat: ChatFactory, server: ServerProcess
+) -> None:
+    """Python's `true == 1` must not hide a client that rewrote a boolean; `1.0` written as
+    `1` (as JavaScript does) is the same value."""
+    posted = httpx.post(
+        f"{server.url}/_mockllm/scenarios",
+        content=SWITCH,
+        headers={"content-type": "application/yaml"},
+    )
+    assert posted.status_code in (200, 201), posted.text
+    tools = [{"type": "function", "function": {"name": "set_light", "parameters": TOOL_PARAMETERS}}]
+    user = {"role": "user", "content": "Lights on"}
+    client = chat("divergence-switch")
+    served = client.chat.completions.create(model="m", messages=[user], tools=tools)
+    call = served.choices[0].message.tool_calls[0]
+    assert json.loads(call.function.arguments) == {"on": True, "level": 1.0}
+
+    def resend(arguments: str) -> Any:
+        assistant = {
+            "role": "assistant",
+            "tool_calls": [
+                {**call.model_dump(), "function": {"name": "set_light", "arguments": arguments}}
+            ],
+        }
+        result = {"role": "tool", "tool_call_id": call.id, "content": "ok"}
+        return client.chat.completions.create(
+            model="m", messages=[user, assistant, result], tools=tools
+        )
+
+    assert resend('{"on": true, "level": 1}').choices[0].message.content == "switched"
+    with pytest.raises(openai.BadRequestError) as caught:
+        resend('{"on": 1, "level": 1.0}')
+    assert caught.value.code == "history_diverged"
+    assert "tool_calls[0].arguments: expected" in caught.value.body["message"]

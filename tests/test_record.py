@@ -109,8 +109,7 @@ def walk(driver: Driver, guide: Scenario, streamed: bool) -> list[Any]:
 # --- the proof ----------------------------------------------------------------------------
 
 
-# `mockllm record` reads the answers of the wires that have an answers reader: not Gemini yet.
-RECORDABLE = sorted(api for api in DRIVERS if api != "gemini")
+RECORDABLE = sorted(DRIVERS)  # every wire mockllm serves
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["create", "stream"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionFunctionToolParam
 
@@ -21,7 +22,9 @@ TOOLS: list[ChatCompletionFunctionToolParam] = [
 
 class ChatCompletions:
     # Connection cut, timeout, an HTTP error past the SDK's retries, an error event mid-stream.
-    transient: tuple[type[Exception], ...] = (openai.APIError,)
+    # The stream helper does not always wrap a connection cut mid-stream: depending on when
+    # the cut is read, httpx2's own RemoteProtocolError reaches the caller instead.
+    transient: tuple[type[Exception], ...] = (openai.APIError, httpx2.TransportError)
 
     def __init__(self, client: openai.OpenAI, model: str) -> None:
         self.client, self.model = client, model

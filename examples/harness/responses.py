@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 import openai
 from openai.types.responses import FunctionToolParam
 
@@ -25,7 +26,9 @@ INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 class Responses:
     # Connection cut, timeout, an HTTP error past the SDK's retries.
-    transient: tuple[type[Exception], ...] = (openai.APIError,)
+    # The stream helper does not always wrap a connection cut mid-stream: depending on when
+    # the cut is read, httpx2's own RemoteProtocolError reaches the caller instead.
+    transient: tuple[type[Exception], ...] = (openai.APIError, httpx2.TransportError)
 
     def __init__(self, client: openai.OpenAI, model: str) -> None:
         self.client, self.model = client, model

@@ -144,7 +144,22 @@ def _same_arguments(served: str, sent: str) -> bool:
     if served == sent:  # the usual case: the client echoed the bytes it was given
         return True
     expected = _json(served)
-    return expected is _NOT_JSON or expected == _json(sent)
+    return expected is _NOT_JSON or same_json(expected, _json(sent))
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: Python's `==` has true == 1, and a client that turns a boolean
+    into a number has changed the call. 1 and 1.0 stay equal (JavaScript writes 1.0 as 1).
+    Recursion follows `a`, the served arguments, whose depth the scenario bounds."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, dict):
+        return (
+            isinstance(b, dict) and a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same_json, a, b))
+    return bool(a == b)  # strings, numbers (int or float), null
 
 
 _NOT_JSON = object()

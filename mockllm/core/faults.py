@@ -145,14 +145,23 @@ def _body_cut(truncate: Truncate, body: bytes, reply: Reply, events: int) -> int
 
 def _arguments_span(body: bytes, reply: Reply, call: int) -> tuple[int, int] | None:
     """Where call `call`'s arguments sit in the body: as an escaped JSON string (OpenAI)
-    or as an object (Anthropic `input`)."""
+    or as an object (Anthropic `input`). Calls appear in order, so each is looked for after
+    the one before it: two calls with equal arguments are told apart."""
+    after = 0
+    for earlier in range(call):
+        span = _span_after(body, reply, earlier, after)
+        after = span[1] if span is not None else after
+    return _span_after(body, reply, call, after)
+
+
+def _span_after(body: bytes, reply: Reply, call: int, after: int) -> tuple[int, int] | None:
     arguments = reply.tool_calls[call].arguments
     candidates = [json.dumps(arguments, ensure_ascii=False)]
     parsed = reply.tool_calls[call].arguments_object()
     if parsed is not None:
         candidates.append(compact_json(parsed))
     for text in candidates:
-        start = body.find(text.encode())
+        start = body.find(text.encode(), after)
         if start >= 0:
             return start, start + len(text.encode())
     return None

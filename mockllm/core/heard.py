@@ -73,7 +73,7 @@ class Heard:
         """The scenario reply. Call ids are left to mockllm's own scheme, except where the
         answer repeated one (a failure mode worth keeping)."""
         ids = [c.id for c in self.calls]
-        repeated = {i for i in ids if ids.count(i) > 1}
+        repeated = {i for i in ids if i and ids.count(i) > 1}  # Gemini may send none
         calls = tuple(
             ScriptedCall(c.name, c.arguments, c.id if c.id in repeated else None)
             for c in self.calls

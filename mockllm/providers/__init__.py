@@ -13,6 +13,7 @@ from mockllm.providers.anthropic import Messages
 from mockllm.providers.anthropic_answers import MessagesAnswers
 from mockllm.providers.base import Adapter, Answers, Parsed
 from mockllm.providers.gemini import Gemini
+from mockllm.providers.gemini_answers import GeminiAnswers
 from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
@@ -37,6 +38,6 @@ def register(
 register(ChatCompletions, openai_chat_rules.RULES, ChatAnswers)
 register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
-register(Gemini, gemini_rules.RULES)  # `mockllm record` does not read Gemini answers yet
+register(Gemini, gemini_rules.RULES, GeminiAnswers)
 
 __all__ = ["ADAPTERS", "Adapter", "Answers", "Parsed", "register"]

@@ -26,6 +26,7 @@ class Attempt:
     headers: tuple[tuple[str, str], ...] = ()  # an error status: its retry headers
     ending: Ending = "complete"
     received: int = 0  # body bytes
+    partial: bool = False  # a stream that ended inside an event
     seconds: float = 0.0
     done: bool = False  # finished: it goes into the file
 

@@ -9,7 +9,7 @@ in a comment above the turn, so nothing is dropped silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,7 +87,7 @@ def _turn(
     ]
     notes += [f"  attempt {a.number}: {a.describe()} ({a.seconds:.2f} s)" for a in attempts]
     mapping: dict[str, Any] = {}
-    expect = _expect(conv, previous, clean)
+    expect = _shared(_expect(a.parsed.conversation, previous, clean) for a in attempts)
     if expect:
         mapping["expect"] = expect
     source = served or first
@@ -143,6 +143,13 @@ def _expect(conv: Conversation, previous: int, clean: Redact) -> dict[str, Any]:
     if results:
         out["tool_results"] = results
     return out
+
+
+def _shared(expects: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """What every attempt at the turn met: a replay sends them all to that turn, and a client
+    may change its request between attempts (a retry that adds "go on")."""
+    found = list(expects)
+    return {k: v for k, v in found[0].items() if all(e.get(k) == v for e in found[1:])}
 
 
 def _new_user_text(conv: Conversation) -> str | None:
@@ -229,7 +236,7 @@ def _fault(
                 stream_error["message"] = redact(error.message)
         return {"stream_error": stream_error}, notes
     if first.stream:
-        truncate = {"after_events": _events_before(first, reply, name, index)}
+        truncate = _stream_cut(first, reply, name, index)
     else:
         truncate = {"after_bytes": _bytes_before(first, reply, name, index)}
     fault: dict[str, Any] = {"truncate": truncate}
@@ -243,6 +250,18 @@ def _fault(
 def _resolved(name: str, index: int, reply: Reply) -> Resolved:
     scenario = Scenario(name, tuple(Turn(reply) for _ in range(index + 1)))
     return Resolved(scenario, index, reply, 1, 1, 0, FIXED_CREATED)
+
+
+def _stream_cut(attempt: Attempt, reply: Reply, name: str, index: int) -> dict[str, int]:
+    """Whole events, or, where the stream ended inside an event that carries a call whole
+    (Gemini's functionCall), inside that call, as the client saw it: a frame cut short."""
+    count = _events_before(attempt, reply, name, index)
+    if attempt.partial:
+        events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed)
+        following = events[count] if count < len(events) else None
+        if following is not None and following.inside is not None:  # only calls have `inside`
+            return {"call": int(following.part.removeprefix("call:"))}
+    return {"after_events": count}
 
 
 def _events_before(attempt: Attempt, reply: Reply, name: str, index: int) -> int:

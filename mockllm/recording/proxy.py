@@ -103,9 +103,11 @@ class Recorder:
         except RequestError as e:
             await _reply(send, e.status, json.dumps({"error": {"message": e.message}}).encode())
             return
-        adapter = self.routes.posts.get(route) if method == "POST" else None
+        adapter = self.routes.post(route) if method == "POST" else None
         name = scenario_name(scenario, session)
-        attempt, why = self._begin(adapter, body, name) if adapter else (None, "not a model route")
+        attempt, why = (
+            self._begin(adapter, body, name, route) if adapter else (None, "not a model route")
+        )
         url = self._url(scenario, session, route, scope.get("query_string", b""))
         forwarded = [(k, v) for k, v in headers if k.lower() not in _REQUEST_DROP]
         start, status = time.monotonic(), 0
@@ -165,11 +167,13 @@ class Recorder:
             f"{attempt.describe()}  ({attempt.seconds:.2f} s) → {written.name}"
         )
 
-    def _begin(self, adapter: Adapter, body: bytes, name: str) -> tuple[Attempt | None, str]:
+    def _begin(
+        self, adapter: Adapter, body: bytes, name: str, route: str
+    ) -> tuple[Attempt | None, str]:
         if adapter.answers is None:
             return None, f"no answer reader for {adapter.api}"
-        try:
-            parsed = adapter.parse(json.loads(body))
+        try:  # the route too: Gemini's names the model and whether it streams
+            parsed = adapter.parse_at(json.loads(body), route)
         except (ValueError, RequestError) as e:
             return None, f"the request does not parse: {str(e)[:200]}"
         return self.sessions.begin(name, adapter, parsed), ""
@@ -310,6 +314,7 @@ class _Tee:
                 except (ValueError, AttributeError, TypeError):
                     answers.heard = type(answers.heard)()  # unreadable: treated as cut
         attempt.heard = answers.heard
+        attempt.partial = self.sse and self.frames.partial
         complete = attempt.heard.complete or self.status >= 400
         attempt.ending = ending if ending != "complete" or complete else "close"
 

@@ -16,6 +16,11 @@ class SseFrames:
         *complete, self._buffer = self._buffer.split("\n\n")
         return [frame for text in complete if (frame := _frame(text)) is not None]
 
+    @property
+    def partial(self) -> bool:
+        """Whether the bytes so far end inside a frame (a stream cut mid-event)."""
+        return bool(self._buffer.strip())
+
 
 def _frame(text: str) -> tuple[str | None, str] | None:
     name: str | None = None

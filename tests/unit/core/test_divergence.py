@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mockllm.core.conversation import Conversation, Message, ToolCall
-from mockllm.core.divergence import diverged
+from mockllm.core.divergence import diverged, same_json
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import Finding
 from mockllm.loading.loader import load_mapping
@@ -145,14 +145,28 @@ def test_a_reply_that_cannot_be_made_concrete_is_skipped() -> None:
     assert diverged(conv, SCENARIO, call_id, lambda turn: None) is None
 
 
-@pytest.mark.xfail(
-    reason="arguments are compared with Python equality after json.loads, so true == 1 and "
-    "a client that rewrites a boolean as a number is not told; reported in issue 19",
-    strict=True,
-)
 def test_a_boolean_rewritten_as_a_number_is_a_difference() -> None:
     flag = Reply(tool_calls=(ScriptedCall("set", '{"on":true}'),))
     conv = Conversation(
         "m", (Message("assistant", tool_calls=(ToolCall("call_0_0", "set", '{"on":1}'),)),)
     )
     assert diverged(conv, SCENARIO, call_id, lambda turn: flag) is not None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"n": 1}, {"n": 1.0}, True),  # JavaScript writes 1.0 as 1
+        ({"x": [1, {"y": None}]}, {"x": [1, {"y": None}]}, True),
+        ({"on": True}, {"on": 1}, False),
+        ({"on": False}, {"on": 0}, False),
+        ([0], [False], False),
+        ({"s": "1"}, {"s": 1}, False),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ([1, 2], [1], False),
+    ],
+)
+def test_same_json_tells_booleans_from_numbers_but_not_ints_from_floats(
+    a: object, b: object, same: bool
+) -> None:
+    assert same_json(a, b) is same

@@ -244,11 +244,6 @@ def test_body_inside_arguments_not_found_or_absent_cuts_half_way() -> None:
     assert body_delivery(Fault(truncate=Truncate()), b"0123456789", Reply()).chunks == [b"01234"]
 
 
-@pytest.mark.xfail(
-    reason="body cut finds the first occurrence of the arguments: two calls with the same "
-    "arguments are both cut inside call 0 (the stream cut is right); reported in issue 19",
-    strict=True,
-)
 def test_body_inside_the_second_of_two_calls_with_equal_arguments() -> None:
     twice = Reply(tool_calls=(ScriptedCall("a", ARGUMENTS), ScriptedCall("b", ARGUMENTS)))
     body = b'[{"input":{"city":"Paris"}},{"input":{"city":"Paris"}}]'

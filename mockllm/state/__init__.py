@@ -1,0 +1,41 @@
+"""State shared between requests, behind one small interface: attempt counters, how each
+turn's latest delivery was cut, stored Responses, run-time scenarios and the request log.
+
+Two implementations: this process's memory (the default) and Redis, shared by every server
+given the same URL and prefix (docs/scale.md). The Redis client is imported only when a
+Redis URL is given, so the default needs no extra dependency.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MEMORY = "memory"
+
+
+def is_shared(url: str) -> bool:
+    """Whether `url` names a store other processes can share (anything but "memory")."""
+    return url != MEMORY
+
+
+def connect(url: str) -> Any:
+    """A `redis.asyncio.Redis` client for `url`; a clear ValueError when the URL is not a
+    Redis URL or the `redis` package is missing (pip install 'mockllm-server[redis]')."""
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"--state {url!r}: give 'memory' or a Redis URL, redis://HOST:PORT/DB")
+    try:
+        import redis.asyncio
+    except ImportError:
+        raise ValueError(
+            "--state redis://... needs the redis client: pip install 'mockllm-server[redis]'"
+        ) from None
+    return redis.asyncio.Redis.from_url(url)
+
+
+class StoreUnavailable(Exception):
+    """The shared store cannot be reached (or was lost mid-request). The serving path answers
+    503 in the provider's shape naming the store, and nothing is half-written."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"mockllm: the shared state store {url} is unreachable ({reason})")
+        self.url, self.reason = url, reason
