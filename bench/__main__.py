@@ -21,6 +21,7 @@ from .run import (
     progress,
 )
 from .servers import ROOT, ServerDef, selected
+from .state import measure_state, redis_missing
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "results.jsonl"
 
@@ -80,7 +81,11 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
         measure_cold(servers, settings, ref),
         measure_memory(servers, settings, ref),
     )
-    return Outcome(servers, samples, settings, env)
+    missing = redis_missing()
+    if missing:
+        progress(f"SKIPPING the shared-state rows: {missing}")
+        return Outcome(servers, samples, settings, env, state_skipped=missing)
+    return Outcome(servers, samples, settings, env, measure_state(settings, ref))
 
 
 def _runnable(name: str, missing: str | None) -> bool:

@@ -9,7 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -128,6 +128,8 @@ class Outcome:
     samples: Samples
     settings: Settings
     environment: dict[str, Any]
+    state: Samples = field(default_factory=dict)  # bench/state.py's variants
+    state_skipped: str = ""  # why there are no shared-state rows
 
     @property
     def subject(self) -> ServerDef:
@@ -182,7 +184,56 @@ def table(outcome: Outcome) -> str:
             ]
         )
     growth = _growth(outcome)
-    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *_legend(outcome)])
+    state = _state(outcome)
+    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *state, *_legend(outcome)])
+
+
+STATE_ROWS = [
+    Metric("c1_p50_us", "non-stream c=1 latency p50", "µs"),
+    Metric("c1_rps", "non-stream c=1 throughput", "req/s"),
+    Metric("c32_rps", "non-stream c=32 throughput", "req/s"),
+    Metric("c32_p50_us", "non-stream c=32 latency p50", "µs"),
+    Metric("c32_cpu_us", "mockllm CPU c=32 (all workers) *", "µs/req", 1),
+    Metric("c32_redis_cpu_us", "redis-server CPU c=32", "µs/req", 1),
+]
+
+
+def _state(outcome: Outcome) -> list[str]:
+    """Shared state (docs/scale.md): the store's cost on one process, and 1 vs 2 workers."""
+    if outcome.state_skipped:
+        return [f"Shared state rows SKIPPED: {outcome.state_skipped}", ""]
+    if not outcome.state:
+        return []
+    m = medians(outcome.state)
+    names = ("memory", "redis", "redis_2w")
+    header = ["shared state", "unit", *names, "redis - memory", "2w / 1w", ""]
+    rows = [header]
+    for metric in STATE_ROWS:
+        values = [m.get(n, {}).get(metric.key, math.nan) for n in names]
+        rows.append(
+            [
+                metric.label,
+                metric.unit,
+                *(_number(v, metric.digits) for v in values),
+                _number(values[1] - values[0], metric.digits),
+                _ratio(ratio(values[2], values[1])),
+                "",
+            ]
+        )
+    pinned = outcome.settings.cpus
+    where = (
+        f"1 process on cpu {pinned[0]} with redis-server; 2 workers on cpus {pinned[0]},"
+        f"{pinned[1]}, shared with the load generator"
+        if pinned
+        else "not pinned"
+    )
+    return [
+        "Shared state (--state redis://, every request one round trip; bench/state.py):",
+        *_grid(rows),
+        f"{where}: on two cores the second worker competes with the load and Redis, so "
+        "2w / 1w shows what this machine allows, not what more cores give.",
+        "",
+    ]
 
 
 def _growth(outcome: Outcome) -> list[str]:
@@ -302,6 +353,14 @@ def record(outcome: Outcome) -> dict[str, Any]:
             for s in outcome.servers
         },
         "ratios": {f.name: _clean(_ratios(medians_, subject, f.name)) for f in outcome.floors},
+        "state": {"skipped": outcome.state_skipped}
+        if outcome.state_skipped
+        else {
+            name: {"median": _clean(figures), "samples": {k: _clean_list(v) for k, v in s.items()}}
+            for (name, figures), s in zip(
+                medians(outcome.state).items(), outcome.state.values(), strict=True
+            )
+        },
         "targets": {
             key: {"target": GOALS[key].describe(_unit(key)), "pass": verdict}
             for key, verdict in outcome.verdicts().items()

@@ -344,8 +344,15 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
+    refused = _workers_refused(args.workers, args.state)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     try:
         app = build_app(scenarios, _options(args))
+    except ValueError as e:  # a --state that is not a store, or no redis client
+        print(f"mockllm: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         if not args.log:
             raise
@@ -372,6 +379,21 @@ def _serve(args: argparse.Namespace) -> int:
         )
         return 2
     return 0
+
+
+def _workers_refused(workers: int, state: str) -> str | None:
+    from mockllm.state import is_shared
+
+    if workers < 1:
+        return f"mockllm: --workers {workers}: give 1 or more"
+    if workers > 1 and not is_shared(state):
+        return (
+            f"mockllm: --workers {workers} needs a shared --state: with the state in memory "
+            "each worker would count attempts and store responses of its own, so a retry "
+            "landing on another worker would not be a retry. Give --state "
+            "redis://HOST:PORT/DB (pip install 'mockllm-server[redis]'), or one worker"
+        )
+    return None
 
 
 def _banner(count: int, default: str | None) -> str:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.report import GOALS, METRICS
+from bench.report import GOALS, METRICS, STATE_ROWS
 
 from .support import ROOT
 
@@ -55,3 +55,10 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
     record = json.loads(records[0])
     assert list(record["servers"]) == SERVERS
     assert set(record["targets"]) == set(GOALS)
+    # The shared-state rows (a redis-server of the bench's own), or a loud skip.
+    if "skipped" in record["state"]:
+        assert "Shared state rows SKIPPED: no redis-server" in done.stdout
+    else:
+        assert list(record["state"]) == ["memory", "redis", "redis_2w"]
+        for metric in STATE_ROWS:
+            assert any(line.startswith(metric.label + " ") for line in lines), metric.label

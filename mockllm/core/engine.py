@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from mockllm.core.concrete import concrete
@@ -62,6 +61,7 @@ class Answer:
     violations: list[Finding] = field(default_factory=list)
     fault: Fault | None = None  # how the reply is delivered wrong, if at all
     fault_why: str = ""  # scripted (and which attempt), or the chaos draw
+    cut: str | None = None  # how this turn's delivery is now cut short (None: whole)
 
 
 # Chaos faults, in the order the draw walks them (scenario.CHAOS_KINDS). HTTP ones carry
@@ -90,9 +90,9 @@ class Engine:
         flavor: Flavor,
         chaos: Chaos | None,
         seed: int,
-        max_sessions: int,
     ) -> None:
-        """The defaults live in `mockllm.options.ServerOptions`."""
+        """The defaults live in `mockllm.options.ServerOptions`. Attempts and cut deliveries
+        are kept by a store (mockllm.state), which hands them to `answer`."""
         self.scenarios: dict[str, Scenario] = {s.name: s for s in scenarios}
         self.default = default
         self.validation: ValidationMode = validation
@@ -100,13 +100,6 @@ class Engine:
         self.flavor: Flavor = flavor
         self.chaos = chaos
         self.seed = seed
-        # Attempt counters by session, least recently used first: past `max_sessions` the
-        # oldest session starts afresh. A running test sends requests, so its session is
-        # never the oldest unless `max_sessions` others were used since its last request.
-        self._attempts: OrderedDict[str, dict[tuple[str, int], int]] = OrderedDict()
-        self.max_sessions = max_sessions
-        # (session, scenario, turn) → how its latest delivery was cut short; absent if whole
-        self._cut: dict[tuple[str, str, int], str] = {}
 
     def add(self, scenario: Scenario) -> bool:
         """Add or replace a scenario; True when it replaced one of the same name."""
@@ -136,67 +129,43 @@ class Engine:
     def flavor_of(self, scenario: Scenario) -> Flavor:
         return scenario.flavor or self.flavor
 
-    def reset(self, session: str | None = None) -> None:
-        if session is None:
-            self._attempts.clear()
-            self._cut.clear()
-        else:
-            self._attempts.pop(session, None)
-            self._forget_cuts(session)
-
-    def _attempt(self, session: str, key: tuple[str, int]) -> int:
-        """Count one more attempt at this turn of this session."""
-        counts = self._attempts.get(session)
-        if counts is None:
-            counts = self._attempts[session] = {}
-            if len(self._attempts) > self.max_sessions:
-                oldest, _ = self._attempts.popitem(last=False)
-                self._forget_cuts(oldest)
-        else:
-            self._attempts.move_to_end(session)
-        counts[key] = attempt = counts.get(key, 0) + 1
-        return attempt
-
-    def sessions(self) -> int:
-        """How many sessions have attempt counters now."""
-        return len(self._attempts)
-
-    def _forget_cuts(self, session: str) -> None:
-        for key in [k for k in self._cut if k[0] == session]:
-            del self._cut[key]
+    def joined(
+        self, scenario: Scenario, conv: Conversation, call_id: CallId | None
+    ) -> Conversation:
+        """The conversation `answer` takes: split parallel calls joined back (its `turn`
+        is what the attempt is counted for)."""
+        return conv if call_id is None else rejoined(conv, scenario, call_id)
 
     def answer(
         self,
         scenario: Scenario,
         session: str,
         conv: Conversation,
+        attempt: int,
+        cuts: Mapping[int, str],
         violations: tuple[Violation, ...] = (),
         call_id: CallId | None = None,
     ) -> Answer:
         """Check in the order a real API refuses: the provider's rules, then the history
         against the script, then the script's end, then the turn's expectations. All that is
-        found is logged; the first refusal is the answer (rules refuse in strict mode only)."""
-        if call_id is not None:
-            conv = rejoined(conv, scenario, call_id)
+        found is logged; the first refusal is the answer (rules refuse in strict mode only).
+
+        `conv` as `joined` gives it; `attempt` is this one's number at its turn, `cuts` how
+        the session's earlier turns of the scenario were cut short. The answer's `cut` is
+        what the store should hold for this turn afterwards."""
         index = conv.turn
-        key = (session, scenario.name, index)
-        attempt = self._attempt(session, (scenario.name, index))
         answer = Answer(
-            index, attempt, violations=[v.finding() for v in violations] if violations else _NONE
+            index,
+            attempt,
+            violations=[v.finding() for v in violations] if violations else _NONE,
+            cut=cuts.get(index),
         )
         mode = self.mode(scenario)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
         divergence = None
         if call_id is not None and mode != "off" and index > 0:
-            cut = self._cut
-            divergence = diverged(
-                conv,
-                scenario,
-                call_id,
-                _ServedReplies(scenario, conv),
-                lambda turn: cut.get((session, scenario.name, turn)),
-            )
+            divergence = diverged(conv, scenario, call_id, _ServedReplies(scenario, conv), cuts.get)
         if divergence is not None:
             answer.violations = [*answer.violations, divergence]
             # A harness continuing after a failed stream is its own mistake, not a request
@@ -224,18 +193,21 @@ class Engine:
             answer.resolved = _resolve(scenario, index, reply, conv, created)
             answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
             if answer.fault is not None and answer.fault.cuts:
-                self._cut[key] = f"{answer.fault.describe()} on attempt {attempt}"
+                answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
             else:
-                self._cut.pop(key, None)
+                answer.cut = None
         return answer
 
     def _fault(
         self, scenario: Scenario, session: str, index: int, attempt: int
     ) -> tuple[Fault | None, str]:
-        """The scripted fault while its `times` lasts, else a chaos draw, else none."""
+        """The scripted fault while its `times` lasts; on a turn without one, a chaos draw
+        (docs/scenarios.md: chaos goes to turns that have no scripted fault)."""
         turn = scenario.turn(index)
         fault = turn.fault if turn else None
-        if fault is not None and fault.applies(attempt):
+        if fault is not None:
+            if not fault.applies(attempt):
+                return None, ""  # its `times` are spent: served whole, as scripted
             limit = f" of times: {fault.times}" if fault.times else ""
             return fault, f"scripted: attempt {attempt}{limit}"
         chaos = scenario.chaos or self.chaos

@@ -72,6 +72,9 @@ class Adapter(ABC):
     route_pattern: ClassVar[re.Pattern[str] | None] = None
     route_help: ClassVar[tuple[str, ...]] = ()
     get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
+    # Whether requests may name a response stored by an earlier one (Responses): on a shared
+    # store the server loads it first (`referred`, `adopt`) and shares what it stores.
+    refers_back: ClassVar[bool] = False
     models_routes: ClassVar[tuple[str, ...]] = ("v1/models",)  # GET listing (and /{id}) paths
     # Request headers that mark this family's SDKs, for the routes families share (v1/models).
     family_headers: ClassVar[tuple[bytes, ...]] = ()
@@ -223,6 +226,20 @@ class Adapter(ABC):
 
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
+
+    # --- a shared store: only adapters that `refers_back` are asked -----------------------
+
+    def referred(self, body: Any) -> str | None:
+        """The id of the stored response this request body names, if any."""
+        return None
+
+    def adopt(self, key: str, data: bytes | None) -> None:  # noqa: B027 (most keep no state)
+        """Hold `data` (as `shareable` made it) as the stored response `key`; None: the
+        shared store has no such response, so neither may this server."""
+
+    def shareable(self, resolved: Resolved, parsed: Parsed) -> tuple[str, bytes] | None:
+        """(key, bytes) of what `served` stored for this reply, for the other servers."""
+        return None
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -77,7 +77,8 @@ class Stored:
     messages: tuple[Message, ...]  # the conversation, its own reply included
     resolved: Resolved | None  # to render the response again for GET /v1/responses/{id}
     # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
-    parsed: Parsed
+    parsed: Parsed | None
+    body: bytes | None = None  # the response as rendered, when it came from a shared store
 
 
 class Responses(Adapter):
@@ -85,6 +86,7 @@ class Responses(Adapter):
     family = "openai"
     routes = ("v1/responses", "responses")
     get_prefix = "v1/responses/"
+    refers_back = True
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
     shape = shapes.RESPONSES
@@ -281,13 +283,41 @@ class Responses(Adapter):
 
     def get(self, rest: str) -> tuple[int, bytes]:
         stored = self._store.get(rest)
-        if stored is None or stored.resolved is None:
+        if stored is not None and stored.body is not None:
+            return 200, stored.body
+        if stored is None or stored.resolved is None or stored.parsed is None:
             error = RequestError(404, f"No response found with id '{rest}'.", param="response_id")
             return 404, openai_error_body(error)
         return 200, self.render(stored.resolved, stored.parsed)
 
     def reset(self) -> None:
         self._store.clear()
+
+    # --- a shared store ------------------------------------------------------------------
+
+    def referred(self, body: Any) -> str | None:
+        found = body.get("previous_response_id") if isinstance(body, dict) else None
+        return None if found is None else str(found)
+
+    def shareable(self, resolved: Resolved, parsed: Parsed) -> tuple[str, bytes] | None:
+        """The conversation (to continue it) and the rendered response (for GET), as JSON."""
+        response_id = _response_id(resolved, parsed)
+        stored = self._store.get(response_id) if parsed.options["store"] else None
+        if stored is None:
+            return None
+        shared = {
+            "messages": [m.to_json() for m in stored.messages],
+            "body": self.render(resolved, parsed).decode(),
+        }
+        return response_id, json.dumps(shared, ensure_ascii=False).encode()
+
+    def adopt(self, key: str, data: bytes | None) -> None:
+        if data is None:
+            self._store.pop(key, None)
+            return
+        shared = json.loads(data)
+        messages = tuple(_stored_message(m) for m in shared["messages"])
+        self._keep(key, Stored(messages, None, None, shared["body"].encode()))
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
@@ -468,6 +498,21 @@ def _call_events(
         ),
         event("response.function_call_arguments.done", done, f"done:{call}"),
     ]
+
+
+def _stored_message(data: dict[str, Any]) -> Message:
+    """A message as `Message.to_json` wrote it to the shared store."""
+    return Message(
+        data["role"],
+        data.get("text", ""),
+        tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in data.get("tool_calls", ())),
+        tuple(
+            ToolResult(r["call_id"], r["content"], r.get("is_error"), r.get("paired"))
+            for r in data.get("tool_results", ())
+        ),
+        data.get("reasoning"),
+        data.get("at", ""),
+    )
 
 
 # --- request parsing helpers ---------------------------------------------------------------

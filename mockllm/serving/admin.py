@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
@@ -16,6 +17,7 @@ from mockllm.errors import ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.journal import LiveEntry, entry_line
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
 
 T = TypeVar("T")
@@ -23,18 +25,28 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
     from mockllm.log.journal import Journal
+    from mockllm.serving.shared import Shared
 
 
 def admin_router(
-    engine: Engine, journal: Journal, reset_app: Callable[[str | None], None], max_body: int
+    engine: Engine,
+    journal: Journal,
+    reset_app: Callable[[str | None], Awaitable[None]],
+    max_body: int,
+    shared: Shared | None = None,
 ) -> Router:
-    """The admin routes over the server's engine and log; `reset_app` resets its state.
+    """The admin routes over the server's engine and log; `reset_app` resets its state;
+    `shared`, the shared store whose run-time scenarios every replica serves.
     (Over 60 lines: one short handler per route, each closing over the same state.)"""
 
     async def health(request: Request) -> Response:
+        if shared is not None:
+            await shared.refresh()
         return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
 
     async def list_scenarios(request: Request) -> Response:
+        if shared is not None:
+            await shared.refresh()
         return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
 
     async def add_scenario(request: Request) -> Response:
@@ -50,7 +62,10 @@ def admin_router(
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
-        replaced = engine.add(scenario)
+        if shared is None:
+            replaced = engine.add(scenario)
+        else:  # valid, so it decodes: every replica loads the same text
+            replaced = await shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
         return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
 
     async def requests(request: Request) -> Response:
@@ -101,7 +116,7 @@ def admin_router(
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
-        reset_app(session)
+        await reset_app(session)
         deleted = journal.clear(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
@@ -125,7 +140,7 @@ def admin_router(
         Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
-    return Router(routes=routes)
+    return Router(routes=routes, middleware=[Middleware(_StoreErrors)])
 
 
 async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
@@ -133,6 +148,19 @@ async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
     worker thread, so the requests being served meanwhile are not held up; a small one is
     formatted at once."""
     return work() if len(entries) <= 100 else await run_in_threadpool(work)
+
+
+class _StoreErrors:
+    """A lost shared store, from any admin route: a 503 naming it, not a 500."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except StoreUnavailable as lost:
+            await _error(503, str(lost))(scope, receive, send)
 
 
 def _load(raw: bytes) -> Scenario:

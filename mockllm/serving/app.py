@@ -16,16 +16,28 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
 from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
-from mockllm.serving.exchange import CONTROL, Exchanges, bad_path
+from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import Routes
+from mockllm.serving.shared import Shared
+from mockllm.state import StoreUnavailable
+from mockllm.state.memory import MemoryState
 
 
 class MockLLM:
-    def __init__(self, engine: Engine, journal: Journal, options: ServerOptions = DEFAULTS) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        journal: Journal,
+        options: ServerOptions = DEFAULTS,
+        state: MemoryState | Shared | None = None,
+    ) -> None:
+        """`state`: where attempts and stored responses live (default: this process)."""
         self.engine = engine
         self.journal = journal
         self.options = options
+        self.state = MemoryState(options.max_sessions) if state is None else state
+        self.shared = self.state if isinstance(self.state, Shared) else None
         self.adapters = [cls() for cls in ADAPTERS.values()]
         for adapter in self.adapters:
             adapter.flavor = options.flavor
@@ -33,14 +45,16 @@ class MockLLM:
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
-        self.exchanges = Exchanges(engine, journal, options)
+        self.exchanges = Exchanges(engine, journal, options, self.state)
         self._admin: Any = None
 
     async def admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._admin is None:
             from mockllm.serving.admin import admin_router
 
-            self._admin = admin_router(self.engine, self.journal, self.reset, self.options.max_body)
+            self._admin = admin_router(
+                self.engine, self.journal, self.reset, self.options.max_body, self.shared
+            )
         refused = guard.refusal(scope, self.options.allow_host)
         if refused is not None:
             status, why = refused
@@ -70,8 +84,7 @@ class MockLLM:
         elif (listing := self.routes.listing(route)) is not None:
             await self._models(scope, send, route, listing)
         elif (getter := self.routes.getter(route)) is not None:
-            status, body = getter.get(route.removeprefix(getter.get_prefix or ""))
-            await _send(send, status, body, b"application/json")
+            await self._get(send, getter, route.removeprefix(getter.get_prefix or ""))
         else:
             await self._not_found(scope, receive, send, route)
 
@@ -86,13 +99,29 @@ class MockLLM:
         openai = self.families.get("openai")
         return openai if openai in candidates else candidates[0]
 
-    def reset(self, session: str | None = None) -> None:
-        self.engine.reset(session)
+    async def reset(self, session: str | None = None) -> None:
+        """Forget attempts and cuts of `session`, or of all and every stored response."""
+        if self.shared is not None:
+            await self.shared.store.reset(session)
+        else:
+            assert isinstance(self.state, MemoryState)
+            self.state.reset(session)
         if session is None:
             for adapter in self.adapters:
                 adapter.reset()
 
     # --- other routes --------------------------------------------------------------------
+
+    async def _get(self, send: Send, getter: Adapter, rest: str) -> None:
+        """GET of something an adapter stores (a Responses response, by id)."""
+        if self.shared is not None and getter.refers_back:
+            try:
+                getter.adopt(rest, await self.shared.store.response(rest))
+            except StoreUnavailable as lost:
+                await _send(send, 503, getter.error_body(store_error(lost), ""), _JSON)
+                return
+        status, body = getter.get(rest)
+        await _send(send, status, body, _JSON)
 
     async def _models(self, scope: Scope, send: Send, route: str, listing: str) -> None:
         serving = [a for a in self.families.values() if listing in a.models_routes]
@@ -151,6 +180,9 @@ def base_url_hint(scope: Scope, route: str) -> str:
             f"baseURL={base + '/v1'!r} (the Anthropic SDK, unlike it, adds /v1 itself)"
         )
     return ""
+
+
+_JSON = b"application/json"
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: bytes) -> None:

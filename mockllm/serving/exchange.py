@@ -15,7 +15,7 @@ from typing import Any
 
 from mockllm.core import wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
-from mockllm.core.engine import Engine, Resolved
+from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
     Delivery,
@@ -33,6 +33,9 @@ from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.responder import Responder
+from mockllm.serving.shared import Shared
+from mockllm.state import StoreUnavailable
+from mockllm.state.memory import MemoryState, answer_in_memory
 
 
 @dataclass(slots=True)
@@ -55,8 +58,13 @@ class Rendered:
 
 
 class Exchanges:
-    def __init__(self, engine: Engine, journal: Journal, options: ServerOptions) -> None:
+    def __init__(
+        self, engine: Engine, journal: Journal, options: ServerOptions, state: MemoryState | Shared
+    ) -> None:
         self.engine, self.journal, self.options = engine, journal, options
+        # The memory store is answered without an await; a shared one with one round trip.
+        self.memory = state if isinstance(state, MemoryState) else None
+        self.shared = state if isinstance(state, Shared) else None
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
@@ -91,6 +99,8 @@ class Exchanges:
             await self._answer(receive, adapter, route, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
+        except StoreUnavailable as lost:  # before anything was sent: nothing half-written
+            await responder.error(store_error(lost))
         except Exception as error:
             # A body whose types are off (or that nests deeper than Python recurses) trips
             # the optimistic reading: the provider's 400 naming the parameter, found only now
@@ -118,7 +128,12 @@ class Exchanges:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
-        scenario = self.engine.find(entry.scenario)
+        if self.shared is None:  # no await on the memory path
+            scenario = self.engine.find(entry.scenario)
+        else:
+            scenario = await self._find_shared(entry.scenario)
+            if adapter.refers_back:
+                await self._fetch_referred(adapter, entry.body)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
@@ -126,10 +141,14 @@ class Exchanges:
         entry.conversation, entry.stream = conv, conv.stream
         if adapter.cacheable(prepared.body):
             entry.reparse = adapter.reparse
-        violations = self._violations(adapter, prepared, scenario)
-        answer = self.engine.answer(
-            scenario, entry.session or "default", conv, violations, adapter.call_id
-        )
+        session = entry.session or "default"
+        if self.memory is not None:
+            violations = self._violations(adapter, prepared, scenario)
+            answer = answer_in_memory(
+                self.engine, self.memory, scenario, session, conv, violations, adapter.call_id
+            )
+        else:
+            scenario, answer = await self._answer_shared(adapter, prepared, scenario, session)
         entry.turn, entry.attempt = answer.turn, answer.attempt
         entry.violations = answer.violations
         entry.expectation_failures = answer.expectation_failures
@@ -144,6 +163,49 @@ class Exchanges:
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
         await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
+
+    async def _find_shared(self, name: str | None) -> Scenario:
+        assert self.shared is not None
+        try:
+            return self.engine.find(name)
+        except RequestError:
+            await self.shared.refresh()  # perhaps posted to another replica
+            return self.engine.find(name)
+
+    async def _fetch_referred(self, adapter: Adapter, raw: bytes) -> None:
+        """Load the stored response a request names (previous_response_id) from the shared
+        store, before the adapter's parse looks for it."""
+        try:
+            body = wirejson.loads(raw)
+        except wirejson.InvalidJson:
+            return  # _prepare refuses it
+        referred = adapter.referred(body)
+        if referred is not None:
+            assert self.shared is not None
+            adapter.adopt(referred, await self.shared.store.response(referred))
+
+    async def _answer_shared(
+        self, adapter: Adapter, prepared: Prepared, scenario: Scenario, session: str
+    ) -> tuple[Scenario, Answer]:
+        """`answer_in_memory` on the shared store: one round trip, two when this replica's
+        scenarios were behind (then the scenario may have been replaced)."""
+        assert self.shared is not None
+        conv = self.engine.joined(scenario, prepared.parsed.conversation, adapter.call_id)
+        begun = await self.shared.begin(session, scenario.name, conv.turn)
+        if begun is None:
+            await self.shared.refresh()
+            scenario = self.engine.find(scenario.name)
+            conv = self.engine.joined(scenario, prepared.parsed.conversation, adapter.call_id)
+            begun = await self.shared.begin(session, scenario.name, conv.turn, checked=False)
+            assert begun is not None
+        attempt, cuts = begun
+        violations = self._violations(adapter, prepared, scenario)
+        answer = self.engine.answer(
+            scenario, session, conv, attempt, cuts, violations, adapter.call_id
+        )
+        if answer.cut != cuts.get(answer.turn):
+            await self.shared.store.cut(session, scenario.name, answer.turn, answer.cut)
+        return scenario, answer
 
     def _prepare(
         self, adapter: Adapter, route: str, content_type: str | None, raw: bytes
@@ -217,6 +279,10 @@ class Exchanges:
         for note in rendered.notes:
             responder.entry.note(note)
         adapter.served(resolved, parsed)
+        if self.shared is not None and adapter.refers_back:
+            kept = adapter.shareable(resolved, parsed)
+            if kept is not None:  # stored before the reply goes: the next request may ask
+                await self.shared.store.keep_response(*kept)
         if kind == "stream":
             if fault is None:
                 delivery = Delivery([rendered.body])
@@ -249,6 +315,11 @@ class Exchanges:
         if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
             self._rendered.put(key, rendered)
         return rendered
+
+
+def store_error(lost: StoreUnavailable) -> RequestError:
+    """A lost shared store, as the 503 the provider would send (the URL's password masked)."""
+    return RequestError(503, str(lost), kind="store_unavailable", code="store_unavailable")
 
 
 def v1_session_warning(path: str) -> str:

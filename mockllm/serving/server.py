@@ -3,6 +3,9 @@ foreground (`mockllm serve`). `mockllm.testing.background` runs the same on a th
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Iterable
@@ -17,6 +20,9 @@ from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
 from mockllm.serving.responder import quiet_scripted_aborts
+from mockllm.serving.shared import Shared
+from mockllm.state import is_shared
+from mockllm.state.memory import MemoryState
 
 
 def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) -> MockLLM:
@@ -32,10 +38,18 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         flavor=options.flavor,
         chaos=options.chaos,
         seed=options.seed,
-        max_sessions=options.max_sessions,
     )
     journal = Journal(options.log_limit, options.log, options.log_body_cap)
-    return MockLLM(engine, journal, options)
+    return MockLLM(engine, journal, options, state_of(options, engine))
+
+
+def state_of(options: ServerOptions, engine: Engine) -> MemoryState | Shared:
+    """The store of attempts, cuts, stored responses and run-time scenarios (--state)."""
+    if not is_shared(options.state):
+        return MemoryState(options.max_sessions)
+    from mockllm.state.redis_store import RedisStore
+
+    return Shared(RedisStore(options.state, options.state_prefix), engine)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -91,7 +105,9 @@ def announce(url: str, banner: str, ready_file: str | None) -> None:
 
 
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
+    """Serve until stopped; in `app.options.workers` processes when more than one."""
     quiet_scripted_aborts()
+    workers = app.options.workers
     sock = bind(host, port)
     url = url_of(sock)
 
@@ -99,8 +115,59 @@ def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str)
         announce(url, banner.format(url=url), ready_file)
 
     try:
-        Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])
+        if workers > 1:
+            _supervise([_fork(app, sock) for _ in range(workers)], ready)
+        else:
+            Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])
     finally:
         app.journal.shutdown()
         sock.close()
     sys.stdout.flush()
+
+
+def _fork(app: MockLLM, sock: socket.socket) -> int:
+    """A worker process serving the shared listening socket (TCP_NODELAY set on it, so
+    every worker's connections inherit it). Forked before any event loop or Redis
+    connection exists: each worker opens its own."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        Server(uvicorn_config(app, in_process=False), lambda: None).run(sockets=[sock])
+        code = 0
+    finally:
+        app.journal.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
+
+
+def _supervise(children: list[int], ready: Callable[[], None]) -> None:
+    """Wait for the workers; SIGTERM or SIGINT stops them all, and so does one dying
+    (then the exit status is 1, so that a supervisor such as systemd sees it)."""
+    alive = set(children)
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    ready()
+    failed = False
+    while alive:
+        pid, status = os.wait()
+        alive.discard(pid)
+        code = os.waitstatus_to_exitcode(status)
+        # uvicorn ends a worker it stopped on a signal by raising that signal again
+        if not stopping and code != 0:
+            failed = True
+            message = f"mockllm: worker {pid} exited with {code}; stopping the others"
+            print(message, file=sys.stderr, flush=True)
+            stop()
+    if failed:
+        raise SystemExit(1)

@@ -9,8 +9,13 @@ Redis URL is given, so the default needs no extra dependency.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 MEMORY = "memory"
+# A dead Redis must not stall requests: a refused connection fails at once, a silent host
+# within these seconds; one immediate retry covers a pooled connection Redis dropped.
+CONNECT_TIMEOUT = 1.0
+COMMAND_TIMEOUT = 2.0
 
 
 def is_shared(url: str) -> bool:
@@ -29,7 +34,25 @@ def connect(url: str) -> Any:
         raise ValueError(
             "--state redis://... needs the redis client: pip install 'mockllm-server[redis]'"
         ) from None
-    return redis.asyncio.Redis.from_url(url)
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    return redis.asyncio.Redis.from_url(
+        url,
+        socket_connect_timeout=CONNECT_TIMEOUT,
+        socket_timeout=COMMAND_TIMEOUT,
+        retry=Retry(NoBackoff(), 1),
+    )
+
+
+def redacted(url: str) -> str:
+    """`url` with its password (if any) masked: what messages and log lines show."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 class StoreUnavailable(Exception):
@@ -37,5 +60,6 @@ class StoreUnavailable(Exception):
     503 in the provider's shape naming the store, and nothing is half-written."""
 
     def __init__(self, url: str, reason: str) -> None:
+        url = redacted(url)
         super().__init__(f"mockllm: the shared state store {url} is unreachable ({reason})")
         self.url, self.reason = url, reason

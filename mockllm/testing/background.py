@@ -87,8 +87,11 @@ def serve(
 
     `scenarios`: files, folders or `Scenario` objects (default: the bundled library;
     a `Scenario` replaces a file's of the same name). `options`: those of
-    `mockllm serve`, e.g. `ServerOptions(validation="warn", log="run.jsonl")`.
+    `mockllm serve`, e.g. `ServerOptions(validation="warn", log="run.jsonl")`. One server on
+    one thread: `workers` is for `mockllm serve` only.
     """
+    if options.workers != 1:
+        raise ValueError("mockllm.serve() runs one server on a thread; --workers is for the CLI")
     return RunningServer(build_app(_load(scenarios), options), host, port).start()
 
 

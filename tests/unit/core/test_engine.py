@@ -14,6 +14,7 @@ from mockllm.core.scenario import Chaos, Fault, HttpFault, Scenario, ValidationM
 from mockllm.core.validation import Violation
 from mockllm.errors import Finding, RequestError
 from mockllm.loading.loader import load_mapping
+from mockllm.state.memory import MemoryState, answer_in_memory
 
 WEATHER = load_mapping(
     {
@@ -37,7 +38,7 @@ def call_id(scenario: Scenario, turn: int, index: int) -> str:
     return f"call_{turn}_{index}"
 
 
-def make_engine(*scenarios: Scenario, **options: Any) -> Engine:
+def make_engine(*scenarios: Scenario, **options: Any) -> WithMemory:
     settings: dict[str, Any] = {
         "default": None,
         "validation": "strict",
@@ -45,10 +46,20 @@ def make_engine(*scenarios: Scenario, **options: Any) -> Engine:
         "flavor": "openai",
         "chaos": None,
         "seed": 0,
-        "max_sessions": 10_000,
         **options,
     }
-    return Engine(scenarios or (WEATHER, HELLO), **settings)
+    return WithMemory(scenarios or (WEATHER, HELLO), **settings)
+
+
+class WithMemory(Engine):
+    """The engine with the store a server in memory gives it."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.state = MemoryState(10_000)
+
+    def reset(self, session: str | None = None) -> None:
+        self.state.reset(session)
 
 
 def conv(*messages: Message, tools: tuple[Tool, ...] = TOOLS) -> Conversation:
@@ -69,7 +80,9 @@ SECOND_TURN = conv(called(), answered())
 
 
 def answer(engine: Engine, scenario: Scenario, conversation: Conversation, **kw: Any) -> Answer:
-    return engine.answer(scenario, kw.pop("session", "s"), conversation, **kw)
+    assert isinstance(engine, WithMemory)
+    session = kw.pop("session", "s")
+    return answer_in_memory(engine, engine.state, scenario, session, conversation, **kw)
 
 
 def refused(result: Answer) -> tuple[int, str, str]:
@@ -436,9 +449,10 @@ def test_the_server_seed_is_used_when_the_chaos_names_none() -> None:
     assert result.fault_why.startswith("chaos: seed 3, draw ")
 
 
-def test_a_scripted_fault_comes_before_chaos() -> None:
+def test_a_scripted_fault_comes_before_chaos_and_keeps_its_turn_from_it() -> None:
     engine = make_engine(FLAKY, chaos=Chaos((("500", 1.0),)))
-    assert answer(engine, FLAKY, conv()).fault == RATE_LIMITED
+    faults = [answer(engine, FLAKY, conv()).fault for _ in range(3)]
+    assert faults == [RATE_LIMITED, RATE_LIMITED, None]  # then served, as `times: 2` says
 
 
 def test_chaos_http_faults_ask_for_a_fast_retry() -> None:
@@ -478,7 +492,6 @@ def test_find_without_a_name_or_default() -> None:
             flavor="openai",
             chaos=None,
             seed=0,
-            max_sessions=10_000,
         ).find(None)
     assert raised.value.message == (
         "mockllm: no scenario chosen: use the path /s/NAME/..., the header X-Mockllm-Scenario, "

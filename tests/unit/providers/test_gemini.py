@@ -19,6 +19,7 @@ from mockllm.loading.loader import load_mapping
 from mockllm.providers.base import Parsed
 from mockllm.providers.gemini import Gemini, json_schema
 from mockllm.providers.gemini_rules import RULES
+from mockllm.state.memory import MemoryState, answer_in_memory
 
 ROUTE = "v1beta/models/gemini-2.5-flash:generateContent"
 STREAM = "v1/models/gemini-3-pro-preview:streamGenerateContent"
@@ -48,11 +49,10 @@ def resolve(
         validation="strict",
         real_time=False,
         flavor="openai",
-        max_sessions=10_000,
         chaos=None,
         seed=0,
     )
-    answered = engine.answer(scenario, "s", parsed.conversation)
+    answered = answer_in_memory(engine, MemoryState(1), scenario, "s", parsed.conversation)
     assert answered.resolved is not None, answered.error
     return answered.resolved, parsed
 
