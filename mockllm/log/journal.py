@@ -7,13 +7,14 @@ only when read, so logging costs the hot path almost nothing. Memory is a ring o
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from datetime import datetime, timezone
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, result_json
@@ -23,6 +24,8 @@ from mockllm.errors import Finding
 if TYPE_CHECKING:
     from mockllm.core.divergence import CallId
     from mockllm.core.engine import Resolved
+
+T = TypeVar("T")
 
 # Header names that carry credentials: their values never reach the log (docs/security.md).
 SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
@@ -252,11 +255,12 @@ class Journal:
             entry.kept += len(kept)
         entry.bytes_sent += len(data)
 
-    def close(self, entry: LiveEntry) -> None:
+    def close(self, entry: LiveEntry) -> Awaitable[None] | None:
         """Finish the entry and write it out; called before the response's last byte leaves,
-        so a client that acts on the response (`mockllm report`) finds it in the file."""
+        so a client that acts on the response (`mockllm report`) finds it in the file. A
+        shared log returns the write to await (log/shared.py); this one writes at once."""
         if entry.closed:
-            return
+            return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
         if self._file is not None:
@@ -266,6 +270,16 @@ class Journal:
             self.console(entry)
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
+        return None
+
+    def written(self, entry: LiveEntry, line: str) -> None:
+        """Tell the file and the console of an entry a shared log has numbered (`close`
+        does the same inline: the in-memory hot path pays for no extra call)."""
+        if self._file is not None:
+            self._file.write(line + "\n")
+            self._file.flush()
+        if self.console is not None:
+            self.console(entry)
 
     def entries(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
@@ -281,7 +295,38 @@ class Journal:
         self._entries.extend(kept)
         return removed
 
+    # --- what the admin routes read: async, so that a shared log can ask its store -------
+
+    async def read_text(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> str:
+        """The entries as a JSON array."""
+        found = list(self.entries(session, scenario, since))
+        return await _off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+
+    async def read_json(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> list[dict[str, Any]]:
+        found = list(self.entries(session, scenario, since))
+        return await _off_loop(lambda: [e.to_json() for e in found], found)
+
+    async def read_touched(self, since: int) -> list[dict[str, Any]]:
+        """Every entry of the sessions with an entry after `since`."""
+        touched = {e.session for e in self.entries(since=since)}
+        found = [e for e in self.entries() if e.session in touched]
+        return await _off_loop(lambda: [e.to_json() for e in found], found)
+
+    async def delete(self, session: str | None = None) -> int:
+        return self.clear(session)
+
     def shutdown(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
+    """Formatting a big log (thousands of entries, each parsed and written anew) runs on a
+    worker thread, so the requests being served meanwhile are not held up; a small one is
+    formatted at once."""
+    return work() if len(entries) <= 100 else await asyncio.to_thread(work)

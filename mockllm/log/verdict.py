@@ -214,13 +214,26 @@ def call_problem(name: str, arguments: str, tools: dict[str, Any]) -> str | None
     schema = tools[name]
     if not isinstance(schema, dict):
         return None
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    key = json.dumps(schema, sort_keys=True)
+    if len(arguments) > _SMALL:
+        return _schema_problem.__wrapped__(key, arguments)
+    return _schema_problem(key, arguments)
+
+
+_SMALL = 4096  # arguments up to this many characters have their answer remembered
+
+
+@lru_cache(maxsize=1024)
+def _schema_problem(schema: str, arguments: str) -> str | None:
+    """Remembered: the same scripted call against the same tool recurs in every session
+    (and a shared log formats each entry as it closes, on the request's path)."""
+    validator = _validator(schema)
     if validator is None:
         return None
     import jsonschema  # deferred: only paid when the log is read
 
     try:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(arguments)))
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
     return f"arguments break the schema: {error.message}" if error is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -15,12 +15,9 @@ from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import decode, load_text
-from mockllm.log.journal import LiveEntry, entry_line
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
-
-T = TypeVar("T")
 
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
@@ -73,12 +70,11 @@ def admin_router(
         since = q.get("since", "0")
         if not since.isdigit():
             return _error(400, "since must be a sequence number")
-        found = list(journal.entries(q.get("session"), q.get("scenario"), int(since)))
-        text = await _off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+        text = await journal.read_text(q.get("session"), q.get("scenario"), int(since))
         return Response(text, media_type="application/json")
 
     async def clear_requests(request: Request) -> Response:
-        return JSONResponse({"deleted": journal.clear(request.query_params.get("session"))})
+        return JSONResponse({"deleted": await journal.delete(request.query_params.get("session"))})
 
     async def verdict_of(request: Request) -> Response:
         q = request.query_params
@@ -86,8 +82,7 @@ def admin_router(
         max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
-        found = list(journal.entries(session, q.get("scenario")))
-        entries = await _off_loop(lambda: [e.to_json() for e in found], found)
+        entries = await journal.read_json(session, q.get("scenario"))
         return JSONResponse(verdict(session, entries, int(max_calls)))
 
     async def verdicts(request: Request) -> Response:
@@ -97,8 +92,7 @@ def admin_router(
         since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not (since.isdigit() and max_calls.isdigit()):
             return _error(400, "since and max_calls must be whole numbers")
-        touched = {e.session for e in journal.entries(since=int(since))}
-        grouped = sessions(e.to_json() for e in journal.entries() if e.session in touched)
+        grouped = sessions(await journal.read_touched(int(since)))
         return JSONResponse(
             {name: verdict(name, found, int(max_calls)) for name, found in grouped.items()}
         )
@@ -110,14 +104,14 @@ def admin_router(
 
         q = request.query_params
         session = q.get("session", "default")
-        entries = [LogEntry.from_json(e.to_json()) for e in journal.entries(session)]
+        entries = [LogEntry.from_json(e) for e in await journal.read_json(session)]
         text = transcript(entries, session, full=q.get("full", "1") != "0")
         return PlainTextResponse(text + "\n")
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         await reset_app(session)
-        deleted = journal.clear(session)
+        deleted = await journal.delete(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
     async def ui(request: Request) -> Response:
@@ -141,13 +135,6 @@ def admin_router(
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
     return Router(routes=routes, middleware=[Middleware(_StoreErrors)])
-
-
-async def _off_loop(work: Callable[[], T], entries: list[LiveEntry]) -> T:
-    """Formatting a big log (thousands of entries, each parsed and written anew) runs on a
-    worker thread, so the requests being served meanwhile are not held up; a small one is
-    formatted at once."""
-    return work() if len(entries) <= 100 else await run_in_threadpool(work)
 
 
 class _StoreErrors:

@@ -156,7 +156,8 @@ class MockLLM:
         try:
             await reply.error(error)
         finally:
-            self.journal.close(entry)
+            if (written := self.journal.close(entry)) is not None:
+                await written
 
 
 def base_url_hint(scope: Scope, route: str) -> str:

@@ -114,7 +114,8 @@ class Exchanges:
                 message = "mockllm internal error; see server_error in the request log"
                 await responder.error(RequestError(500, message, kind="server_error"))
         finally:
-            self.journal.close(entry)
+            if (written := self.journal.close(entry)) is not None:
+                await written
 
     async def _answer(
         self,

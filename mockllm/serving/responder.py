@@ -117,8 +117,8 @@ class Responder:
 
     async def _body(self, data: bytes, more: bool) -> None:
         self.journal.record_sent(self.entry, data)
-        if not more:
-            self.journal.close(self.entry)
+        if not more and (written := self.journal.close(self.entry)) is not None:
+            await written  # a shared log's entry is in the store before the last byte leaves
         await self._send({"type": "http.response.body", "body": data, "more_body": more})
 
 

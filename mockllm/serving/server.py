@@ -16,7 +16,7 @@ from uvicorn.config import LOGGING_CONFIG
 
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
-from mockllm.log.journal import Journal
+from mockllm.log.shared import open_journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
 from mockllm.serving.responder import quiet_scripted_aborts
@@ -39,7 +39,7 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         chaos=options.chaos,
         seed=options.seed,
     )
-    journal = Journal(options.log_limit, options.log, options.log_body_cap)
+    journal = open_journal(options)  # the fleet's on a shared --state
     return MockLLM(engine, journal, options, state_of(options, engine))
 
 
