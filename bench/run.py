@@ -191,10 +191,10 @@ def one_round(running: Running, settings: Settings, ref: Reference) -> dict[str,
     if settings.warmup_seconds:  # steady state first
         _load(running, plain, 32, settings, settings.warmup_seconds)
     for c in CONCURRENCY:
-        result, cpu = _measured(running, plain, c, settings)
+        result, cpu = measured(running, plain, c, settings)
         figures |= _figures(f"ns_c{c}", result, cpu)
     for c in CONCURRENCY:
-        result, cpu = _measured(running, stream, c, settings)
+        result, cpu = measured(running, stream, c, settings)
         figures |= _figures(f"st_c{c}", result, cpu)
         # wrk cannot see the first byte: first byte and full time come from one asyncio run,
         # so the pair is consistent (the same client's overhead is in both).
@@ -221,7 +221,7 @@ def check_replies(running: Running, ref: Reference) -> None:
             )
 
 
-def _measured(
+def measured(
     running: Running, target: Target, connections: int, settings: Settings
 ) -> tuple[LoadResult, float]:
     """One load run and the server's CPU µs per completed request during it."""
@@ -288,10 +288,10 @@ def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[st
     if settings.warmup_seconds:  # fill the log ring (10 000 entries by default) first
         _count(running, targets["cold_ns"], settings, FULL_LOG)
     figures: dict[str, float] = {}
-    result, _ = _measured(running, targets["cold_ns"], 1, settings)
+    result, _ = measured(running, targets["cold_ns"], 1, settings)
     figures["cold_ns_c1_p50_us"], figures["cold_ns_c1_p99_us"] = result.p50_us, result.p99_us
     for key, target in targets.items():
-        result, cpu = _measured(running, target, 32, settings)
+        result, cpu = measured(running, target, 32, settings)
         figures[f"{key}_c32_cpu_us"], figures[f"{key}_c32_p99_us"] = cpu, result.p99_us
     return figures
 

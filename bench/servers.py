@@ -49,7 +49,7 @@ class ServerDef:
     missing: Callable[[], str | None] = lambda: None  # why it cannot run here, or None
 
 
-def _mockllm_command(ctx: Context) -> list[str]:
+def mockllm_command(ctx: Context) -> list[str]:
     script = Path(sys.executable).with_name("mockllm")  # the console script users run
     launcher = [str(script)] if script.exists() else [sys.executable, "-m", "mockllm"]
     where = ["--host", HOST, "--port", str(ctx.port), "--scenarios", str(SCENARIOS)]
@@ -77,7 +77,7 @@ MOCKLLM = ServerDef(
     "mockllm",
     "subject",
     "mockllm serve (uvicorn, httptools, uvloop)",
-    _mockllm_command,
+    mockllm_command,
 )
 STARLETTE_FLOOR = ServerDef(
     "starlette",

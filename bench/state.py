@@ -19,15 +19,15 @@ from dataclasses import dataclass
 
 from . import proc
 from .load import Target
-from .run import Reference, Samples, Settings, _measured, check_replies, progress
+from .run import Reference, Samples, Settings, check_replies, measured, progress
 from .servers import (
     HOST,
     Context,
     Running,
     ServerDef,
-    _mockllm_command,
     free_port,
     launch,
+    mockllm_command,
     stop,
     wait_answered,
 )
@@ -74,11 +74,11 @@ def _round(
     check_replies(running, ref)  # the same bytes as the main run's mockllm
     plain = Target(running.port, running.path(TOOL_CALL), request_body(stream=False))
     if settings.warmup_seconds:
-        _measured(running, plain, 32, settings)
+        measured(running, plain, 32, settings)
     figures: dict[str, float] = {}
     for c in (1, 32):
         store_before = proc.cpu_seconds(redis.pid)
-        result, cpu = _measured(running, plain, c, settings)
+        result, cpu = measured(running, plain, c, settings)
         store = proc.cpu_seconds(redis.pid) - store_before
         figures[f"c{c}_rps"], figures[f"c{c}_p50_us"] = result.rate, result.p50_us
         figures[f"c{c}_cpu_us"] = cpu
@@ -96,7 +96,7 @@ def _started(variant: Variant, url: str, settings: Settings, ref: Reference) -> 
         taskset = ["taskset", "-c", cores]
 
     def command(ctx: Context) -> list[str]:
-        return [*taskset, *_mockllm_command(ctx), *extra]
+        return [*taskset, *mockllm_command(ctx), *extra]
 
     server = ServerDef(f"mockllm {variant.name}", "subject", variant.about, command)
     running = launch(server, Context(free_port(), ref.bodies, settings.stream_sends), None,

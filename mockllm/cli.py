@@ -200,17 +200,26 @@ def _serve_parser(sub: Any) -> None:
     )
     s.add_argument(
         "--state",
-        default=d.state,
+        default=os.environ.get("MOCKLLM_STATE", d.state),
         metavar="URL",
         help="where attempts, stored responses, run-time scenarios and the log live: memory "
-        "(the default, this process) or redis://HOST:PORT/DB, shared by every server on it",
+        "(the default, this process) or redis://HOST:PORT/DB, shared by every server on it; "
+        "default $MOCKLLM_STATE if set (a URL with a password stays out of `ps` there)",
     )
     s.add_argument(
         "--state-prefix",
         default=d.state_prefix,
         metavar="NAME",
         help="namespace of the keys on a shared --state; servers with one prefix share state "
-        "(default %(default)s)",
+        "(default %(default)s; no ':')",
+    )
+    s.add_argument(
+        "--state-ttl",
+        type=int,
+        default=d.state_ttl,
+        metavar="SECONDS",
+        help="how long a shared --state keeps a session's attempts and a stored response "
+        "unused (default %(default)s, a day)",
     )
     s.add_argument(
         "--workers",
@@ -344,7 +353,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.default and args.default not in names:
         print(f"mockllm: --default {args.default!r} is not a loaded scenario", file=sys.stderr)
         return 2
-    refused = _workers_refused(args.workers, args.state)
+    refused = _state_refused(args)
     if refused:
         print(refused, file=sys.stderr)
         return 2
@@ -381,9 +390,17 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _workers_refused(workers: int, state: str) -> str | None:
+def _state_refused(args: argparse.Namespace) -> str | None:
+    """Why --workers, --state-prefix or --state-ttl cannot be served, if they cannot."""
     from mockllm.state import is_shared
 
+    workers, state, prefix = args.workers, args.state, args.state_prefix
+    if ":" in prefix or not prefix:
+        # Keys are PREFIX:KIND:NAME: a prefix `x` would match `x:response:y`'s keys of the
+        # prefix `x:response` when it resets, and the two mocks would share keys.
+        return f"mockllm: --state-prefix {prefix!r}: give a non-empty name without ':'"
+    if args.state_ttl < 1:
+        return f"mockllm: --state-ttl {args.state_ttl}: give 1 second or more"
     if workers < 1:
         return f"mockllm: --workers {workers}: give 1 or more"
     if workers > 1 and not is_shared(state):

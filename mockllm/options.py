@@ -47,6 +47,8 @@ class ServerOptions:
     redis://HOST:PORT/DB, shared by every process pointed at it (docs/scale.md)."""
     state_prefix: str = "mockllm"
     """The namespace of every key on a shared store: servers with one prefix share state."""
+    state_ttl: int = 86_400
+    """Seconds a shared store keeps a session's attempts and a stored response unused."""
     workers: int = 1
     """Processes serving one port; more than one needs a shared `state`."""
 

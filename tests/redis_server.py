@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,14 @@ class RedisServer:
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def command(self, *args: str | int) -> Any:
+        """One command on a connection of its own (decoded replies): what the tests inspect
+        and provoke (DEBUG SLEEP, INFO) with."""
+        import redis
+
+        with redis.Redis(port=self.port, decode_responses=True) as client:
+            return client.execute_command(*args)
 
     def stop(self) -> None:
         """Kill it at once, as a crash would: the tests of a lost store use this."""
@@ -46,6 +55,7 @@ def _spawn(port: int, folder: Path) -> subprocess.Popen[bytes]:
     command = [
         "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
         "--appendonly", "no", "--dir", str(folder), "--protected-mode", "yes",
+        "--enable-debug-command", "local",  # DEBUG SLEEP: a slow Redis, on loopback only
     ]  # fmt: skip
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

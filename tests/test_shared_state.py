@@ -4,10 +4,12 @@ exactly as one process in memory does; a lost Redis gives 503s naming it, then r
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -336,28 +338,222 @@ def test_an_unreachable_redis_at_start_never_shows_its_password() -> None:
     assert "s3cret" not in message + log.text + printed
 
 
+def _posted(text: str) -> str:
+    return f"name: posted\nturns:\n  - reply: {{text: {text}}}\n"
+
+
+def _post(server: ServerProcess, yaml: str) -> int:
+    headers = {"content-type": "application/yaml"}
+    return server.http.post("/_mockllm/scenarios", content=yaml, headers=headers).status_code
+
+
+def _said(server: ServerProcess, session: str) -> str:
+    body = {"model": "gpt-4o", "messages": ASK}
+    answered = server.http.post(f"/s/posted/{session}/v1/chat/completions", json=body)
+    content: str = answered.json()["choices"][0]["message"]["content"]
+    return content
+
+
+def test_a_scenario_posted_after_redis_restarted_empty_reaches_every_server(
+    redis: RedisServer,
+) -> None:
+    """The scenarios' version is unique to each POST, not a counter that starts again at 1
+    on an empty Redis (where the other server, which knew version 1, would keep its old
+    scenario forever); and run-time scenarios never expire."""
+    with _two_on("--state", redis.url()) as (one, two):
+        assert _post(one, _posted("first")) == 201
+        assert _said(two, "a") == "first"
+        redis.start()  # empty: post them again, docs/scale.md says
+        assert _post(one, _posted("second")) == 200  # replaced the one it had
+        assert _said(one, "b") == "second"
+        assert _said(two, "b") == "second"
+        assert redis.command("TTL", "mockllm:scenarios") == -1  # kept: no replica loses them
+
+
+def test_a_slow_redis_is_an_honest_503_and_counts_the_attempt_once(redis: RedisServer) -> None:
+    """A command that times out may still run: it is not retried (counting is not
+    idempotent), so one request never leaves attempt 2 behind with no attempt 1 seen."""
+    with running_server("--state", redis.url(), "--quiet") as server:
+        body = {"model": "gpt-4o", "messages": ASK}
+        assert server.http.post("/s/hello/warm/v1/chat/completions", json=body).is_success
+        assert redis.command("PING")
+        sleeper = threading.Thread(target=redis.command, args=("DEBUG", "SLEEP", "2.8"))
+        sleeper.start()
+        time.sleep(0.3)
+        slow = server.http.post("/s/hello/slow/v1/chat/completions", json=body)
+        sleeper.join()
+        assert slow.status_code == 503, slow.text
+        assert "is unreachable (Timeout" in slow.json()["error"]["message"]
+        assert redis.command("HGETALL", "mockllm:attempts:slow") == {"0\x1fhello": "1"}
+
+
+def test_a_server_up_to_date_reads_only_the_version_not_every_posted_text(
+    redis: RedisServer,
+) -> None:
+    """Health probes and requests naming an unknown scenario look for new run-time
+    scenarios each time: with the version unchanged, Redis sends a few bytes back, not
+    the (here 300 kB of) scenarios posted."""
+    with running_server("--state", redis.url(), "--quiet") as server:
+        assert _post(server, _posted("x" * 300_000)) == 201
+        redis.command("CONFIG", "RESETSTAT")
+        body = {"model": "gpt-4o", "messages": ASK}
+        for i in range(10):
+            unknown = server.http.post(f"/s/nope{i}/v1/chat/completions", json=body)
+            assert unknown.status_code == 404
+            assert server.http.get("/_mockllm/health").json()["status"] == "ok"
+        sent = int(redis.command("INFO", "stats")["total_net_output_bytes"])
+    assert sent < 20_000  # 20 reads of the whole texts would be 6 MB
+
+
+def test_state_ttl_bounds_every_session_and_response_key_and_the_url_may_come_from_env(
+    redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MOCKLLM_STATE", redis.url())  # out of `ps`
+    with running_server("--state-ttl", "40", "--quiet") as server:
+        client = openai.OpenAI(base_url=server.openai_url("stream-cut", "ttl"), api_key="k")
+        with pytest.raises(openai.APIConnectionError):  # a cut: recorded, with a TTL too
+            for _ in client.chat.completions.create(
+                model="gpt-4o", messages=ASK, tools=CHAT_TOOLS, stream=True, timeout=5
+            ):
+                pass
+        hello = openai.OpenAI(base_url=server.openai_url("hello", "ttl"), api_key="k")
+        hello.responses.create(model="gpt-4o", input="hi")
+        keys = redis.command("KEYS", "mockllm:*")
+    state = [k for k in keys if k.split(":")[1] != "log"]  # the log keeps its own TTL
+    assert sorted(k.split(":")[1] for k in state) == ["attempts", "cuts", "response"]
+    assert all(0 < redis.command("TTL", k) <= 40 for k in state)
+    assert all(redis.command("TTL", k) > 0 for k in keys)  # what volatile-ttl evicts
+
+
+def test_a_cut_is_recorded_only_by_the_attempt_still_current(redis: RedisServer) -> None:
+    """Two replicas answer attempts 1 and 2 of a turn at once, and attempt 1's record of
+    its cut arrives last: it is dropped, so attempt 2's (whole) delivery stands."""
+    from mockllm.state.redis_store import RedisStore
+
+    async def race() -> tuple[Any, ...]:
+        store = RedisStore(redis.url(), "race", 60)
+        try:
+            first, *_ = await store.begin("s", "x", 0, "")
+            second, *_ = await store.begin("s", "x", 0, "")
+            await store.cut("s", "x", 0, second, None)  # attempt 2 was whole
+            await store.cut("s", "x", 0, first, "truncate on attempt 1")  # late: dropped
+            after_late = (await store.begin("s", "x", 0, ""))[1]
+            await store.cut("s", "x", 0, 3, "http 500 on attempt 3")  # current: kept
+            return first, second, after_late, (await store.begin("s", "x", 0, ""))[1]
+        finally:
+            await store.close()
+
+    assert asyncio.run(race()) == (1, 2, {}, {0: "http 500 on attempt 3"})
+
+
+def test_a_shared_scenario_this_server_cannot_load_is_warned_about_once(
+    redis: RedisServer,
+) -> None:
+    """Written by a newer mockllm, say: left out, said so once, and the rest still served."""
+    with running_server("--state", redis.url()) as server:
+        redis.command("HSET", "mockllm:scenarios", "future", "name: future\nturns: 7\n")
+        redis.command("SET", "mockllm:scenarios:version", "v-future")
+        body = {"model": "gpt-4o", "messages": ASK}
+        for _ in range(3):
+            assert server.http.post("/s/future/v1/chat/completions", json=body).status_code == 404
+            assert server.http.get("/_mockllm/health").status_code == 200
+        printed = server.printed()
+    warning = "warning: run-time scenario 'future' of the shared store (version v-future)"
+    assert printed.count(warning) == 1, printed
+
+
+def test_a_scenario_replaced_while_a_request_reads_its_previous_response_answers_as_replaced(
+    redis: RedisServer,
+) -> None:
+    """A Responses request naming previous_response_id reads it from Redis first; a refresh
+    that lands meanwhile (here a health probe sent just before, both held up by a sleeping
+    Redis) must not leave it answering with the scenario it would have found before."""
+    repeated = "name: posted\nturns:\n  - reply: {{text: {}}}\n    repeat: true\n"
+    with _two_on("--state", redis.url()) as (one, two):
+        assert _post(one, repeated.format("first")) == 201
+        client = openai.OpenAI(base_url=two.openai_url("posted", "race"), api_key="k")
+        earlier = client.responses.create(model="gpt-4o", input="hi")
+        assert earlier.output_text == "first"
+        assert _post(one, repeated.format("second")) == 200
+        assert redis.command("PING")
+        sleeper = threading.Thread(target=redis.command, args=("DEBUG", "SLEEP", "1"))
+        sleeper.start()
+        time.sleep(0.3)
+        with ThreadPoolExecutor(2) as pool:
+            probe = pool.submit(two.http.get, "/_mockllm/health")  # refreshes, held up
+            time.sleep(0.2)
+            asked = pool.submit(
+                client.responses.create,
+                model="gpt-4o",
+                input="again",
+                previous_response_id=earlier.id,
+            )
+            assert probe.result().status_code == 200
+            assert asked.result().output_text == "second"
+        sleeper.join()
+
+
+def test_a_prefix_with_a_colon_is_refused() -> None:
+    refused = "--state-prefix 'a:b': give a non-empty name without ':'"
+    shared = ("--state", "redis://127.0.0.1:1/0", "--state-prefix", "a:b")
+    with pytest.raises(RuntimeError, match=refused), running_server(*shared):
+        pass
+
+
+def _workers(server: ServerProcess) -> list[int]:
+    pid = server.process.pid
+    return list(map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split()))
+
+
 def test_workers_share_one_port_on_redis_and_are_refused_in_memory(redis: RedisServer) -> None:
     with running_server("--workers", "2", "--state", redis.url(), "--quiet") as server:
-        pid = server.process.pid
-        assert len(Path(f"/proc/{pid}/task/{pid}/children").read_text().split()) == 2
-        client = openai.OpenAI(base_url=server.openai_url("rate-limited", "w"), api_key="k")
-        for _ in range(3):  # each on a new connection: either worker may take it
-            with openai.OpenAI(base_url=server.openai_url("hello", "w2"), api_key="k") as one:
-                one.chat.completions.create(model="gpt-4o", messages=ASK)
-        first = client.chat.completions.create(model="gpt-4o", messages=ASK, tools=CHAT_TOOLS)
-        assert first.choices[0].message.tool_calls
+        workers = _workers(server)
+        assert len(workers) == 2
+        # Each attempt on a fresh connection to one worker (the other stopped), alternating:
+        # the `times: 2` fault runs out across workers only if they share the counter.
+        statuses = []
+        for paused in (workers[1], workers[0], workers[1]):
+            os.kill(paused, signal.SIGSTOP)
+            try:
+                url = server.openai_url("rate-limited", "w")
+                with openai.OpenAI(base_url=url, api_key="k", max_retries=0) as client:
+                    raw = client.chat.completions.with_raw_response
+                    try:
+                        asked = raw.create(model="gpt-4o", messages=ASK, tools=CHAT_TOOLS)
+                        statuses.append(asked.status_code)
+                    except openai.RateLimitError as limited:
+                        statuses.append(limited.status_code)
+            finally:
+                os.kill(paused, signal.SIGCONT)
+        assert statuses == [429, 429, 200]
         server.process.terminate()
         assert server.process.wait(10) == 0
 
     with running_server("--workers", "2", "--state", redis.url(), "--quiet") as server:
-        pid = server.process.pid
-        dead, other = map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+        dead, other = _workers(server)
         os.kill(dead, signal.SIGKILL)  # a worker dies: the lot stops, and says so
         assert server.process.wait(10) == 1
         assert not Path(f"/proc/{other}").exists()  # stopped and reaped by the parent
         assert f"worker {dead} exited with -9; stopping the others" in server.console.read_text()
 
+    with running_server("--workers", "2", "--state", redis.url(), "--quiet") as server:
+        workers = _workers(server)
+        os.kill(server.process.pid, signal.SIGKILL)  # the parent dies: its workers follow
+        server.process.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_running(w) for w in workers)
+
     needs = "--workers 2 needs a shared --state"
     with pytest.raises(RuntimeError, match=needs) as refused, running_server("--workers", "2"):
         pass
     assert "exited with 2" in str(refused.value)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan is reaped by init, or by whoever adopted it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -237,8 +237,11 @@ class Adapter(ABC):
         """Hold `data` (as `shareable` made it) as the stored response `key`; None: the
         shared store has no such response, so neither may this server."""
 
-    def shareable(self, resolved: Resolved, parsed: Parsed) -> tuple[str, bytes] | None:
-        """(key, bytes) of what `served` stored for this reply, for the other servers."""
+    def shareable(
+        self, resolved: Resolved, parsed: Parsed, body: bytes | None = None
+    ) -> tuple[str, bytes] | None:
+        """(key, bytes) of what `served` stored for this reply, for the other servers;
+        `body`, the reply's JSON body when it was just rendered (not for a stream)."""
         return None
 
 

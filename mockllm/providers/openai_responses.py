@@ -299,7 +299,9 @@ class Responses(Adapter):
         found = body.get("previous_response_id") if isinstance(body, dict) else None
         return None if found is None else str(found)
 
-    def shareable(self, resolved: Resolved, parsed: Parsed) -> tuple[str, bytes] | None:
+    def shareable(
+        self, resolved: Resolved, parsed: Parsed, body: bytes | None = None
+    ) -> tuple[str, bytes] | None:
         """The conversation (to continue it) and the rendered response (for GET), as JSON."""
         response_id = _response_id(resolved, parsed)
         stored = self._store.get(response_id) if parsed.options["store"] else None
@@ -307,7 +309,7 @@ class Responses(Adapter):
             return None
         shared = {
             "messages": [m.to_json() for m in stored.messages],
-            "body": self.render(resolved, parsed).decode(),
+            "body": (body or self.render(resolved, parsed)).decode(),
         }
         return response_id, json.dumps(shared, ensure_ascii=False).encode()
 

@@ -132,9 +132,11 @@ class Exchanges:
         if self.shared is None:  # no await on the memory path
             scenario = self.engine.find(entry.scenario)
         else:
-            scenario = await self._find_shared(entry.scenario)
             if adapter.refers_back:
                 await self._fetch_referred(adapter, entry.body)
+            # Found after the last await before counting: a scenario found earlier could be
+            # replaced by a refresh meanwhile, and answer under the new version's count.
+            scenario = await self._find_shared(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
@@ -205,7 +207,8 @@ class Exchanges:
             scenario, session, conv, attempt, cuts, violations, adapter.call_id
         )
         if answer.cut != cuts.get(answer.turn):
-            await self.shared.store.cut(session, scenario.name, answer.turn, answer.cut)
+            cut = (session, scenario.name, answer.turn, attempt, answer.cut)
+            await self.shared.store.cut(*cut)
         return scenario, answer
 
     def _prepare(
@@ -281,7 +284,8 @@ class Exchanges:
             responder.entry.note(note)
         adapter.served(resolved, parsed)
         if self.shared is not None and adapter.refers_back:
-            kept = adapter.shareable(resolved, parsed)
+            body = None if stream else rendered.body  # a stream's JSON is rendered anew
+            kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 await self.shared.store.keep_response(*kept)
         if kind == "stream":

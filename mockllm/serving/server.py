@@ -4,6 +4,7 @@ foreground (`mockllm serve`). `mockllm.testing.background` runs the same on a th
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -49,7 +50,7 @@ def state_of(options: ServerOptions, engine: Engine) -> MemoryState | Shared:
         return MemoryState(options.max_sessions)
     from mockllm.state.redis_store import RedisStore
 
-    return Shared(RedisStore(options.state, options.state_prefix), engine)
+    return Shared(RedisStore(options.state, options.state_prefix, options.state_ttl), engine)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -116,7 +117,7 @@ def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str)
 
     try:
         if workers > 1:
-            _supervise([_fork(app, sock) for _ in range(workers)], ready)
+            _serve_workers(app, sock, workers, ready)
         else:
             Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])
     finally:
@@ -125,21 +126,65 @@ def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str)
     sys.stdout.flush()
 
 
+# A stop signal that arrives while the workers are being forked waits (blocked, pending)
+# until the parent can pass it on to every worker.
+_STOPS = {signal.SIGTERM, signal.SIGINT}
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _serve_workers(
+    app: MockLLM, sock: socket.socket, count: int, ready: Callable[[], None]
+) -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    children: list[int] = []
+    try:
+        for _ in range(count):
+            children.append(_fork(app, sock))
+    except BaseException:  # a failed fork: the workers forked must not outlive the parent
+        _stop_all(children)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+        raise
+    _supervise(children, ready)
+
+
 def _fork(app: MockLLM, sock: socket.socket) -> int:
     """A worker process serving the shared listening socket (TCP_NODELAY set on it, so
     every worker's connections inherit it). Forked before any event loop or Redis
     connection exists: each worker opens its own."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        _die_with(parent)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # uvicorn handles them
         Server(uvicorn_config(app, in_process=False), lambda: None).run(sockets=[sock])
         code = 0
     finally:
         app.journal.shutdown()
         sys.stdout.flush()
         os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel stop this worker (SIGTERM) when the parent dies, even by SIGKILL,
+    so that no worker keeps serving the port alone (Linux; elsewhere only an orderly stop
+    of the parent stops the workers)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # died before prctl took effect
+        os._exit(1)
+
+
+def _stop_all(children: list[int]) -> None:
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in children:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
 
 def _supervise(children: list[int], ready: Callable[[], None]) -> None:
@@ -155,8 +200,12 @@ def _supervise(children: list[int], ready: Callable[[], None]) -> None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
+    # Ctrl-C reaches every worker from the terminal too; uvicorn takes a SIGTERM after the
+    # SIGINT as the same graceful stop (only a second SIGINT forces it), and a SIGINT sent
+    # to the parent alone must stop the workers as well.
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # one that came meanwhile runs now
     ready()
     failed = False
     while alive:

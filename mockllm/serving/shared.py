@@ -1,14 +1,14 @@
 """This server's side of a shared store: run-time scenarios kept in step with the other
 replicas, and the attempt counted against the scenarios this replica knows.
 
-A scenario posted to any replica is stored in Redis with a version counter; counting an
-attempt reads the version in the same round trip, and a replica that is behind loads the
-scenarios before it answers (docs/scale.md).
+A scenario posted to any replica is stored in Redis under a new version (unique to that
+POST); counting an attempt reads the version in the same round trip, and a replica that is
+behind loads the scenarios before it answers (docs/scale.md).
 """
 
 from __future__ import annotations
 
-import contextlib
+import sys
 from collections.abc import Mapping
 
 from mockllm.core.engine import Engine
@@ -36,13 +36,21 @@ class Shared:
         return None if attempt == 0 else (attempt, cuts)
 
     async def refresh(self) -> None:
-        """Load the run-time scenarios posted since this replica last looked."""
-        version, texts = await self.store.scenarios()
-        for name, text in texts.items():
+        """Load the run-time scenarios posted since this replica last looked (one short
+        read when none was: the texts come only with a new version)."""
+        version, texts = await self.store.scenarios(self.version)
+        for name, text in (texts or {}).items():
             if self._texts.get(name) != text:
                 self._texts[name] = text  # tried once: a text this version cannot load
-                with contextlib.suppress(ScenarioError):  # (a newer mockllm's) is left out
+                try:  # (a newer mockllm's) is left out, and said so once
                     self.engine.add(load_text(text, source=SOURCE))
+                except ScenarioError as error:
+                    print(
+                        f"mockllm: warning: run-time scenario {name!r} of the shared store "
+                        f"(version {version}) is not served here: {error}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         self.version = version
 
     async def add(self, scenario: Scenario, text: str) -> bool:

@@ -8,12 +8,15 @@ Redis URL is given, so the default needs no extra dependency.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 MEMORY = "memory"
 # A dead Redis must not stall requests: a refused connection fails at once, a silent host
-# within these seconds; one immediate retry covers a pooled connection Redis dropped.
+# within these seconds; one immediate retry covers a pooled connection Redis dropped. Only
+# a connection error is retried, never a timeout: the command may have run (counting an
+# attempt is not idempotent), so a slow Redis is an honest 503, not a second count.
 CONNECT_TIMEOUT = 1.0
 COMMAND_TIMEOUT = 2.0
 
@@ -36,23 +39,31 @@ def connect(url: str) -> Any:
         ) from None
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
+    from redis.exceptions import ConnectionError
 
     return redis.asyncio.Redis.from_url(
         url,
         socket_connect_timeout=CONNECT_TIMEOUT,
         socket_timeout=COMMAND_TIMEOUT,
-        retry=Retry(NoBackoff(), 1),
+        retry=Retry(NoBackoff(), 1, supported_errors=(ConnectionError,)),
     )
 
 
+# A credential in the query string (redis-py reads ?password= and ?username=, and a unix://
+# URL can give them no other way), up to the next parameter or fragment.
+_QUERY_SECRET = re.compile(r"(?i)((?:^|&)(?:password|username)=)[^&#]*")
+
+
 def redacted(url: str) -> str:
-    """`url` with its password (if any) masked: what messages and log lines show."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    """`url` with its password masked, and a user name or password given in its query:
+    what messages and log lines show."""
+    head, mark, query = url.partition("?")
+    parts = urlsplit(head)
+    if parts.password is not None:
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        head = urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return head + mark + _QUERY_SECRET.sub(r"\1***", query)
 
 
 class StoreUnavailable(Exception):

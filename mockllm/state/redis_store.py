@@ -9,16 +9,17 @@ failure surfaces as `StoreUnavailable`, which the server answers with a 503.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from mockllm.state import StoreUnavailable, connect
 
-DAY = 24 * 3600
-SESSION_TTL = DAY  # attempts and cuts of a session: sliding, renewed by each request
-RESPONSE_TTL = DAY  # a stored Responses response, from when it was served
-SCENARIO_TTL = 7 * DAY  # run-time scenarios and their version, renewed by each POST
+# Attempts and cuts of a session expire `ttl` seconds (--state-ttl) after its last request,
+# a stored Responses response `ttl` seconds after it was served. Run-time scenarios and
+# their version never expire: a replica must never see them vanish while others serve them
+# (Redis under `maxmemory-policy volatile-ttl` evicts only keys with a TTL: docs/scale.md).
 
 # Count one attempt and read what the answer needs, in one atomic step: the attempt, the
 # session's cut turns, and the run-time scenarios' version. A replica whose scenarios are
@@ -33,13 +34,34 @@ if #cuts > 0 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
 return {attempt, version, cuts}
 """
 
+# The version, and the scenarios only when it is not ARGV[1] (the one this replica knows):
+# a replica that is up to date reads a few bytes, not every posted text.
+SCENARIOS = """
+local version = redis.call('GET', KEYS[1]) or '0'
+if version == ARGV[1] then return {version} end
+return {version, redis.call('HGETALL', KEYS[2])}
+"""
+
+# Record how a turn's delivery was cut (ARGV[3]; "" for a whole one) only if no later
+# attempt was counted meanwhile (the attempt is still ARGV[2]): two replicas answering
+# attempts of one turn at once must not leave the older attempt's cut behind.
+CUT = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[2], ARGV[1]) return 1 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return 1
+"""
+
 
 class RedisStore:
-    def __init__(self, url: str, prefix: str) -> None:
+    def __init__(self, url: str, prefix: str, ttl: int) -> None:
         self.url = url  # StoreUnavailable redacts it
         self.client: Any = connect(url)
-        self.prefix = prefix
+        self.prefix, self.ttl = prefix, ttl
         self._begin = self.client.register_script(BEGIN)
+        self._read_scenarios = self.client.register_script(SCENARIOS)
+        self._cut = self.client.register_script(CUT)
         self._version = f"{prefix}:scenarios:version"
         self._scenarios = f"{prefix}:scenarios"
 
@@ -70,7 +92,7 @@ class RedisStore:
         counted) when the version is not `version` ("" accepts any)."""
         keys = [self._attempts(session), self._cuts(session), self._version]
         async with self._reachable():
-            found = await self._begin(keys, [_field(scenario, turn), SESSION_TTL, version])
+            found = await self._begin(keys, [_field(scenario, turn), self.ttl, version])
         attempt, current = int(found[0]), found[1].decode()
         if attempt == 0:
             return 0, {}, current
@@ -82,19 +104,18 @@ class RedisStore:
                 cuts[int(turn_text)] = pairs[i + 1].decode()
         return attempt, cuts, current
 
-    async def cut(self, session: str, scenario: str, turn: int, how: str | None) -> None:
-        key = self._cuts(session)
-        async with self._reachable(), self.client.pipeline(transaction=True) as pipe:
-            if how is None:
-                pipe.hdel(key, _field(scenario, turn))
-            else:
-                pipe.hset(key, _field(scenario, turn), how)
-                pipe.expire(key, SESSION_TTL)
-            await pipe.execute()
+    async def cut(
+        self, session: str, scenario: str, turn: int, attempt: int, how: str | None
+    ) -> None:
+        """Record how `attempt` of a turn was cut (None: it was whole), unless a later
+        attempt of that turn was counted meanwhile (then its answer records its own)."""
+        keys = [self._attempts(session), self._cuts(session)]
+        async with self._reachable():
+            await self._cut(keys, [_field(scenario, turn), attempt, how or "", self.ttl])
 
     async def keep_response(self, response_id: str, data: bytes) -> None:
         async with self._reachable():
-            await self.client.set(self._response(response_id), data, ex=RESPONSE_TTL)
+            await self.client.set(self._response(response_id), data, ex=self.ttl)
 
     async def response(self, response_id: str) -> bytes | None:
         async with self._reachable():
@@ -102,23 +123,26 @@ class RedisStore:
         return found
 
     async def add_scenario(self, name: str, text: str) -> bool:
-        """Store a run-time scenario and bump the version; True if it replaced one."""
+        """Store a run-time scenario under a new version; True if it replaced one. The
+        version is unique to this POST, never a counter: a Redis restarted empty would
+        count again from 1 and a replica that knew the old 1 would never load the new."""
         async with self._reachable(), self.client.pipeline(transaction=True) as pipe:
             pipe.hset(self._scenarios, name, text)
-            pipe.expire(self._scenarios, SCENARIO_TTL)
-            pipe.incr(self._version)
-            pipe.expire(self._version, SCENARIO_TTL)
-            added, *_ = await pipe.execute()
+            pipe.set(self._version, uuid.uuid4().hex)
+            added, _ = await pipe.execute()
         return int(added) == 0
 
-    async def scenarios(self) -> tuple[str, dict[str, str]]:
-        """(version, name → YAML text) of the run-time scenarios, read together."""
-        async with self._reachable(), self.client.pipeline(transaction=True) as pipe:
-            pipe.get(self._version)
-            pipe.hgetall(self._scenarios)
-            version, texts = await pipe.execute()
-        named = {k.decode(): v.decode() for k, v in texts.items()}
-        return (version or b"0").decode(), named
+    async def scenarios(self, known: str) -> tuple[str, dict[str, str] | None]:
+        """(version, name → YAML text) of the run-time scenarios, read together; None for
+        the texts when the version is still `known`."""
+        async with self._reachable():
+            found = await self._read_scenarios([self._version, self._scenarios], [known])
+        version = found[0].decode()
+        if len(found) == 1:
+            return version, None
+        pairs = found[1]
+        named = {pairs[i].decode(): pairs[i + 1].decode() for i in range(0, len(pairs), 2)}
+        return version, named
 
     async def reset(self, session: str | None) -> None:
         """Forget attempts and cuts of one session, or of all and every stored response
