@@ -13,7 +13,7 @@ NODE_STAMPS := tests/node/node_modules/.installed \
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-viewer screenshots fuzz clean
+.PHONY: help serve test lint bench bench-profile bench-viewer screenshots fuzz clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow o
 screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in headless Chromium
 	@sh tests/ensure-chromium.sh
 	$(BIN)/python -m tests.screenshots
+
+bench-profile: $(STAMP) ## profile the cold path in-process, no sockets (ARGS="--only hist_200 ...")
+	$(BIN)/python -m bench.profile $(ARGS)
 
 bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log in Chromium
 	@sh tests/ensure-chromium.sh

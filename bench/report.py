@@ -61,6 +61,7 @@ METRICS = [
     ),
     Metric("rss_idle_mb", "RSS idle", "MB", 1),
     Metric("rss_after_mb", "RSS after {n} distinct requests", "MB", 1),
+    Metric("rss_per_request_b", "RSS growth per request, log filling", "bytes", 0),
 ]
 
 
@@ -307,7 +308,10 @@ def _legend(outcome: Outcome) -> list[str]:
         "^ wrk's p99 includes its coordinated-omission correction: one stall (see max) "
         "counts as if requests had kept arriving at the measured rate.",
         f"RSS after: a fresh server, {outcome.settings.memory_requests} distinct non-stream "
-        "requests at c=32 (mockllm logs each in its ring, default --log-limit 10000).",
+        "requests at c=32 (mockllm logs each in its ring, default --log-limit 10000); "
+        "growth per request: (RSS after the first min(that, 10000) - RSS idle) / their "
+        "number, while mockllm's log fills; `python -m bench.profile --memory` shows "
+        "where the bytes of one log entry go.",
         "distinct = every request's body differs (a counter in the user message), so no "
         "request cache can answer it; mockllm's log is filled (10 000 entries) first, "
         "unless --warmup 0.",

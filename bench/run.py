@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mockllm.options import DEFAULTS
+
 from . import proc
 from .floor_common import save_reply
 from .load import LoadResult, Target, client_run, wrk_count, wrk_run
@@ -42,6 +44,10 @@ from .workload import (
     history_start,
     request_body,
 )
+
+# mockllm's default --log-limit: until the log holds this many entries, each request's
+# entry adds to the RSS; after it, each new entry replaces the oldest.
+LOG_LIMIT = DEFAULTS.log_limit
 
 CONCURRENCY = (1, 32)
 
@@ -306,7 +312,8 @@ def _count(running: Running, target: Target, settings: Settings, n: int) -> Load
 
 
 def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference) -> Samples:
-    """RSS of a fresh server before and after `memory_requests` distinct logged requests."""
+    """RSS of a fresh server before and after `memory_requests` distinct logged requests,
+    and how much it grew per request while mockllm's log filled (its first LOG_LIMIT)."""
     samples: Samples = {}
     for server in servers:
         progress(f"memory: {settings.memory_requests} requests to {server.name}")
@@ -315,9 +322,17 @@ def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference)
             idle = proc.rss_mb(running.pid)
             cold_ns = next(w for w in ref.cold if w.key == "cold_ns")
             target = Target(running.port, cold_ns.path, cold_ns.body, cold_ns.key)
-            _count(running, target, settings, settings.memory_requests)
+            filling = min(settings.memory_requests, LOG_LIMIT)
+            done = _count(running, target, settings, filling).requests
+            full = proc.rss_mb(running.pid)
+            if settings.memory_requests > filling:
+                _count(running, target, settings, settings.memory_requests - filling)
             after = proc.rss_mb(running.pid)
-        samples[server.name] = {"rss_before_load_mb": [idle], "rss_after_mb": [after]}
+        samples[server.name] = {
+            "rss_before_load_mb": [idle],
+            "rss_after_mb": [after],
+            "rss_per_request_b": [(full - idle) * 2**20 / max(done, 1)],
+        }
     return samples
 
 

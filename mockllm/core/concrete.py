@@ -18,8 +18,12 @@ def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
     tools this request offers — deterministically, so every turn resolves the same way.
     Calls of `strict: true` tools get the required properties their script left out."""
     strict = conv.strict_tools
-    if not strict and not any(c.generate or c.near_miss for c in reply.tool_calls):
-        return reply
+    if not strict:  # a loop, not any(): it runs for every earlier turn of every request
+        for call in reply.tool_calls:
+            if call.generate or call.near_miss:
+                break
+        else:
+            return reply
     calls = tuple(
         _conforming(
             scenario, index, i, _concrete_call(scenario, index, i, call, conv), call, strict

@@ -9,20 +9,21 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
+
+from mockllm.core.values import once, value
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-@dataclass(frozen=True, slots=True)
+@value  # built per message: see values.py
 class ToolCall:
     id: str
     name: str
     arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
 
 
-@dataclass(frozen=True, slots=True)
+@value  # built per message: see values.py
 class ToolResult:
     call_id: str
     content: str
@@ -32,7 +33,7 @@ class ToolResult:
     paired: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value  # built per message: see values.py
 class Message:
     role: Role
     text: str = ""
@@ -65,14 +66,14 @@ def result_json(result: ToolResult) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Tool:
     name: str
     parameters: Any = None  # the JSON Schema as sent, or None
     strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolChoice:
     mode: Literal["auto", "none", "required", "tool"]
     name: str | None = None  # the forced tool when mode == "tool"
@@ -81,7 +82,7 @@ class ToolChoice:
         return f"{{tool: {self.name}}}" if self.mode == "tool" else self.mode
 
 
-@dataclass(frozen=True)  # no slots: the derived views below are cached on the instance
+@dataclass(frozen=True)  # no slots: the derived views below (`once`) are kept on the instance
 class Conversation:
     model: str
     messages: tuple[Message, ...]
@@ -92,7 +93,7 @@ class Conversation:
     # resolved replies): a cache that dies with its key never holds a history alive.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
-    @cached_property
+    @once
     def turn(self) -> int:
         """The turn this request asks for: the number of assistant replies already in it."""
         return sum(1 for m in self.messages if m.role == "assistant")
@@ -136,7 +137,7 @@ class Conversation:
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
 
-    @cached_property
+    @once
     def strict_tools(self) -> dict[str, str]:
         """name → JSON Schema text of the tools offered with `strict: true`."""
         return {
@@ -145,7 +146,7 @@ class Conversation:
             if t.strict and isinstance(t.parameters, dict)
         }
 
-    @cached_property
+    @once
     def input_chars(self) -> int:
         total = 0
         for m in self.messages:  # a loop, not nested sums: it runs over every message

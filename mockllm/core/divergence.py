@@ -44,7 +44,11 @@ def diverged(
         reply = served(turn)
         if reply is None:
             return None  # past the script: scenario_exhausted says so
-        ids = [call_id(scenario, turn, i) for i in range(len(reply.tool_calls))]
+        calls = served_calls(scenario, turn, reply, call_id)
+        if message.tool_calls == calls:  # the usual case: the calls echoed as served
+            turn += 1
+            continue
+        ids = [c.id for c in calls]
         problem = _difference(message.tool_calls, reply, ids)
         if problem:
             where = message.at or "an assistant message"
@@ -68,6 +72,31 @@ def diverged(
 
 
 CONTINUED = "continued_after_failed_stream"
+
+# (id of the reply, turn, call_id) → (reply, scenario, its calls as served): every request of
+# an agent loop checks every earlier turn, and a turn's calls and ids are the scenario's, the
+# same for each request (a reply made concrete for one request is its own object, and misses).
+# A dict emptied when full: cheaper per look-up than an LRU, and refilled in one request.
+_SERVED: dict[tuple[int, int, CallId], tuple[Reply, Scenario, tuple[ToolCall, ...]]] = {}
+_SERVED_LIMIT = 4096
+
+
+def served_calls(
+    scenario: Scenario, turn: int, reply: Reply, call_id: CallId
+) -> tuple[ToolCall, ...]:
+    """The calls `reply` served at `turn`, with the ids this wire gave them."""
+    key = (id(reply), turn, call_id)
+    hit = _SERVED.get(key)
+    if hit is not None and hit[0] is reply and hit[1] is scenario:  # never a recycled id()
+        return hit[2]
+    calls = tuple(
+        ToolCall(call_id(scenario, turn, i), c.name, c.arguments)
+        for i, c in enumerate(reply.tool_calls)
+    )
+    if len(_SERVED) >= _SERVED_LIMIT:
+        _SERVED.clear()
+    _SERVED[key] = (reply, scenario, calls)
+    return calls
 
 
 def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> bool:

@@ -7,10 +7,20 @@ import hashlib
 import json
 from typing import Any
 
+# Built once: json.dumps with any keyword builds a new encoder per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+
 
 def compact_json(obj: Any) -> str:
     """Compact JSON with UTF-8 text kept as is, as real models and providers emit it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(obj)
+
+
+def canonical_json(obj: Any) -> str:
+    """JSON with sorted keys (json.dumps(obj, sort_keys=True, ensure_ascii=False)): the
+    same text for the same value, whatever order a client wrote its keys in."""
+    return _CANONICAL.encode(obj)
 
 
 def dumps(obj: Any) -> bytes:

@@ -29,6 +29,7 @@ from mockllm.core.scenario import (
     ValidationMode,
 )
 from mockllm.core.validation import RULE_HEADER, Violation
+from mockllm.core.values import value
 from mockllm.errors import Finding, RequestError, did_you_mean
 
 _NONE: list[Finding] = []  # shared, never mutated: answers and log entries hold many of them
@@ -37,7 +38,7 @@ _NONE: list[Finding] = []  # shared, never mutated: answers and log entries hold
 FIXED_CREATED = 1735689600
 
 
-@dataclass(frozen=True, slots=True)
+@value  # one per request: see values.py
 class Resolved:
     """A reply ready to render: everything an adapter needs, nothing provider-specific."""
 

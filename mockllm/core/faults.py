@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from mockllm.core.encoding import compact_json
 from mockllm.core.events import Event
 from mockllm.core.scenario import Fault, Reply, Truncate
+from mockllm.core.values import value
 
 Ending = Literal["complete", "close", "reset", "stall"]
 
 
-@dataclass(frozen=True, slots=True)
+@value  # one per request: see values.py
 class Delivery:
     chunks: list[bytes]
     ending: Ending = "complete"

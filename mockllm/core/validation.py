@@ -16,6 +16,7 @@ from typing import Any
 from mockllm.core import disk_cache
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Scenario
+from mockllm.core.values import value
 from mockllm.errors import Finding, RequestError
 
 # What a rule check yields: (message, param, code); the rule supplies its name.
@@ -26,7 +27,10 @@ Raised = tuple[str, str | None, str | None]
 RULE_HEADER = "x-mockllm-rule"
 
 
-@dataclass(frozen=True, slots=True)
+_UNSET = object()
+
+
+@value  # one per request: see values.py
 class RuleContext:
     """What rules may consult besides the raw body: the parsed conversation (with any
     server-side history), the scenario, and the provider flavour."""
@@ -38,9 +42,10 @@ class RuleContext:
     memo: dict[str, Any] = field(default_factory=dict)
 
     def shared(self, name: str, compute: Callable[[], Any]) -> Any:
-        if name not in self.memo:
-            self.memo[name] = compute()
-        return self.memo[name]
+        found = self.memo.get(name, _UNSET)
+        if found is _UNSET:
+            found = self.memo[name] = compute()
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,9 @@ class Rule:
     name: str  # stable, e.g. "chat.tool_call_unanswered"
     code: str  # the row in docs/validation.md, e.g. "C1"
     check: Check
+    # Body keys of which the rule needs at least one to find anything (empty: always run);
+    # most requests set none of `tool_choice`, `parallel_tool_calls`, `thinking`, ….
+    needs: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -82,17 +90,19 @@ class RuleSet:
 
     rules: list[Rule] = field(default_factory=list)
 
-    def rule(self, code: str, name: str) -> Callable[[Check], Check]:
+    def rule(self, code: str, name: str, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
         def register(check: Check) -> Check:
-            self.rules.append(Rule(name, code, check))
+            self.rules.append(Rule(name, code, check, frozenset(needs)))
             return check
 
         return register
 
     def run(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        keys = body.keys()
         return [
             Violation(rule.name, message, param, code)
             for rule in self.rules
+            if not rule.needs or not keys.isdisjoint(rule.needs)
             for message, param, code in rule.check(body, ctx)
         ]
 

@@ -11,7 +11,8 @@ Writing: `dumps_text` never fails on what a client could have sent: a string tha
 UTF-8 (a surrogate) is escaped as a `\\ud800`-style escape, which every JSON parser reads back.
 
 The checks cost the hot path a `str.decode` (which `json.loads` does anyway) and a substring
-test; the precise search runs only when a body holds a `\\u` escape.
+test; the surrogate search runs only when a body holds a `\\u` escape, and skips from
+one `\\u` to the next.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import json
 import re
 from typing import Any
 
-# A \u escape of a surrogate; `(?<!\\)(?:\\\\)*` makes sure the backslash is not itself escaped.
+# A \u escape of a surrogate: a high one (and the low one after it, if any), or a low one.
+# It starts with the literal `\u`, so the search skips ahead between backslashes; whether
+# that backslash is itself escaped is decided per match (`_escaped`).
 _SURROGATE_ESCAPE = re.compile(
-    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})(?:\\u(d[c-f][0-9a-f]{2}))?"
-    r"|(?<!\\)((?:\\\\)*)\\u(d[c-f][0-9a-f]{2})",
-    re.IGNORECASE,
+    r"\\u(?:([dD][89abAB][0-9a-fA-F]{2})(?:\\u([dD][c-fC-F][0-9a-fA-F]{2}))?"
+    r"|([dD][c-fC-F][0-9a-fA-F]{2}))"
 )
 
 
@@ -86,15 +88,28 @@ def too_deep(value: Any, text: str) -> bool:
 
 
 def _lone_surrogate(text: str) -> str | None:
-    for match in _SURROGATE_ESCAPE.finditer(text):
-        high, low, alone = match[2], match[3], match[5]
+    at = 0
+    while (match := _SURROGATE_ESCAPE.search(text, at)) is not None:
+        at = match.start()
+        if _escaped(text, at):  # `\\u…`: a backslash, then the letter u; not an escape
+            at += 1
+            continue
+        high, low, alone = match[1], match[2], match[3]
         if (high and not low) or alone:
-            at = match.start() + len(match[1] or match[4] or "")
             line = text.count("\n", 0, at) + 1
             column = at - (text.rfind("\n", 0, at) + 1) + 1
             what = "no low surrogate" if high else "unexpected low surrogate"
             return f"{what} in string: line {line} column {column} (char {at})"
+        at = match.end()
     return None
+
+
+def _escaped(text: str, at: int) -> bool:
+    """Whether the backslash at `at` follows an odd run of backslashes (is itself escaped)."""
+    start = at
+    while start and text[start - 1] == "\\":
+        start -= 1
+    return (at - start) % 2 == 1
 
 
 # Characters that some line readers (str.splitlines, editors) take for a line end: inside a

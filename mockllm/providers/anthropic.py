@@ -7,7 +7,7 @@ import base64
 import json
 import math
 from collections.abc import Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -129,7 +129,7 @@ class Messages(Adapter):
         system = text_of(body.get("system"))
         messages = [Message("system", system, at="system")] if system else []
         for i, m in enumerate(body["messages"]):
-            messages += [replace(x, at=f"messages[{i}]") for x in _message(m, i)]
+            messages += _message(m, i)
         conversation = Conversation(
             model=str(body["model"]),
             messages=tuple(merge_assistants(messages)),
@@ -429,19 +429,20 @@ def _message(m: Any, i: int) -> list[Message]:
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if not isinstance(blocks, list):
         raise bad(f"messages.{i}.content: Input should be a valid list")
+    at = f"messages[{i}]"
     if role == "assistant":
-        return [_assistant(blocks, i)]
+        return [_assistant(blocks, i, at)]
     results = tuple(
         _result(b) for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
     )
     text = text_of([b for b in blocks if isinstance(b, dict) and b.get("type") == "text"])
-    out = [Message("tool", tool_results=results)] if results else []
+    out = [Message("tool", tool_results=results, at=at)] if results else []
     if text or not results:  # text after the results is the user speaking again
-        out.append(Message("user", text))
+        out.append(Message("user", text, at=at))
     return out
 
 
-def _assistant(blocks: list[Any], i: int) -> Message:
+def _assistant(blocks: list[Any], i: int, at: str) -> Message:
     calls, texts, thinking = [], [], []
     for j, b in enumerate(blocks):
         if not isinstance(b, dict):
@@ -455,7 +456,7 @@ def _assistant(blocks: list[Any], i: int) -> Message:
         elif kind == "thinking":
             thinking.append(str(b.get("thinking", "")))
     reasoning = "\n".join(thinking) if thinking else None
-    return Message("assistant", "\n".join(texts), tuple(calls), reasoning=reasoning)
+    return Message("assistant", "\n".join(texts), tuple(calls), reasoning=reasoning, at=at)
 
 
 def _result(block: dict[str, Any]) -> ToolResult:

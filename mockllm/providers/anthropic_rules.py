@@ -32,7 +32,7 @@ def _max_tokens_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rais
         yield "max_tokens: Field required", None, None
 
 
-@RULES.rule("A12", "anthropic.max_tokens_over_limit")
+@RULES.rule("A12", "anthropic.max_tokens_over_limit", needs=("max_tokens",))
 def _max_tokens_over_limit(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     model, asked = str(body.get("model")), body.get("max_tokens")
     limit = MAX_OUTPUT_TOKENS.get(model)
@@ -45,7 +45,7 @@ def _max_tokens_over_limit(body: dict[str, Any], ctx: RuleContext) -> Iterator[R
         )
 
 
-@RULES.rule("A11", "anthropic.max_tokens_not_above_budget")
+@RULES.rule("A11", "anthropic.max_tokens_not_above_budget", needs=("thinking",))
 def _max_tokens_vs_budget(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     thinking = body.get("thinking")
     budget = (
@@ -61,7 +61,7 @@ def _max_tokens_vs_budget(body: dict[str, Any], ctx: RuleContext) -> Iterator[Ra
         yield message, None, None
 
 
-@RULES.rule("A9", "anthropic.schema_invalid")
+@RULES.rule("A9", "anthropic.schema_invalid", needs=("tools",))
 def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     for i, tool in items(body.get("tools")):
         schema = tool.get("input_schema")
@@ -77,7 +77,7 @@ def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
             yield message, None, None
 
 
-@RULES.rule("A8", "anthropic.thinking_forced_tool_choice")
+@RULES.rule("A8", "anthropic.thinking_forced_tool_choice", needs=("thinking",))
 def _forced_tool_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     if _thinking(body) and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
@@ -86,7 +86,7 @@ def _forced_tool_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rais
 
 @RULES.rule("A1", "anthropic.tool_use_unanswered")
 def _tool_use_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, uses, follower, later in _exchanges(body):
+    for i, uses, follower, later in _exchanges(body, ctx):
         missing = [u for u in uses if u not in _result_ids(follower)]
         if missing and not any(m in _result_ids(b) for m in missing for b in later):
             message = (
@@ -102,7 +102,7 @@ def _tool_use_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
 
 @RULES.rule("A2", "anthropic.tool_results_not_first")
 def _results_not_first(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, uses, follower, later in _exchanges(body):
+    for i, uses, follower, later in _exchanges(body, ctx):
         missing = [u for u in uses if u not in _result_ids(follower)]
         split = missing and any(m in _result_ids(b) for m in missing for b in later)
         leading = 0
@@ -125,7 +125,7 @@ def _results_not_first(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
 @RULES.rule("A13", "anthropic.tool_use_ids_not_unique")
 def _tool_use_ids_not_unique(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     seen: set[str] = set()
-    for n, (role, blocks) in enumerate(_messages(body)):
+    for n, (role, blocks) in enumerate(_messages(body, ctx)):
         for k, block in enumerate(blocks if role == "assistant" else []):
             if block.get("type") != "tool_use":
                 continue
@@ -137,7 +137,7 @@ def _tool_use_ids_not_unique(body: dict[str, Any], ctx: RuleContext) -> Iterator
 
 @RULES.rule("A3", "anthropic.unexpected_tool_use_id")
 def _unexpected_tool_use_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    messages = _messages(body)
+    messages = _messages(body, ctx)
     for n, (role, blocks) in enumerate(messages):
         if role != "user":
             continue
@@ -156,9 +156,9 @@ def _unexpected_tool_use_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[
                 return
 
 
-@RULES.rule("A5", "anthropic.thinking_block_missing")
+@RULES.rule("A5", "anthropic.thinking_block_missing", needs=("thinking",))
 def _thinking_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    last = _last_assistant(body)
+    last = _last_assistant(body, ctx)
     if not _thinking(body) or last is None or not _use_ids(last[1]):
         return
     n, blocks = last
@@ -178,13 +178,13 @@ def _thinking_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised
         yield message, None, None
 
 
-@RULES.rule("A6", "anthropic.thinking_block_modified")
+@RULES.rule("A6", "anthropic.thinking_block_modified", needs=("thinking",))
 def _thinking_modified(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    last = _last_assistant(body)
+    last = _last_assistant(body, ctx)
     if not _thinking(body) or last is None:
         return
     n, blocks = last
-    served = ctx.scenario.turn(_turn_of(body, n))
+    served = ctx.scenario.turn(_turn_of(body, ctx, n))
     reasoning = served.reply.reasoning if served else None
     for k, block in enumerate(blocks):
         if (
@@ -202,16 +202,16 @@ def _thinking_modified(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
             return
 
 
-@RULES.rule("A7", "anthropic.thinking_signature_invalid")
+@RULES.rule("A7", "anthropic.thinking_signature_invalid", needs=("thinking",))
 def _signature_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if not _thinking(body):
         return
-    for n, (role, blocks) in enumerate(_messages(body)):
+    for n, (role, blocks) in enumerate(_messages(body, ctx)):
         for k, block in enumerate(blocks if role == "assistant" else []):
             if block.get("type") != "thinking":
                 continue
             expected = signature(
-                ctx.scenario.name, _turn_of(body, n), str(block.get("thinking", ""))
+                ctx.scenario.name, _turn_of(body, ctx, n), str(block.get("thinking", ""))
             )
             if block.get("signature") != expected:
                 yield (
@@ -227,8 +227,14 @@ def _thinking(body: dict[str, Any]) -> bool:
     return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
-def _messages(body: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(role, content blocks) per message; a string content is one text block."""
+def _messages(body: dict[str, Any], ctx: RuleContext) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(role, content blocks) per message; a string content is one text block. Read once
+    per request, shared by the rules."""
+    found: list[tuple[str, list[dict[str, Any]]]] = ctx.shared("messages", lambda: _read(body))
+    return found
+
+
+def _read(body: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     out: list[tuple[str, list[dict[str, Any]]]] = []
     raw = body.get("messages")
     for m in raw if isinstance(raw, list) else []:
@@ -255,11 +261,11 @@ def _result_ids(blocks: list[dict[str, Any]]) -> set[str]:
 
 
 def _exchanges(
-    body: dict[str, Any],
+    body: dict[str, Any], ctx: RuleContext
 ) -> Iterator[tuple[int, list[str], list[dict[str, Any]], list[list[dict[str, Any]]]]]:
     """For each assistant message with tool_use: (its index, the ids, the next message's
     blocks if it is a user message, the blocks of the user messages after that one)."""
-    messages = _messages(body)
+    messages = _messages(body, ctx)
     for i, (role, blocks) in enumerate(messages):
         uses = _use_ids(blocks) if role == "assistant" else []
         if not uses:
@@ -275,17 +281,19 @@ def _exchanges(
         yield i, uses, follower, later
 
 
-def _last_assistant(body: dict[str, Any]) -> tuple[int, list[dict[str, Any]]] | None:
-    messages = _messages(body)
+def _last_assistant(
+    body: dict[str, Any], ctx: RuleContext
+) -> tuple[int, list[dict[str, Any]]] | None:
+    messages = _messages(body, ctx)
     for n in range(len(messages) - 1, -1, -1):
         if messages[n][0] == "assistant":
             return n, messages[n][1]
     return None
 
 
-def _turn_of(body: dict[str, Any], n: int) -> int:
+def _turn_of(body: dict[str, Any], ctx: RuleContext, n: int) -> int:
     """The turn that produced assistant message `n`: runs of assistant messages are one reply."""
-    roles = [role for role, _ in _messages(body)[: n + 1]]
+    roles = [role for role, _ in _messages(body, ctx)[: n + 1]]
     starts = [
         j
         for j, role in enumerate(roles)

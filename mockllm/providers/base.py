@@ -11,7 +11,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, ClassVar
 
 from mockllm.core import wirejson
@@ -23,11 +23,12 @@ from mockllm.core.heard import Heard, HeardError
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import RuleContext, RuleSet, Violation
+from mockllm.core.values import value
 from mockllm.errors import RequestError
 from mockllm.providers.shapes import Path, Shape, mismatch
 
 
-@dataclass(frozen=True, slots=True)
+@value  # one per request: see values.py
 class Parsed:
     conversation: Conversation
     options: Mapping[str, Any] = field(default_factory=dict)  # adapter-specific render options

@@ -12,6 +12,7 @@ import base64
 import re
 from collections.abc import Hashable
 from dataclasses import replace
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
@@ -72,10 +73,15 @@ def field(data: dict[str, Any], name: str) -> Any:
     """A field by its JSON name or its proto name: the API reads both, and the Python SDK
     sends some keys one way (`parameters_json_schema`) and some the other."""
     value = data.get(name)
-    return data.get(_SNAKE.sub(r"_\1", name).lower()) if value is None else value
+    return data.get(_proto_name(name)) if value is None else value
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+@cache  # the names are this module's constants: a fixed, small set
+def _proto_name(name: str) -> str:
+    return _SNAKE.sub(r"_\1", name).lower()
 
 
 def bad(message: str) -> RequestError:

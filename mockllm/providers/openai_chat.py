@@ -49,7 +49,6 @@ INVALID_JSON = (
     "sent was not valid JSON. If you have trouble figuring out how to fix this, please contact "
     "us through our help center at help.openai.com.)"
 )
-ROLES = ("system", "assistant", "user", "function", "tool", "developer")
 _ROLE_LIST = "'system', 'assistant', 'user', 'function', 'tool', and 'developer'"
 
 
@@ -205,7 +204,7 @@ class ChatCompletions(Adapter):
             )
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple(_message(m, f"messages[{i}]") for i, m in enumerate(messages)),
+            messages=tuple([_message(m, i) for i, m in enumerate(messages)]),
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -406,52 +405,62 @@ def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:
 # --- request parsing helpers ---------------------------------------------------------------
 
 
-def _message(m: Any, where: str) -> Message:
+def _message(m: Any, i: int) -> Message:
+    """One message; the usual roles first, with positional fields: it runs per message."""
+    where = f"messages[{i}]"
     if not isinstance(m, dict):
         raise wrong_type(where, "an object", m)
     role = m.get("role")
-    if role is None:
-        raise missing(f"{where}.role")
-    if role not in ROLES:
-        raise bad(
-            f"Invalid value: '{role}'. Supported values are: {_ROLE_LIST}.",
-            f"{where}.role",
-            "invalid_value",
-        )
-    text = text_of(m.get("content"))
-    if role in ("system", "developer"):
-        return Message("system", text, at=where)
-    if role == "user":
-        return Message("user", text, at=where)
+    content = m.get("content")
+    text = content if isinstance(content, str) else text_of(content)
     if role == "assistant":
+        calls = m.get("tool_calls")
         reasoning = m.get("reasoning_content")
-        calls = tuple(
-            _call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(m.get("tool_calls") or ())
+        return Message(
+            "assistant",
+            text,
+            tuple([_call(c, where, j) for j, c in enumerate(calls)]) if calls else (),
+            (),
+            reasoning if isinstance(reasoning, str) else None,
+            where,
         )
-        reasoning = reasoning if isinstance(reasoning, str) else None
-        return Message("assistant", text, calls, reasoning=reasoning, at=where)
+    if role == "tool":
+        call_id = m.get("tool_call_id")
+        if not isinstance(call_id, str):
+            message = "messages with role 'tool' must have a 'tool_call_id'."
+            raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
+        return Message("tool", "", (), (ToolResult(call_id, text),), None, where)
+    if role == "user":
+        return Message("user", text, (), (), None, where)
+    if role == "system" or role == "developer":
+        return Message("system", text, (), (), None, where)
     if role == "function":  # legacy: answers by function name
         result = ToolResult(str(m.get("name", "")), text)
         return Message("tool", tool_results=(result,), at=where)
-    call_id = m.get("tool_call_id")
-    if not isinstance(call_id, str):
-        message = "messages with role 'tool' must have a 'tool_call_id'."
-        raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
-    return Message("tool", tool_results=(ToolResult(call_id, text),), at=where)
+    if role is None:
+        raise missing(f"{where}.role")
+    raise bad(
+        f"Invalid value: '{role}'. Supported values are: {_ROLE_LIST}.",
+        f"{where}.role",
+        "invalid_value",
+    )
 
 
-def _call(c: Any, where: str) -> ToolCall:
+def _call(c: Any, at: str, j: int) -> ToolCall:
+    function = c.get("function") if isinstance(c, dict) else None
+    if isinstance(function, dict):
+        call_id, name, arguments = c.get("id"), function.get("name"), function.get("arguments")
+        if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
+            return ToolCall(call_id, name, arguments)
+    where = f"{at}.tool_calls[{j}]"  # what is wrong, in the order the API checks
     if not isinstance(c, dict):
         raise wrong_type(where, "an object", c)
-    function = c.get("function")
     if not isinstance(function, dict):
         raise missing(f"{where}.function")
     for key in ("name", "arguments"):
         if not isinstance(function.get(key), str):
             raise missing(f"{where}.function.{key}")
-    if not isinstance(c.get("id"), str):
-        raise missing(f"{where}.id")
-    return ToolCall(c["id"], function["name"], function["arguments"])
+    raise missing(f"{where}.id")
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mockllm.core.cache import Lru
 from mockllm.core.validation import Raised, RuleContext, RuleSet, items, schema_problem
 
 RULES = RuleSet()
@@ -16,30 +17,26 @@ SCHEMA_CODE = "invalid_function_parameters"
 
 def _tools(body: dict[str, Any], ctx: RuleContext) -> list[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool; shared by the rules."""
-    found: list[tuple[int, str, Any, bool]] = ctx.shared(
-        "tools", lambda: list(_function_tools(body))
-    )
+    found: list[tuple[int, str, Any, bool]] = ctx.shared("tools", lambda: _function_tools(body))
     return found
 
 
-def _function_tools(body: dict[str, Any]) -> Iterator[tuple[int, str, Any, bool]]:
+def _function_tools(body: dict[str, Any]) -> list[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool."""
-    for i, t in items(body.get("tools")):
-        function = t.get("function")
-        if t.get("type", "function") == "function" and isinstance(function, dict):
-            yield (
-                i,
-                str(function.get("name", "")),
-                function.get("parameters"),
-                function.get("strict") is True,
-            )
+    tools, found = body.get("tools"), []
+    for i, t in enumerate(tools if isinstance(tools, list) else ()):
+        function = t.get("function") if isinstance(t, dict) else None
+        if isinstance(function, dict) and t.get("type", "function") == "function":
+            name, strict = str(function.get("name", "")), function.get("strict") is True
+            found.append((i, name, function.get("parameters"), strict))
+    return found
 
 
 def _has_tools(body: dict[str, Any]) -> bool:
     return isinstance(body.get("tools"), list) and len(body["tools"]) > 0
 
 
-@RULES.rule("C4", "chat.tool_choice_without_tools")
+@RULES.rule("C4", "chat.tool_choice_without_tools", needs=("tool_choice",))
 def _tool_choice_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if "tool_choice" in body and not _has_tools(body):
         message = (
@@ -49,7 +46,7 @@ def _tool_choice_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterat
         yield message, "tool_choice", None
 
 
-@RULES.rule("C5", "chat.parallel_tool_calls_without_tools")
+@RULES.rule("C5", "chat.parallel_tool_calls_without_tools", needs=("parallel_tool_calls",))
 def _parallel_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if "parallel_tool_calls" in body and not _has_tools(body):
         message = (
@@ -59,7 +56,7 @@ def _parallel_without_tools(body: dict[str, Any], ctx: RuleContext) -> Iterator[
         yield message, "parallel_tool_calls", None
 
 
-@RULES.rule("C11", "chat.tool_choice_unknown_tool")
+@RULES.rule("C11", "chat.tool_choice_unknown_tool", needs=("tool_choice",))
 def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     named = choice.get("function") if isinstance(choice, dict) else None
@@ -73,42 +70,71 @@ def _tool_choice_unknown(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
             yield message, "tool_choice", "invalid_value"
 
 
-@RULES.rule("C10", "chat.schema_invalid")
+@RULES.rule("C10", "chat.schema_invalid", needs=("tools",))
 def _schema_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body, ctx):
-        problem = schema_problem(parameters) if isinstance(parameters, dict) else None
-        if problem:
-            yield (
-                f"Invalid schema for function '{name}': {problem}",
-                f"tools[{i}].function.parameters",
-                SCHEMA_CODE,
-            )
+    yield from _schemas(body, ctx).get("C10", ())
 
 
-@RULES.rule("C9", "chat.schema_not_object")
+@RULES.rule("C9", "chat.schema_not_object", needs=("tools",))
 def _schema_not_object(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body, ctx):
-        if isinstance(parameters, dict) and parameters.get("type") != "object":
-            message = (
-                f"Invalid schema for function '{name}': schema must be a JSON Schema of "
-                f"'type: \"object\"', got 'type: \"{parameters.get('type')}\"'."
-            )
-            yield message, f"tools[{i}].function.parameters", SCHEMA_CODE
+    yield from _schemas(body, ctx).get("C9", ())
 
 
-@RULES.rule("C6", "chat.schema_missing_properties")
+@RULES.rule("C6", "chat.schema_missing_properties", needs=("tools",))
 def _schema_missing_properties(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, name, parameters, _ in _tools(body, ctx):
-        if (
-            isinstance(parameters, dict)
-            and parameters.get("type") == "object"
-            and "properties" not in parameters
-        ):
-            message = (
-                f"Invalid schema for function '{name}': In context=(), object schema missing "
-                "properties."
+    yield from _schemas(body, ctx).get("C6", ())
+
+
+def _schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
+    """What the schema rules (C6-C10) find in the tools, by rule code; shared by them."""
+    found: dict[str, list[Raised]] = ctx.shared("schemas", lambda: _scan_schemas(body, ctx))
+    return found
+
+
+def _scan_schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
+    found: dict[str, list[Raised]] = {}
+    for i, name, parameters, strict in _tools(body, ctx):
+        if not isinstance(parameters, dict):
+            continue
+        # A harness sends the same tools with every request: each is checked once. The key
+        # keeps the schema's key order, which names the first missing property (C7).
+        key = (name, repr(parameters), strict)  # repr: exact for JSON values, and cheaper
+        problems = _SCHEMAS.get(key)
+        if problems is None:
+            problems = _SCHEMAS.put(key, _schema_checks(name, parameters, strict))
+        for code, message in problems:
+            found.setdefault(code, []).append(
+                (message, f"tools[{i}].function.parameters", SCHEMA_CODE)
             )
-            yield message, f"tools[{i}].function.parameters", SCHEMA_CODE
+    return found
+
+
+_SCHEMAS: Lru[tuple[tuple[str, str], ...]] = Lru(1024)
+
+
+def _schema_checks(
+    name: str, parameters: dict[str, Any], strict: bool
+) -> tuple[tuple[str, str], ...]:
+    """(rule code, the provider's message) for each problem of one function's schema."""
+    found = []
+    problem = schema_problem(parameters)
+    if problem:
+        found.append(("C10", f"Invalid schema for function '{name}': {problem}"))
+    if parameters.get("type") != "object":
+        message = (
+            f"Invalid schema for function '{name}': schema must be a JSON Schema of "
+            f"'type: \"object\"', got 'type: \"{parameters.get('type')}\"'."
+        )
+        found.append(("C9", message))
+    elif "properties" not in parameters:
+        message = (
+            f"Invalid schema for function '{name}': In context=(), object schema missing "
+            "properties."
+        )
+        found.append(("C6", message))
+    for kind, message in strict_problems(name, parameters) if strict else ():
+        found.append(("C7" if kind == "required" else "C8", message))
+    return tuple(found)
 
 
 def strict_problems(
@@ -148,24 +174,17 @@ def strict_problems(
         yield from strict_problems(name, schema["items"], (*context, "items"))
 
 
-@RULES.rule("C7", "chat.strict_required_incomplete")
+@RULES.rule("C7", "chat.strict_required_incomplete", needs=("tools",))
 def _strict_required(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    yield from _strict(body, ctx, "required")
+    yield from _schemas(body, ctx).get("C7", ())
 
 
-@RULES.rule("C8", "chat.strict_additional_properties")
+@RULES.rule("C8", "chat.strict_additional_properties", needs=("tools",))
 def _strict_additional(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    yield from _strict(body, ctx, "additionalProperties")
+    yield from _schemas(body, ctx).get("C8", ())
 
 
-def _strict(body: dict[str, Any], ctx: RuleContext, constraint: str) -> Iterator[Raised]:
-    for i, name, parameters, strict in _tools(body, ctx):
-        for kind, problem in strict_problems(name, parameters) if strict else ():
-            if kind == constraint:
-                yield problem, f"tools[{i}].function.parameters", SCHEMA_CODE
-
-
-@RULES.rule("D5", "deepseek.forced_tool_choice")
+@RULES.rule("D5", "deepseek.forced_tool_choice", needs=("tool_choice",))
 def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     if _thinking(body, ctx) and (choice == "required" or isinstance(choice, dict)):
@@ -174,7 +193,7 @@ def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[
 
 @RULES.rule("C2", "chat.tool_without_call")
 def _tool_without_call(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, _ in _orphans(body):
+    for i in _walk(body, ctx)[1]:
         if ctx.flavor == "deepseek":
             message = (
                 "Messages with role 'tool' must be a response to a preceding message with "
@@ -263,39 +282,45 @@ Group = tuple[int, tuple[list[str], list[tuple[int, str]]]]
 
 def _groups(body: dict[str, Any], ctx: RuleContext) -> list[Group]:
     """For each assistant message with tool_calls: (its index, (call ids, the (index, id)
-    of the tool messages immediately after it)). One pass, shared by the rules."""
-    found: list[Group] = ctx.shared("groups", lambda: list(_scan_groups(body)))
+    of the tool messages immediately after it))."""
+    return _walk(body, ctx)[0]
+
+
+def _walk(body: dict[str, Any], ctx: RuleContext) -> tuple[list[Group], list[int]]:
+    """The groups, and the tool messages that follow no assistant message with tool_calls:
+    one pass over the history, shared by the rules."""
+    found: tuple[list[Group], list[int]] = ctx.shared("walk", lambda: _scan(body))
     return found
 
 
-def _scan_groups(body: dict[str, Any]) -> Iterator[Group]:
+def _scan(body: dict[str, Any]) -> tuple[list[Group], list[int]]:
+    groups: list[Group] = []
+    orphans: list[int] = []
     messages = body.get("messages")
     if not isinstance(messages, list):
-        return
+        return groups, orphans
     group: Group | None = None
+    answering = False  # the last message other than a tool result made tool calls
     for i, m in enumerate(messages):
-        role = m.get("role") if isinstance(m, dict) else None
-        if role == "tool" and group is not None:
-            group[1][1].append((i, str(m.get("tool_call_id"))))
+        if not isinstance(m, dict):  # ends a group; not a message to the orphan check
+            if group is not None:
+                groups.append(group)
+                group = None
+            continue
+        role = m.get("role")
+        if role == "tool":
+            if not answering:
+                orphans.append(i)
+            if group is not None:
+                group[1][1].append((i, str(m.get("tool_call_id"))))
             continue
         if group is not None:
-            yield group
+            groups.append(group)
             group = None
-        if role == "assistant" and m.get("tool_calls"):
+        answering = role == "assistant" and bool(m.get("tool_calls"))
+        if answering:
             calls = [str(c.get("id")) for c in m["tool_calls"] if isinstance(c, dict)]
             group = (i, (calls, []))
     if group is not None:
-        yield group
-
-
-def _orphans(body: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Tool messages that do not follow an assistant message with tool_calls."""
-    previous_role = None
-    previous_has_calls = False
-    for i, m in items(body.get("messages")):
-        role = m.get("role")
-        if role == "tool" and not (previous_role in ("assistant", "tool") and previous_has_calls):
-            yield i, m
-        if role != "tool":
-            previous_has_calls = role == "assistant" and bool(m.get("tool_calls"))
-        previous_role = role
+        groups.append(group)
+    return groups, orphans

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
-from mockllm.core.encoding import digest, sse_frame
+from mockllm.core.encoding import canonical_json, digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.heard import Heard
@@ -127,7 +127,7 @@ class Responses(Adapter):
             stream=body.get("stream") is True,
         )
         include = body.get("include")
-        canonical = json.dumps(body, sort_keys=True, ensure_ascii=False).encode()
+        canonical = canonical_json(body).encode()
         options = {
             "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
@@ -555,7 +555,7 @@ def _items(items: list[Any]) -> list[Message]:
             out.append(run.message())
             run = None
         if kind == "message":
-            out.append(replace(_input_message(item, i), at=f"input[{i}]"))
+            out.append(_input_message(item, i))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             result = ToolResult(str(item.get("call_id", "")), text_of(item.get("output")))
             out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
@@ -600,7 +600,8 @@ def _input_message(item: dict[str, Any], i: int) -> Message:
             param=f"input[{i}].role",
             code="invalid_value",
         )
-    return Message("user" if role == "user" else "system", text_of(item.get("content")))
+    text = text_of(item.get("content"))
+    return Message("user" if role == "user" else "system", text, at=f"input[{i}]")
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:
