@@ -4,6 +4,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 
+import httpcore2  # noqa: F401 (see below)
 import httpx
 import openai
 import pytest
@@ -11,6 +12,11 @@ import pytest
 from .redis_server import RedisServer, redis_server
 from .support import ServerProcess, running_server, session_id
 
+# httpx2 maps httpcore2's errors to its own through a table it fills on the first error,
+# importing httpcore2 then. Imported here, before any in-process `pytester` run, httpcore2
+# outlives the module snapshots those runs restore: otherwise a run that imported it
+# first leaves the table holding classes of a module the next run imports afresh, and a
+# cut stream's error escapes unmapped (a flaky docs test under -n).
 # Servers started by the tests cache validated scenarios here, never in the user's home.
 os.environ.setdefault("MOCKLLM_CACHE_DIR", tempfile.mkdtemp(prefix="mockllm-test-cache-"))
 
