@@ -36,6 +36,11 @@ $(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Debian packages the tests drive for real, installed when missing (tests/ensure-debian.sh).
+CHROMIUM := sh tests/ensure-debian.sh "the viewer's browser tests" "chromium chromedriver" \
+            chromium chromium-driver
+REDIS    := sh tests/ensure-debian.sh "the shared-state tests" "redis-server" redis-server
+
 # Coverage of the test processes (unit tests, in-process servers; the `mockllm serve` and
 # `mockllm record` subprocesses are not measured: docs/design.md, Tests). 74.2 % when set,
 # 66.8 % once the recorder (exercised only as a subprocess) landed; the floor only applies
@@ -43,8 +48,8 @@ $(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
 COV_FLOOR ?= 64
 
 test: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
-	@sh tests/ensure-chromium.sh
-	@sh tests/ensure-redis.sh
+	@$(CHROMIUM)
+	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
@@ -58,14 +63,14 @@ lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow o
 	$(BIN)/lint-imports
 
 screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in headless Chromium
-	@sh tests/ensure-chromium.sh
+	@$(CHROMIUM)
 	$(BIN)/python -m tests.screenshots
 
 bench-profile: $(STAMP) ## profile the cold path in-process, no sockets (ARGS="--only hist_200 ...")
 	$(BIN)/python -m bench.profile $(ARGS)
 
 bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log in Chromium
-	@sh tests/ensure-chromium.sh
+	@$(CHROMIUM)
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches

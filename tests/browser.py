@@ -1,5 +1,5 @@
 """A real headless Chromium for the viewer's tests, `make screenshots` and `make bench`:
-Debian's `chromium` and `chromium-driver` (tests/ensure-chromium.sh installs them), driven
+Debian's `chromium` and `chromium-driver` (tests/ensure-debian.sh installs them), driven
 by selenium. Never a downloaded browser: Selenium Manager is kept offline and is given
 both paths, and the browser's own background traffic is switched off."""
 

@@ -1,6 +1,6 @@
 """A real `redis-server` for the shared-state tests: started on a free port in a temporary
 folder, without persistence, and stopped afterwards. `make test` installs Debian's
-redis-server (tests/ensure-redis.sh); where it cannot, the tests that need one skip loudly."""
+redis-server (tests/ensure-debian.sh); where it cannot, the tests that need one skip loudly."""
 
 from __future__ import annotations
 
