@@ -47,6 +47,9 @@ _RESPONSE_DROP = {
     "connection",
     "keep-alive",
 }
+# What a wire's answers reader raises on JSON not of the wire's shape (a list where an
+# object goes, an object where a list goes): the answer is then kept as cut or noted.
+UNREADABLE = (ValueError, AttributeError, TypeError, LookupError)
 ERROR_BODY_CAP = 1 << 20  # an error body is read for its words; more is not recorded
 MESSAGE_CAP = 500  # characters of a non-JSON error body kept as the fault's message
 
@@ -288,7 +291,7 @@ class _Tee:
             for name, data in self.frames.feed(chunk):
                 try:
                     self.answers.event(name, data)
-                except (ValueError, AttributeError, TypeError):
+                except UNREADABLE:
                     self.answers.heard.drop("an event that is not the wire's JSON")
         elif len(self.body) < ERROR_BODY_CAP or self.status < 400:
             self.body += chunk
@@ -311,7 +314,7 @@ class _Tee:
             if isinstance(data, dict):
                 try:
                     answers.body(data)
-                except (ValueError, AttributeError, TypeError):
+                except UNREADABLE:
                     answers.heard = type(answers.heard)()  # unreadable: treated as cut
         attempt.heard = answers.heard
         attempt.partial = self.sse and self.frames.partial
