@@ -4,13 +4,14 @@ break a reader with anything but the errors the recorder catches (and keeps as a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.providers import ADAPTERS
+from mockllm.providers import ADAPTERS, Answers
 from mockllm.recording.proxy import UNREADABLE
 
 READERS = [a.answers for a in ADAPTERS.values() if a.answers is not None]
@@ -39,9 +40,13 @@ shaped = st.recursive(
 @settings(max_examples=150, deadline=None)
 @given(values=st.lists(shaped, min_size=1, max_size=4))
 def test_any_json_answer_raises_only_what_the_recorder_catches(
-    reader: Any, values: list[Any]
+    reader: type[Answers], values: list[Any]
 ) -> None:
-    for feed in (lambda a, v: a.body(v), lambda a, v: a.event(None, json.dumps(v))):
+    feeds: list[Callable[[Answers, Any], None]] = [
+        lambda a, v: a.body(v),
+        lambda a, v: a.event(None, json.dumps(v)),
+    ]
+    for feed in feeds:
         answers = reader()
         try:
             for value in values:
