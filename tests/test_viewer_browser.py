@@ -70,6 +70,8 @@ def sees_the_user_text_as_text(viewer: Viewer, story: Story) -> None:
     raw = viewer.driver.find_element(By.CSS_SELECTOR, "article.entry details.raw")
     assert not raw.find_elements(By.TAG_NAME, "pre")  # built on demand only
     raw.find_element(By.TAG_NAME, "summary").click()
+    # Built by the `toggle` event, which the browser fires after the click returns.
+    viewer.wait(lambda _: raw.find_elements(By.TAG_NAME, "pre"))
     body = json.loads(raw.find_element(By.TAG_NAME, "pre").text)
     assert body["messages"][1]["content"] == HOSTILE
 
