@@ -20,6 +20,7 @@ from mockllm.core.scenario import Scenario
 from mockllm.log.shared import open_journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
+from mockllm.serving.coalesce import http_protocol
 from mockllm.serving.responder import quiet_scripted_aborts
 from mockllm.serving.shared import Shared
 from mockllm.state import is_shared
@@ -85,6 +86,7 @@ class Server(uvicorn.Server):
 def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
     return uvicorn.Config(
         app,
+        http=http_protocol(),  # one write per response (serving/coalesce.py)
         lifespan="off",
         access_log=False,
         log_level="warning",
@@ -121,9 +123,17 @@ def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str)
         else:
             Server(uvicorn_config(app, in_process=False), ready).run(sockets=[sock])
     finally:
-        app.journal.shutdown()
+        stopped(app)
         sock.close()
     sys.stdout.flush()
+
+
+def stopped(app: MockLLM) -> None:
+    """Close the log, and write the console lines still held for the loop's last turn."""
+    app.journal.shutdown()
+    flush = getattr(app.journal.console, "flush", None)  # the Console holds lines a turn
+    if flush is not None:
+        flush()
 
 
 # A stop signal that arrives while the workers are being forked waits (blocked, pending)
@@ -162,7 +172,7 @@ def _fork(app: MockLLM, sock: socket.socket) -> int:
         Server(uvicorn_config(app, in_process=False), lambda: None).run(sockets=[sock])
         code = 0
     finally:
-        app.journal.shutdown()
+        stopped(app)
         sys.stdout.flush()
         os._exit(code)
 
