@@ -10,6 +10,11 @@ NODE_CLIENT := clients/node/node_modules/.installed
 NODE_STAMPS := tests/node/node_modules/.installed \
                tests/frameworks/vercel/node_modules/.installed \
                clients/node/examples/vitest/node_modules/.installed
+# The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
+# Installed by `make bench` only, and only where npm is: without it the bench skips the
+# column and says why.
+PEER_STAMP := bench/peers/aimock/node_modules/.installed
+NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
@@ -34,6 +39,10 @@ $(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
 
 %/node_modules/.installed: %/package.json %/package-lock.json $(NODE_CLIENT)
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(PEER_STAMP): bench/peers/aimock/package.json bench/peers/aimock/package-lock.json
+	cd bench/peers/aimock && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Debian packages the tests drive for real, installed when missing (tests/ensure-debian.sh).
@@ -75,9 +84,9 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage clients/node/dist \
-		$(dir $(NODE_CLIENT) $(NODE_STAMPS))
+		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 
-bench: $(STAMP) ## benchmark mockllm against bare starlette/ASGI floors (ARGS="--quick ...")
+bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh
 	@# Byte-compile as `pip install` does: an editable checkout under
 	@# PYTHONDONTWRITEBYTECODE would otherwise recompile every module at each start.

@@ -31,10 +31,16 @@ class Target:
     path: str
     body: bytes  # with `DISTINCT` in it: every request replaces it with a counter
     kind: str | None = None  # sent as `x-bench-kind`: which reply a floor answers with
+    extra: tuple[tuple[str, str], ...] = ()  # more headers: a peer's (`ServerDef.headers`)
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}{self.path}"
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """Every request's headers besides Host, Content-Type and Content-Length."""
+        return ((("X-Bench-Kind", self.kind),) if self.kind else ()) + self.extra
 
     @property
     def distinct(self) -> bool:
@@ -163,9 +169,9 @@ def _script(workdir: Path, target: Target, tail: str) -> Path:
         head = _DISTINCT_LUA.format(prefix=prefix, suffix=suffix)
     else:
         head = _REQUEST_LUA.format(body=text)
-    if target.kind:
-        head += f'wrk.headers["X-Bench-Kind"] = "{target.kind}"\n'
-    path = workdir / f"wrk-{abs(hash((target.body, target.kind, tail)))}.lua"
+    for name, value in target.headers:
+        head += f'wrk.headers["{name}"] = "{value}"\n'
+    path = workdir / f"wrk-{abs(hash((target.body, target.headers, tail)))}.lua"
     path.write_text(head + tail)
     return path
 
@@ -272,10 +278,10 @@ async def _loop(
 
 def _requests(target: Target) -> Iterator[bytes]:
     """Each request in turn, head and body (shared by all connections: one counter)."""
-    kind = f"X-Bench-Kind: {target.kind}\r\n" if target.kind else ""
+    extra = "".join(f"{name}: {value}\r\n" for name, value in target.headers)
     for body in target.bodies():
         head = (
-            f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n{kind}"
+            f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n{extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         yield head.encode() + body

@@ -294,6 +294,14 @@ def _grid(rows: list[list[str]]) -> list[str]:
 def _legend(outcome: Outcome) -> list[str]:
     subject = outcome.subject.name
     lines = [f"{s.name}: {s.about}" for s in outcome.servers]
+    peers = [s.name for s in outcome.servers if s.role == "peer"]
+    if peers:
+        lines.append(
+            f"peers ({', '.join(peers)}) send their own replies to the same requests (checked: "
+            "a 200 with one tool call, a 50-frame stream), so they are measured on startup, "
+            "the identical-body rows and RSS after distinct requests; '-' in the distinct "
+            "CPU, latency and history rows, which compare mockllm with floors sending its bytes."
+        )
     lines += [
         f"x<floor> = {subject} / floor, both from this run; targets compare with the first floor.",
         "* primary figure: server utime+stime over the run / completed requests (steadier "
