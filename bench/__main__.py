@@ -25,7 +25,7 @@ from .state import measure_state, redis_missing
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "results.jsonl"
 
-# (full, --quick): the full run takes about three minutes on two cores, --quick ~20 s.
+# (full, --quick): the full run takes about eight minutes on two cores, --quick ~30 s.
 DEFAULTS = {
     "rounds": (3, 1),
     "duration": (2, 1),
@@ -75,11 +75,12 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> Outcome:
     env = environment(wrk)
     ref = fetch_reference(settings)
+    warm = [s for s in servers if not s.cold_only]
     samples = merge(
-        measure_startups(servers, settings, ref),
-        measure_rounds(servers, settings, ref),
+        measure_startups(warm, settings, ref),
+        measure_rounds(warm, settings, ref),
         measure_cold(servers, settings, ref),
-        measure_memory(servers, settings, ref),
+        measure_memory(warm, settings, ref),
     )
     missing = redis_missing()
     if missing:

@@ -47,6 +47,7 @@ class ServerDef:
     command: Callable[[Context], list[str]]
     path: Callable[[str], str] = mockllm_path  # scenario name → request path
     missing: Callable[[], str | None] = lambda: None  # why it cannot run here, or None
+    cold_only: bool = False  # measured in the cold phase only (distinct bodies, histories)
 
 
 def mockllm_command(ctx: Context) -> list[str]:
@@ -56,7 +57,7 @@ def mockllm_command(ctx: Context) -> list[str]:
     return [*launcher, "serve", *where]
 
 
-def _floor_command(module: str) -> Callable[[Context], list[str]]:
+def _floor_command(module: str, *flags: str) -> Callable[[Context], list[str]]:
     def command(ctx: Context) -> list[str]:
         return [
             sys.executable,
@@ -68,6 +69,7 @@ def _floor_command(module: str) -> Callable[[Context], list[str]]:
             str(ctx.bodies),
             "--stream-sends",
             ctx.stream_sends,
+            *flags,
         ]
 
     return command
@@ -91,10 +93,19 @@ ASGI_FLOOR = ServerDef(
     "raw ASGI app on uvicorn sending mockllm's bytes (second reference)",
     _floor_command("bench.floor_asgi"),
 )
+# What any server that reads the request must do: only the cold rows, where the body
+# differs each time and its size grows with the history, show what parsing it costs.
+PARSE_FLOOR = ServerDef(
+    "starlette_json",
+    "floor",
+    "the starlette floor plus json.loads(await request.body()): the parse floor (cold rows)",
+    _floor_command("bench.floor_starlette", "--parse"),
+    cold_only=True,
+)
 
 # Order matters: the first entry is the subject, the first floor is "the floor" the
 # targets refer to. Peers go last; see bench/README.md for an example definition.
-SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR]
+SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR, PARSE_FLOOR]
 
 
 def selected(names: list[str] | None) -> list[ServerDef]:

@@ -7,6 +7,7 @@ timing — benchmark figures swing too much between machines and runs to assert 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from bench.report import GOALS, METRICS, STATE_ROWS
 
 from .support import ROOT
 
-SERVERS = ["mockllm", "starlette", "asgi"]
+SERVERS = ["mockllm", "starlette", "asgi", "starlette_json"]
 
 
 def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> None:
@@ -42,7 +43,15 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
 
     lines = done.stdout.splitlines()
     header = next(line for line in lines if line.startswith("metric"))
-    assert header.split()[:5] == ["metric", "unit", *SERVERS]
+    assert header.split()[:6] == ["metric", "unit", *SERVERS]
+    # The parse floor runs in the cold phase only: a figure in the history rows, none in
+    # the warm ones; the history table gives it a column and mockllm's cost beyond it.
+    growth = lines.index("CPU per request as the history grows (c=32, every body distinct):")
+    assert "starlette_json µs" in lines[growth + 1], lines[growth + 1]
+    assert "beyond starlette_json µs/message" in lines[growth + 1], lines[growth + 1]
+    # starlette, mockllm, ratio, mockllm per message, starlette_json, beyond it per message
+    last = r"200 messages( +[\d,.]+){2} +[\d.]+x( +-?[\d,.]+){3}$"
+    assert re.match(last, lines[growth + 5]), lines[growth + 5]
     for metric in METRICS:
         label = metric.label.format(n="500")
         row = next((line for line in lines if line.startswith(label + " ")), None)
@@ -55,6 +64,9 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
     record = json.loads(records[0])
     assert list(record["servers"]) == SERVERS
     assert set(record["targets"]) == set(GOALS)
+    parse_floor = record["servers"]["starlette_json"]["median"]
+    assert parse_floor["hist_200_c32_cpu_us"] > 0
+    assert "ns_c32_cpu_us" not in parse_floor  # no warm rounds for it
     # The shared-state rows (a redis-server of the bench's own), or a loud skip.
     if "skipped" in record["state"]:
         assert "Shared state rows SKIPPED: no redis-server" in done.stdout
