@@ -25,7 +25,7 @@ from .state import measure_state, redis_missing
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "results.jsonl"
 
-# (full, --quick): the full run takes about eight minutes on two cores, --quick ~30 s.
+# (full, --quick): on two cores the full run takes about eight minutes, --quick one to two minutes.
 DEFAULTS = {
     "rounds": (3, 1),
     "duration": (2, 1),
@@ -107,7 +107,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m bench",
         description="Benchmark mockllm against bare starlette / ASGI floors (see bench/README.md).",
     )
-    p.add_argument("--quick", action="store_true", help="a ~20 s smoke run: 1 round, short runs")
+    p.add_argument(
+        "--quick", action="store_true", help="a 1-2 minute smoke run: 1 round, short runs"
+    )
     p.add_argument("--rounds", type=int, help="interleaved rounds per server (default 3)")
     p.add_argument(
         "--duration",
