@@ -187,7 +187,7 @@ def _cpu(recording: Recording, args: argparse.Namespace) -> list[str]:
     total = sum(s.samples for s in recording.stacks)
     errors = re.search(r"Errors: (\d+)", recording.note)
     lines.append(
-        f"py-spy: {total:,} samples of the server on the CPU in {args.seconds} s at "
+        f"py-spy: {total:,} samples of the server busy in {args.seconds} s at "
         f"{args.rate} Hz ({errors[1] if errors else '?'} errors). It stops the server for "
         "each sample, which slows it and adds to its CPU: compare the unprofiled figure."
     )

@@ -8,8 +8,8 @@ first, frames separated by `;`, then the number of samples that caught it:
 A Python frame names its file relative to the `sys.path` entry it came from (or
 `<string>` for generated code such as a dataclass's `__init__`); a native frame names
 a C source file (`loop.c:35410`, `object.h:537`) or a shared library (`libc.so.6`).
-py-spy leaves out samples where the process was idle (blocked in a system call), so
-every sample is the server on the CPU.
+py-spy leaves out samples where the process was idle, so every sample is the server
+busy (running, or ready to run and waiting for its core on a loaded machine).
 """
 
 from __future__ import annotations
