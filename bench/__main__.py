@@ -7,8 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import proc
-from .load import wrk_version
+from .load import add_options, set_up
 from .report import Outcome, append, environment, record, table
 from .run import (
     Settings,
@@ -45,13 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if not servers or servers[0].role != "subject":
         print("bench: the first server must be mockllm (the subject)", file=sys.stderr)
         return 2
-    wrk = wrk_version() if args.loadgen != "asyncio" else None
-    if args.loadgen == "wrk" and wrk is None:
-        print("bench: --loadgen wrk but wrk is not installed", file=sys.stderr)
-        return 2
-    cpus = proc.pinning(args.server_cpu, args.load_cpu)
-    if cpus:
-        proc.pin_self(cpus[1])  # the harness, its asyncio client and wrk share the load core
+    wrk, cpus = set_up(args, "bench")  # the harness, its asyncio client and wrk: load core
     with tempfile.TemporaryDirectory(prefix="mockllm-bench-") as tmp:
         settings = Settings(
             rounds=args.rounds,
@@ -128,19 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated subset of bench/servers.py SERVERS, mockllm first (default: all)",
     )
     p.add_argument(
-        "--loadgen",
-        choices=("auto", "wrk", "asyncio"),
-        default="auto",
-        help="auto: wrk when installed, else the bundled asyncio client",
-    )
-    p.add_argument(
         "--stream-sends",
         choices=("event", "one"),
         default="event",
         help="floors send the stream one ASGI send per SSE frame (default) or in one send",
     )
-    p.add_argument("--server-cpu", type=int, default=0, help="core for the servers (default 0)")
-    p.add_argument("--load-cpu", type=int, default=1, help="core for the load (default 1)")
+    add_options(p)
     p.add_argument(
         "--json-out",
         type=Path,

@@ -27,8 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import proc, stacks
-from .load import LoadResult, Target, wrk_version
+from . import stacks
+from .load import LoadResult, Target, add_options, set_up
 from .run import FULL_LOG, Settings, counted, fetch_reference, measured, progress, started
 from .servers import MOCKLLM, ROOT, SERVERS, Running, ServerDef, wait_answered
 from .workload import DISTINCT, HISTORY_LENGTHS, cold_workloads
@@ -74,13 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     if py_spy is None:
         print("bench.spy: py-spy is not installed (pip install -e '.[bench]')", file=sys.stderr)
         return 2
-    wrk = wrk_version() if args.loadgen != "asyncio" else None
-    if args.loadgen == "wrk" and wrk is None:
-        print("bench.spy: --loadgen wrk but wrk is not installed", file=sys.stderr)
-        return 2
-    cpus = proc.pinning(args.server_cpu, args.load_cpu)
-    if cpus:
-        proc.pin_self(cpus[1])  # the harness, wrk and py-spy share the load core
+    wrk, cpus = set_up(args, "bench.spy")  # the harness, wrk and py-spy: the load core
     with tempfile.TemporaryDirectory(prefix="mockllm-spy-") as tmp:
         settings = Settings(
             rounds=1,
@@ -245,14 +239,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--connections", type=int, default=32, help="concurrent connections")
     p.add_argument("--top", type=int, default=25, help="rows per table (default 25)")
     p.add_argument("--raw", type=Path, help="keep py-spy's raw stacks in this file")
-    p.add_argument(
-        "--loadgen",
-        choices=("auto", "wrk", "asyncio"),
-        default="auto",
-        help="auto: wrk when installed, else the bundled asyncio client",
-    )
-    p.add_argument("--server-cpu", type=int, default=0, help="core for the server (default 0)")
-    p.add_argument("--load-cpu", type=int, default=1, help="core for the load (default 1)")
+    add_options(p)
     return p
 
 
