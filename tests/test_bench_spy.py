@@ -30,14 +30,15 @@ def test_spy_profiles_the_running_server() -> None:
     out = done.stdout
     for run in ("unprofiled (the warm-up)", "while sampled"):
         assert re.search(rf"^server CPU per request, {re.escape(run)}: [\d,]+\.\d µs ", out, re.M)
-    # mockllm's own frames, lines and modules are named, and it has a share of the samples.
-    assert re.search(r"^ +[\d.]+%  \S+ \(mockllm/serving/exchange\.py\)", out, re.M), out
+    # mockllm's own frames, lines (with their text) and modules are named, and it has a
+    # share of the samples (one second of them: which of its frames lead varies).
+    assert re.search(r"^ +[\d.]+%  \S+ \(mockllm/\S+\.py\)$", out, re.M), out
     assert re.search(r"^ +[\d.]+% +[\d.]+%  mockllm/\S+\.py:\d+  \S+  \S", out, re.M), out
-    assert re.search(r"^ +[\d.]+% +[\d.]+%  mockllm\.serving\.exchange$", out, re.M), out
+    assert re.search(r"^ +[\d.]+% +[\d.]+%  mockllm\.[a-z_.]+$", out, re.M), out
     share = re.search(r"^by package: .*\bmockllm ([\d.]+)%", out, re.M)
     assert share is not None and float(share[1]) > 0, out
-    # C code: the system call that sends the reply, under the Python frame that made it.
-    assert re.search(r"^ +[\d.]+%  write \(libc\.so\.6\)  <- \S+", out, re.M), out
+    # C code (the event loop's system calls at least), under the Python frame it ran in.
+    assert re.search(r"^ +[\d.]+%  \S+ \(libc\.so\.6\)  <- \S+", out, re.M), out
 
 
 RAW = """\
