@@ -137,8 +137,8 @@ def settle_heap() -> None:
     (10-25 ms each on the bench machine, a tail-latency spike). Before forking workers,
     this also keeps the collector from touching, and so copying, the pages they share.
     Only `mockllm serve` does this: in someone else's process (`mockllm.serve()`, the
-    pytest plugin) the heap is not ours to freeze."""
-    gc.collect()
+    pytest plugin) the heap is not ours to freeze. No collection first: it would add
+    milliseconds to start-up, to free the little garbage start-up leaves."""
     gc.freeze()
 
 
