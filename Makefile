@@ -18,7 +18,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-profile bench-viewer screenshots fuzz clean
+.PHONY: help serve test lint bench bench-profile bench-spy bench-viewer screenshots fuzz clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -26,7 +26,7 @@ help: ## show the targets
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,frameworks]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,frameworks,bench]'
 	touch $(STAMP)
 
 serve: $(STAMP) ## serve the bundled scenarios on 127.0.0.1:8000 (ARGS="--port 9000 ...")
@@ -77,6 +77,11 @@ screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in hea
 
 bench-profile: $(STAMP) ## profile the cold path in-process, no sockets (ARGS="--only hist_200 ...")
 	$(BIN)/python -m bench.profile $(ARGS)
+
+bench-spy: $(STAMP) ## py-spy on the running server under wrk (ARGS="--only hist_200", "--floor")
+	@sh bench/ensure-wrk.sh
+	$(BIN)/python -m compileall -q mockllm bench
+	$(BIN)/python -m bench.spy $(ARGS)
 
 bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log in Chromium
 	@$(CHROMIUM)

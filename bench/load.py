@@ -8,6 +8,7 @@ client; when wrk is not installed the asyncio client does everything.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import proc
 from .servers import HOST
 from .workload import DISTINCT
 
@@ -70,6 +72,33 @@ class LoadResult:
     @property
     def rate(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The load generator and the cores: the same flags for every bench command."""
+    parser.add_argument(
+        "--loadgen",
+        choices=("auto", "wrk", "asyncio"),
+        default="auto",
+        help="auto: wrk when installed, else the bundled asyncio client",
+    )
+    parser.add_argument(
+        "--server-cpu", type=int, default=0, help="core for the servers (default 0)"
+    )
+    parser.add_argument("--load-cpu", type=int, default=1, help="core for the load (default 1)")
+
+
+def set_up(args: argparse.Namespace, prog: str) -> tuple[str | None, tuple[int, int] | None]:
+    """(wrk's version or None for the asyncio client, (server core, load core) or None);
+    pins this process, and the load it starts, to the load core."""
+    wrk = wrk_version() if args.loadgen != "asyncio" else None
+    if args.loadgen == "wrk" and wrk is None:
+        print(f"{prog}: --loadgen wrk but wrk is not installed", file=sys.stderr)
+        raise SystemExit(2)
+    cpus = proc.pinning(args.server_cpu, args.load_cpu)
+    if cpus:
+        proc.pin_self(cpus[1])
+    return wrk, cpus
 
 
 def wrk_version() -> str | None:

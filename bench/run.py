@@ -320,7 +320,7 @@ def measure_cold(servers: list[ServerDef], settings: Settings, ref: Reference) -
 def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[str, float]:
     targets = {w.key: Target(running.port, w.path, w.body, w.key) for w in ref.cold}
     if settings.warmup_seconds:  # fill the log ring (10 000 entries by default) first
-        _count(running, targets["cold_ns"], settings, FULL_LOG)
+        counted(running, targets["cold_ns"], settings, FULL_LOG)
     figures: dict[str, float] = {}
     result, _ = measured(running, targets["cold_ns"], 1, settings)
     figures["cold_ns_c1_p50_us"], figures["cold_ns_c1_p99_us"] = result.p50_us, result.p99_us
@@ -333,7 +333,7 @@ def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[st
 FULL_LOG = 10_000
 
 
-def _count(running: Running, target: Target, settings: Settings, n: int) -> LoadResult:
+def counted(running: Running, target: Target, settings: Settings, n: int) -> LoadResult:
     if settings.use_wrk:
         result = wrk_count(target, 32, n, settings.workdir)
     else:
@@ -358,10 +358,10 @@ def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference)
             # cold_ns is bench-tool-call made distinct: at the server's own path for it
             distinct = target(running, TOOL_CALL, cold_ns.body, cold_ns.key)
             filling = min(settings.memory_requests, LOG_LIMIT)
-            done = _count(running, distinct, settings, filling).requests
+            done = counted(running, distinct, settings, filling).requests
             full = proc.rss_mb(running.pid)
             if settings.memory_requests > filling:
-                _count(running, distinct, settings, settings.memory_requests - filling)
+                counted(running, distinct, settings, settings.memory_requests - filling)
             after = proc.rss_mb(running.pid)
         samples[server.name] = {
             "rss_before_load_mb": [idle],

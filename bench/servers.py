@@ -50,6 +50,7 @@ class ServerDef:
     # scenario name → extra request headers (a peer that picks its fixture by header)
     headers: Callable[[str], dict[str, str]] = lambda scenario: {}
     missing: Callable[[], str | None] = lambda: None  # why it cannot run here, or None
+    cold_only: bool = False  # measured in the cold phase only (distinct bodies, histories)
 
 
 def mockllm_command(ctx: Context) -> list[str]:
@@ -59,7 +60,7 @@ def mockllm_command(ctx: Context) -> list[str]:
     return [*launcher, "serve", *where]
 
 
-def _floor_command(module: str) -> Callable[[Context], list[str]]:
+def _floor_command(module: str, *flags: str) -> Callable[[Context], list[str]]:
     def command(ctx: Context) -> list[str]:
         return [
             sys.executable,
@@ -71,6 +72,7 @@ def _floor_command(module: str) -> Callable[[Context], list[str]]:
             str(ctx.bodies),
             "--stream-sends",
             ctx.stream_sends,
+            *flags,
         ]
 
     return command
@@ -93,6 +95,15 @@ ASGI_FLOOR = ServerDef(
     "floor",
     "raw ASGI app on uvicorn sending mockllm's bytes (second reference)",
     _floor_command("bench.floor_asgi"),
+)
+# What any server that reads the request must do: only the cold rows, where the body
+# differs each time and its size grows with the history, show what parsing it costs.
+PARSE_FLOOR = ServerDef(
+    "starlette_json",
+    "floor",
+    "the starlette floor plus json.loads(await request.body()): the parse floor (cold rows)",
+    _floor_command("bench.floor_starlette", "--parse"),
+    cold_only=True,
 )
 
 # --- peers: other mock servers, on the warm workload (bench/README.md, "Adding a peer") ---
@@ -138,7 +149,7 @@ AIMOCK = ServerDef(
 
 # Order matters: the first entry is the subject, the first floor is "the floor" the
 # targets refer to. Peers go last.
-SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR, AIMOCK]
+SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR, PARSE_FLOOR, AIMOCK]
 
 
 def selected(names: list[str] | None) -> list[ServerDef]:

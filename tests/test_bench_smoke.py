@@ -7,6 +7,7 @@ timing — benchmark figures swing too much between machines and runs to assert 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from .support import ROOT
 # The aimock peer runs where `make bench` installed it (bench/peers/aimock/node_modules);
 # `make test` does not install it, so on a fresh clone the bench must skip it, loudly.
 PEER_MISSING = AIMOCK.missing()
-SERVERS = ["mockllm", "starlette", "asgi", *([] if PEER_MISSING else ["aimock"])]
+SERVERS = ["mockllm", "starlette", "asgi", "starlette_json", *([] if PEER_MISSING else ["aimock"])]
 
 
 def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> None:
@@ -54,6 +55,14 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
         assert _cells(lines, "non-stream c=32 server CPU *", "aimock") != "-"
         assert _cells(lines, "stream c=32 server CPU *", "aimock") != "-"
         assert _cells(lines, "distinct non-stream c=32 server CPU *", "aimock") == "-"
+    # The parse floor runs in the cold phase only: a figure in the history rows, none in
+    # the warm ones; the history table gives it a column and mockllm's cost beyond it.
+    growth = lines.index("CPU per request as the history grows (c=32, every body distinct):")
+    assert "starlette_json µs" in lines[growth + 1], lines[growth + 1]
+    assert "beyond starlette_json µs/message" in lines[growth + 1], lines[growth + 1]
+    # starlette, mockllm, ratio, mockllm per message, starlette_json, beyond it per message
+    last = r"200 messages( +[\d,.]+){2} +[\d.]+x( +-?[\d,.]+){3}$"
+    assert re.match(last, lines[growth + 5]), lines[growth + 5]
     for metric in METRICS:
         label = metric.label.format(n="500")
         row = next((line for line in lines if line.startswith(label + " ")), None)
@@ -66,6 +75,9 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
     record = json.loads(records[0])
     assert list(record["servers"]) == SERVERS
     assert set(record["targets"]) == set(GOALS)
+    parse_floor = record["servers"]["starlette_json"]["median"]
+    assert parse_floor["hist_200_c32_cpu_us"] > 0
+    assert "ns_c32_cpu_us" not in parse_floor  # no warm rounds for it
     # The shared-state rows (a redis-server of the bench's own), or a loud skip.
     if "skipped" in record["state"]:
         assert "Shared state rows SKIPPED: no redis-server" in done.stdout
