@@ -79,7 +79,7 @@ class LiveEntry:
         self.started = time.perf_counter()
         self.path = path
         # One bytes object, not a list of tuples: a ring of 10 000 entries stays compact.
-        self.headers = b"\n".join(b"%s:%s" % pair for pair in headers)
+        self.headers = b"\n".join(map(b":".join, headers))
         self.api: str | None = None
         self.session: str | None = None
         self.scenario: str | None = None

@@ -20,7 +20,7 @@ from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.heard import Heard, HeardError
-from mockllm.core.ids import HEX, derive
+from mockllm.core.ids import HEX, derive, fresh
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import RuleContext, RuleSet, Violation
 from mockllm.core.values import value
@@ -175,7 +175,8 @@ class Adapter(ABC):
         return self.rules.run(body, ctx)
 
     def request_id(self, *parts: object) -> str:
-        return derive("req_", 32, *parts, alphabet=HEX)
+        """Derived afresh: the attempt is among the parts, so it never repeats."""
+        return fresh("req_", 32, *parts, alphabet=HEX)
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         """The provider's own response headers (versions, rate limits) for this status; a

@@ -219,7 +219,9 @@ class Exchanges:
             raise RequestError(
                 400, message, kind="bad_content_type", code="unsupported_content_type"
             )
-        cache = self._prepared.setdefault(adapter.api, Lru(256))
+        cache = self._prepared.get(adapter.api)
+        if cache is None:  # not setdefault: that would build an Lru per request
+            cache = self._prepared[adapter.api] = Lru(256)
         key = (route, raw)  # the path can say part of the request (Gemini's model and stream)
         prepared = cache.get(key)
         if prepared is not None:
