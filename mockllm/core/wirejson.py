@@ -10,9 +10,12 @@ which bodies to show as text, so its readers never have to recurse further than 
 Writing: `dumps_text` never fails on what a client could have sent: a string that cannot be
 UTF-8 (a surrogate) is escaped as a `\\ud800`-style escape, which every JSON parser reads back.
 
-The checks cost the hot path a `str.decode` (which `json.loads` does anyway) and a substring
-test; the surrogate search runs only when a body holds a `\\u` escape, and skips from
-one `\\u` to the next.
+Speed: orjson parses a body a few times faster than the standard library; whatever it
+refuses goes to the standard library's parser, so every refusal keeps its words. Where
+orjson accepts a body but reads it differently (an integer beyond 64 bits becomes a float;
+nesting the standard library refuses as deeper than Python recurses), a cheap check on the
+bytes sends the body to the standard library too. The surrogate search runs only on that
+path (orjson refuses lone surrogates itself) and only when a body holds a `\\u` escape.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+import orjson
 
 # A \u escape of a surrogate: a high one (and the low one after it, if any), or a low one.
 # It starts with the literal `\u`, so the search skips ahead between backslashes; whether
@@ -51,7 +56,39 @@ _DECODER = json.JSONDecoder(
 
 
 def loads(raw: bytes) -> Any:
-    """The parsed body, or InvalidJson."""
+    """The parsed body, or InvalidJson: the standard library's value and words, faster."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _loads_stdlib(raw)  # refused: the standard library says why, as it always did
+    if _read_differently(raw, value):
+        return _loads_stdlib(raw)
+    return value
+
+
+# Every digit becomes 0 and every other byte a space: a run of 19 digits is then a substring.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_INT64_DIGITS = b"0" * 19  # the shortest integer that may not fit 64 bits (-9223372036854775809)
+_DUMPS_DEPTH = 254  # orjson.dumps refuses deeper nesting
+
+
+def _read_differently(raw: bytes, value: Any) -> bool:
+    """Whether the standard library may read `raw` otherwise than orjson did (as `value`)."""
+    if _INT64_DIGITS in raw.translate(_DIGITS_ONLY):
+        return True  # perhaps an integer beyond 64 bits, which orjson turns into a float
+    if raw.count(b"[") + raw.count(b"{") <= _DUMPS_DEPTH:
+        return False  # the usual case: too few brackets to nest deeper
+    # orjson.loads nests up to 1024 deep, the standard library as deep as Python recurses
+    # (about 1000 less the caller's frames on Python 3.10 and 3.11): a body orjson.dumps
+    # can write again nests at most 254 deep, which both read alike.
+    try:
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return True
+    return False
+
+
+def _loads_stdlib(raw: bytes) -> Any:
     try:
         text = raw.decode("utf-8")
         value = _DECODER.decode(text)

@@ -190,9 +190,10 @@ class Adapter(ABC):
     def reparse(self, raw: bytes) -> Conversation | None:
         """A logged request's conversation, parsed again when the log is read. The log keeps
         the bytes, not the parsed objects, of requests whose parse is `cacheable`: thousands
-        of parsed histories would make every garbage collection walk them."""
+        of parsed histories would make every garbage collection walk them. `raw` is a body
+        `wirejson.loads` read when it arrived, and reads the same way again."""
         try:
-            return self.parse(json.loads(raw)).conversation
+            return self.parse(wirejson.loads(raw)).conversation
         except (ValueError, RequestError):
             return None
 
