@@ -11,6 +11,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import canonical_json, compact_json, digest, sse_frame
 from mockllm.core.engine import Resolved
@@ -561,7 +563,10 @@ def _call_events(
 
 
 def _dumps_messages(messages: tuple[Message, ...]) -> bytes:
-    return _dumps_messages_json([m.to_json() for m in messages])
+    try:  # orjson writes the dataclasses themselves, every field (`_stored_message` reads it)
+        return orjson.dumps(messages)
+    except orjson.JSONEncodeError:  # a reply's lone surrogate: escaped instead
+        return _dumps_messages_json([m.to_json() for m in messages])
 
 
 def _dumps_messages_json(messages: list[dict[str, Any]]) -> bytes:
