@@ -31,7 +31,7 @@ class Console:
         self.colour = colour and log_format == "text"
         self._format = self._json if log_format == "json" else self._text
         self._warned: set[str] = set()
-        self._flush_pending = False
+        self._held: list[str] = []
         self._ok = f"{_GREEN}200 " if self.colour else "200 "
         self._end = f"{_RESET}\n" if self.colour else "\n"
 
@@ -49,16 +49,21 @@ class Console:
                 if note.startswith("warning: ") and note not in self._warned:
                     self._warned.add(note)
                     line += self._paint(f"mockllm: {note}", _YELLOW) + "\n"
-        self.stream.write(line)
-        if not self._flush_pending:  # one flush per burst of requests, not one per line
-            self._flush_pending = True
+        # Lines are held until the loop's turn ends, then written and flushed together:
+        # one write per burst of requests, not one per line (under PYTHONUNBUFFERED, common
+        # in CI images, every `stream.write` would be a syscall of its own).
+        self._held.append(line)
+        if len(self._held) == 1:
             try:
-                asyncio.get_running_loop().call_soon(self._flush)
+                asyncio.get_running_loop().call_soon(self.flush)
             except RuntimeError:  # no loop: called outside the server
-                self._flush()
+                self.flush()
 
-    def _flush(self) -> None:
-        self._flush_pending = False
+    def flush(self) -> None:
+        """Write the held lines (the server also calls this as it stops)."""
+        held, self._held = self._held, []
+        if held:
+            self.stream.write("".join(held))
         self.stream.flush()
 
     def _json(self, entry: LiveEntry) -> str:

@@ -200,8 +200,11 @@ class Adapter(ABC):
         (the default) means a rendering is never reused."""
         return None
 
-    def served(self, resolved: Resolved, parsed: Parsed) -> None:  # noqa: B027 (most keep no state)
-        """Called once a reply is on its way: for adapters that keep state (Responses)."""
+    def served(  # noqa: B027 (most keep no state)
+        self, resolved: Resolved, parsed: Parsed, body: bytes | None = None
+    ) -> None:
+        """Called once a reply is on its way: for adapters that keep state (Responses);
+        `body`, the reply's JSON body as rendered (None for a stream)."""
 
     def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
         """What rendering this reply had to adapt, for the log."""

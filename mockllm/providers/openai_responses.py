@@ -18,6 +18,7 @@ from mockllm.core.events import Event
 from mockllm.core.heard import Heard
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
+from mockllm.core.wirejson import dumps_line
 from mockllm.errors import RequestError
 from mockllm.providers import shapes
 from mockllm.providers.base import (
@@ -74,11 +75,21 @@ STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    messages: tuple[Message, ...]  # the conversation, its own reply included
-    resolved: Resolved | None  # to render the response again for GET /v1/responses/{id}
+    """A stored response, as bytes only: a server keeps up to STORE_LIMIT of them, and
+    bytes are invisible to the garbage collector, where the parsed request and its
+    messages (tens of objects each) made every full collection walk the whole store (on
+    the bench, about a quarter of a Responses request's CPU)."""
+
+    messages: bytes  # JSON: the conversation, its own reply included (`Message.to_json`)
+    body: bytes | None  # the response as rendered, for GET /v1/responses/{id}
     # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
-    parsed: Parsed | None
-    body: bytes | None = None  # the response as rendered, when it came from a shared store
+
+    @classmethod
+    def of(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
+        return cls(_dumps_messages(messages), body)
+
+    def conversation(self) -> tuple[Message, ...]:
+        return tuple(_stored_message(m) for m in json.loads(self.messages))
 
 
 class Responses(Adapter):
@@ -150,7 +161,8 @@ class Responses(Adapter):
                 param="previous_response_id",
                 code="previous_response_not_found",
             )
-        return tuple(replace(m, at=f"previous response {response_id}") for m in stored.messages)
+        at = f"previous response {response_id}"
+        return tuple(replace(m, at=at) for m in stored.conversation())
 
     # --- render ------------------------------------------------------------------------
 
@@ -172,7 +184,7 @@ class Responses(Adapter):
         status = "incomplete" if incomplete else "completed"
         return dumps(self._response(resolved, parsed, status, output))
 
-    def served(self, resolved: Resolved, parsed: Parsed) -> None:
+    def served(self, resolved: Resolved, parsed: Parsed, body: bytes | None = None) -> None:
         """Keep the response for previous_response_id and GET, unless `store: false`."""
         if not parsed.options["store"]:
             return
@@ -183,7 +195,8 @@ class Responses(Adapter):
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
         messages = (*parsed.options["stored_messages"], own)
-        self._keep(_response_id(resolved, parsed), Stored(messages, resolved, parsed))
+        rendered = body if body is not None else self.render(resolved, parsed)
+        self._keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
 
     def _keep(self, response_id: str, stored: Stored) -> None:
         self._store[response_id] = stored
@@ -196,9 +209,7 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        self._keep(
-            heard.response_id, Stored((*parsed.options["stored_messages"], own), None, parsed)
-        )
+        self._keep(heard.response_id, Stored.of((*parsed.options["stored_messages"], own), None))
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         numbers = itertools.count()
@@ -283,12 +294,10 @@ class Responses(Adapter):
 
     def get(self, rest: str) -> tuple[int, bytes]:
         stored = self._store.get(rest)
-        if stored is not None and stored.body is not None:
-            return 200, stored.body
-        if stored is None or stored.resolved is None or stored.parsed is None:
+        if stored is None or stored.body is None:
             error = RequestError(404, f"No response found with id '{rest}'.", param="response_id")
             return 404, openai_error_body(error)
-        return 200, self.render(stored.resolved, stored.parsed)
+        return 200, stored.body
 
     def reset(self) -> None:
         self._store.clear()
@@ -307,19 +316,21 @@ class Responses(Adapter):
         stored = self._store.get(response_id) if parsed.options["store"] else None
         if stored is None:
             return None
-        shared = {
-            "messages": [m.to_json() for m in stored.messages],
-            "body": (body or self.render(resolved, parsed)).decode(),
-        }
-        return response_id, json.dumps(shared, ensure_ascii=False).encode()
+        assert stored.body is not None  # `served` renders what it keeps
+        # The messages are JSON already: spliced in, not parsed and written again.
+        text = b'{"messages":%s,"body":%s}' % (
+            stored.messages,
+            json.dumps(stored.body.decode(), ensure_ascii=False).encode(),
+        )
+        return response_id, text
 
     def adopt(self, key: str, data: bytes | None) -> None:
         if data is None:
             self._store.pop(key, None)
             return
         shared = json.loads(data)
-        messages = tuple(_stored_message(m) for m in shared["messages"])
-        self._keep(key, Stored(messages, None, None, shared["body"].encode()))
+        messages = _dumps_messages_json(shared["messages"])
+        self._keep(key, Stored(messages, shared["body"].encode()))
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
@@ -500,6 +511,14 @@ def _call_events(
         ),
         event("response.function_call_arguments.done", done, f"done:{call}"),
     ]
+
+
+def _dumps_messages(messages: tuple[Message, ...]) -> bytes:
+    return _dumps_messages_json([m.to_json() for m in messages])
+
+
+def _dumps_messages_json(messages: list[dict[str, Any]]) -> bytes:
+    return dumps_line(messages).encode()  # a reply's surrogate comes out escaped
 
 
 def _stored_message(data: dict[str, Any]) -> Message:

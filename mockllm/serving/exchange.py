@@ -282,9 +282,9 @@ class Exchanges:
         rendered = self._render(adapter, resolved, parsed, stream)
         for note in rendered.notes:
             responder.entry.note(note)
-        adapter.served(resolved, parsed)
+        body = None if stream else rendered.body  # a stream's JSON is rendered anew
+        adapter.served(resolved, parsed, body)
         if self.shared is not None and adapter.refers_back:
-            body = None if stream else rendered.body  # a stream's JSON is rendered anew
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 await self.shared.store.keep_response(*kept)
