@@ -10,10 +10,15 @@ NODE_CLIENT := clients/node/node_modules/.installed
 NODE_STAMPS := tests/node/node_modules/.installed \
                tests/frameworks/vercel/node_modules/.installed \
                clients/node/examples/vitest/node_modules/.installed
+# The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
+# Installed by `make bench` only, and only where npm is: without it the bench skips the
+# column and says why.
+PEER_STAMP := bench/peers/aimock/node_modules/.installed
+NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-profile bench-viewer screenshots fuzz clean
+.PHONY: help serve test lint bench bench-profile bench-spy bench-viewer screenshots fuzz clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -21,7 +26,7 @@ help: ## show the targets
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,frameworks]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,frameworks,bench]'
 	touch $(STAMP)
 
 serve: $(STAMP) ## serve the bundled scenarios on 127.0.0.1:8000 (ARGS="--port 9000 ...")
@@ -34,6 +39,10 @@ $(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
 
 %/node_modules/.installed: %/package.json %/package-lock.json $(NODE_CLIENT)
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(PEER_STAMP): bench/peers/aimock/package.json bench/peers/aimock/package-lock.json
+	cd bench/peers/aimock && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Debian packages the tests drive for real, installed when missing (tests/ensure-debian.sh).
@@ -69,15 +78,20 @@ screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in hea
 bench-profile: $(STAMP) ## profile the cold path in-process, no sockets (ARGS="--only hist_200 ...")
 	$(BIN)/python -m bench.profile $(ARGS)
 
+bench-spy: $(STAMP) ## py-spy on the running server under wrk (ARGS="--only hist_200", "--floor")
+	@sh bench/ensure-wrk.sh
+	$(BIN)/python -m compileall -q mockllm bench
+	$(BIN)/python -m bench.spy $(ARGS)
+
 bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log in Chromium
 	@$(CHROMIUM)
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage clients/node/dist \
-		$(dir $(NODE_CLIENT) $(NODE_STAMPS))
+		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 
-bench: $(STAMP) ## benchmark mockllm against bare starlette/ASGI floors (ARGS="--quick ...")
+bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh
 	@# Byte-compile as `pip install` does: an editable checkout under
 	@# PYTHONDONTWRITEBYTECODE would otherwise recompile every module at each start.

@@ -7,8 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import proc
-from .load import wrk_version
+from .load import add_options, set_up
 from .report import Outcome, append, environment, record, table
 from .run import (
     Settings,
@@ -25,7 +24,7 @@ from .state import measure_state, redis_missing
 
 DEFAULT_OUT = ROOT / "bench" / "results" / "results.jsonl"
 
-# (full, --quick): the full run takes about three minutes on two cores, --quick ~20 s.
+# (full, --quick): on two cores the full run takes about eight minutes, --quick one to two minutes.
 DEFAULTS = {
     "rounds": (3, 1),
     "duration": (2, 1),
@@ -45,13 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     if not servers or servers[0].role != "subject":
         print("bench: the first server must be mockllm (the subject)", file=sys.stderr)
         return 2
-    wrk = wrk_version() if args.loadgen != "asyncio" else None
-    if args.loadgen == "wrk" and wrk is None:
-        print("bench: --loadgen wrk but wrk is not installed", file=sys.stderr)
-        return 2
-    cpus = proc.pinning(args.server_cpu, args.load_cpu)
-    if cpus:
-        proc.pin_self(cpus[1])  # the harness, its asyncio client and wrk share the load core
+    wrk, cpus = set_up(args, "bench")  # the harness, its asyncio client and wrk: load core
     with tempfile.TemporaryDirectory(prefix="mockllm-bench-") as tmp:
         settings = Settings(
             rounds=args.rounds,
@@ -75,11 +68,12 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> Outcome:
     env = environment(wrk)
     ref = fetch_reference(settings)
+    warm = [s for s in servers if not s.cold_only]
     samples = merge(
-        measure_startups(servers, settings, ref),
-        measure_rounds(servers, settings, ref),
+        measure_startups(warm, settings, ref),
+        measure_rounds(warm, settings, ref),
         measure_cold(servers, settings, ref),
-        measure_memory(servers, settings, ref),
+        measure_memory(warm, settings, ref),
     )
     missing = redis_missing()
     if missing:
@@ -106,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m bench",
         description="Benchmark mockllm against bare starlette / ASGI floors (see bench/README.md).",
     )
-    p.add_argument("--quick", action="store_true", help="a ~20 s smoke run: 1 round, short runs")
+    p.add_argument(
+        "--quick", action="store_true", help="a 1-2 minute smoke run: 1 round, short runs"
+    )
     p.add_argument("--rounds", type=int, help="interleaved rounds per server (default 3)")
     p.add_argument(
         "--duration",
@@ -125,19 +121,12 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated subset of bench/servers.py SERVERS, mockllm first (default: all)",
     )
     p.add_argument(
-        "--loadgen",
-        choices=("auto", "wrk", "asyncio"),
-        default="auto",
-        help="auto: wrk when installed, else the bundled asyncio client",
-    )
-    p.add_argument(
         "--stream-sends",
         choices=("event", "one"),
         default="event",
         help="floors send the stream one ASGI send per SSE frame (default) or in one send",
     )
-    p.add_argument("--server-cpu", type=int, default=0, help="core for the servers (default 0)")
-    p.add_argument("--load-cpu", type=int, default=1, help="core for the load (default 1)")
+    add_options(p)
     p.add_argument(
         "--json-out",
         type=Path,

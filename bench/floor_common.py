@@ -1,4 +1,4 @@
-"""What both floors share: the reference replies, the command line, uvicorn settings.
+"""What the floors share: the reference replies, the command line, uvicorn settings.
 
 A floor answers the benchmark's request with the bytes mockllm gave for it, fetched
 once at start-up (bench/__main__.py writes them to --bodies), so every server puts
@@ -59,6 +59,11 @@ class Options:
 
 
 def parse_options(description: str) -> Options:
+    return options_from(arguments(description).parse_args())
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The command line every floor takes (a floor may add its own flags)."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--bodies", type=Path, required=True, help="folder written by the harness")
@@ -69,7 +74,10 @@ def parse_options(description: str) -> Options:
         help="send the stream one SSE frame per ASGI send (default, like a real SSE server) "
         "or as one send (like mockllm)",
     )
-    args = p.parse_args()
+    return p
+
+
+def options_from(args: argparse.Namespace) -> Options:
     per_event = args.stream_sends == "event"
     kinds = sorted(p.name.removesuffix(".body") for p in args.bodies.glob("*.body"))
     replies = {kind: load_reply(args.bodies, kind, per_event and _streamed(kind)) for kind in kinds}

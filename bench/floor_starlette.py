@@ -3,10 +3,15 @@
 It does what any starlette endpoint must: route, read the request body, send a
 Response (non-stream) or a StreamingResponse over an async generator (stream). It
 does not parse the JSON: producing the reply is exactly the work mockllm adds.
+
+With `--parse` it is the *parse floor*: the same app, plus `json.loads` of the body
+(the standard library's, nothing more) — what any server that reads the request must
+do, so mockllm's distance from it is the work beyond the unavoidable parse.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -14,12 +19,14 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from .floor_common import Options, Reply, parse_options, serve
+from .floor_common import Options, Reply, arguments, options_from, serve
 
 
-def build(options: Options) -> Starlette:
+def build(options: Options, parse: bool = False) -> Starlette:
     async def answer(request: Request) -> Response:
-        await request.body()
+        body = await request.body()
+        if parse:
+            json.loads(body)
         scenario = request.path_params["path"].split("/")[1]
         reply = options.reply(request.headers.get("x-bench-kind"), scenario)
         if reply is None:
@@ -40,8 +47,12 @@ def _streaming(reply: Reply) -> StreamingResponse:
 
 
 def main() -> None:
-    options = parse_options("bench floor: bare starlette, fixed replies")
-    serve(build(options), options.port)
+    parser = arguments("bench floor: bare starlette, fixed replies")
+    parser.add_argument(
+        "--parse", action="store_true", help="json.loads the request body first (the parse floor)"
+    )
+    args = parser.parse_args()
+    serve(build(options_from(args), parse=args.parse), args.port)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ client; when wrk is not installed the asyncio client does everything.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import proc
 from .servers import HOST
 from .workload import DISTINCT
 
@@ -31,10 +33,16 @@ class Target:
     path: str
     body: bytes  # with `DISTINCT` in it: every request replaces it with a counter
     kind: str | None = None  # sent as `x-bench-kind`: which reply a floor answers with
+    extra: tuple[tuple[str, str], ...] = ()  # more headers: a peer's (`ServerDef.headers`)
 
     @property
     def url(self) -> str:
         return f"http://{HOST}:{self.port}{self.path}"
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """Every request's headers besides Host, Content-Type and Content-Length."""
+        return ((("X-Bench-Kind", self.kind),) if self.kind else ()) + self.extra
 
     @property
     def distinct(self) -> bool:
@@ -64,6 +72,33 @@ class LoadResult:
     @property
     def rate(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The load generator and the cores: the same flags for every bench command."""
+    parser.add_argument(
+        "--loadgen",
+        choices=("auto", "wrk", "asyncio"),
+        default="auto",
+        help="auto: wrk when installed, else the bundled asyncio client",
+    )
+    parser.add_argument(
+        "--server-cpu", type=int, default=0, help="core for the servers (default 0)"
+    )
+    parser.add_argument("--load-cpu", type=int, default=1, help="core for the load (default 1)")
+
+
+def set_up(args: argparse.Namespace, prog: str) -> tuple[str | None, tuple[int, int] | None]:
+    """(wrk's version or None for the asyncio client, (server core, load core) or None);
+    pins this process, and the load it starts, to the load core."""
+    wrk = wrk_version() if args.loadgen != "asyncio" else None
+    if args.loadgen == "wrk" and wrk is None:
+        print(f"{prog}: --loadgen wrk but wrk is not installed", file=sys.stderr)
+        raise SystemExit(2)
+    cpus = proc.pinning(args.server_cpu, args.load_cpu)
+    if cpus:
+        proc.pin_self(cpus[1])
+    return wrk, cpus
 
 
 def wrk_version() -> str | None:
@@ -163,9 +198,9 @@ def _script(workdir: Path, target: Target, tail: str) -> Path:
         head = _DISTINCT_LUA.format(prefix=prefix, suffix=suffix)
     else:
         head = _REQUEST_LUA.format(body=text)
-    if target.kind:
-        head += f'wrk.headers["X-Bench-Kind"] = "{target.kind}"\n'
-    path = workdir / f"wrk-{abs(hash((target.body, target.kind, tail)))}.lua"
+    for name, value in target.headers:
+        head += f'wrk.headers["{name}"] = "{value}"\n'
+    path = workdir / f"wrk-{abs(hash((target.body, target.headers, tail)))}.lua"
     path.write_text(head + tail)
     return path
 
@@ -272,10 +307,10 @@ async def _loop(
 
 def _requests(target: Target) -> Iterator[bytes]:
     """Each request in turn, head and body (shared by all connections: one counter)."""
-    kind = f"X-Bench-Kind: {target.kind}\r\n" if target.kind else ""
+    extra = "".join(f"{name}: {value}\r\n" for name, value in target.headers)
     for body in target.bodies():
         head = (
-            f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n{kind}"
+            f"POST {target.path} HTTP/1.1\r\nHost: {HOST}:{target.port}\r\n{extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         )
         yield head.encode() + body

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .run import Samples, Settings
-from .servers import ROOT, ServerDef
+from .servers import PARSE_FLOOR, ROOT, ServerDef
 from .workload import HISTORY_LENGTHS
 
 
@@ -237,26 +237,34 @@ def _state(outcome: Outcome) -> list[str]:
 
 
 def _growth(outcome: Outcome) -> list[str]:
-    """How the cost grows with the history: a quadratic step anywhere shows up here."""
+    """How the cost grows with the history: a quadratic step anywhere shows up here. With
+    the parse floor in the run, also what mockllm adds per message beyond parsing it."""
     if not outcome.floors:
         return []
     subject, floor = outcome.subject.name, outcome.floors[0].name
+    parse = PARSE_FLOOR.name if PARSE_FLOOR in outcome.servers else None
+
+    def cpu(server: str | None, n: int) -> float:
+        return outcome.value(server, f"hist_{n}_c32_cpu_us") if server else math.nan
+
+    def per_message(figure: list[float], i: int) -> float:
+        """The step from the previous length to this one, per added message."""
+        if i == 0:
+            return math.nan
+        return (figure[i] - figure[i - 1]) / (HISTORY_LENGTHS[i] - HISTORY_LENGTHS[i - 1])
+
+    mine = [cpu(subject, n) for n in HISTORY_LENGTHS]
+    beyond = [m - cpu(parse, n) for m, n in zip(mine, HISTORY_LENGTHS, strict=True)]
+    parse_columns = [f"{parse} µs", f"beyond {parse} µs/message"] if parse else []
     rows = [["history", f"{floor} µs", f"{subject} µs", "ratio", f"{subject} µs/message"]]
-    previous: tuple[int, float] | None = None
-    for n in HISTORY_LENGTHS:
-        mine = outcome.value(subject, f"hist_{n}_c32_cpu_us")
-        base = outcome.value(floor, f"hist_{n}_c32_cpu_us")
-        step = math.nan if previous is None else (mine - previous[1]) / (n - previous[0])
-        rows.append(
-            [
-                f"{n} messages",
-                _number(base, 0),
-                _number(mine, 0),
-                _ratio(ratio(mine, base)),
-                _number(step, 1),
-            ]
-        )
-        previous = (n, mine)
+    rows[0] += parse_columns
+    for i, n in enumerate(HISTORY_LENGTHS):
+        base = cpu(floor, n)
+        row = [f"{n} messages", _number(base, 0), _number(mine[i], 0)]
+        row += [_ratio(ratio(mine[i], base)), _number(per_message(mine, i), 1)]
+        if parse:
+            row += [_number(cpu(parse, n), 0), _number(per_message(beyond, i), 1)]
+        rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(
@@ -264,6 +272,11 @@ def _growth(outcome: Outcome) -> list[str]:
         )
         for r in rows
     ]
+    if parse:
+        lines.append(
+            f"beyond {parse}: how ({subject} - {parse}) grows per added message, "
+            "what each message costs beyond parsing it."
+        )
     return ["CPU per request as the history grows (c=32, every body distinct):", *lines, ""]
 
 
@@ -294,6 +307,14 @@ def _grid(rows: list[list[str]]) -> list[str]:
 def _legend(outcome: Outcome) -> list[str]:
     subject = outcome.subject.name
     lines = [f"{s.name}: {s.about}" for s in outcome.servers]
+    peers = [s.name for s in outcome.servers if s.role == "peer"]
+    if peers:
+        lines.append(
+            f"peers ({', '.join(peers)}) send their own replies to the same requests (checked: "
+            "a 200 with one tool call, a 50-frame stream), so they are measured on startup, "
+            "the identical-body rows and RSS after distinct requests; '-' in the distinct "
+            "CPU, latency and history rows, which compare mockllm with floors sending its bytes."
+        )
     lines += [
         f"x<floor> = {subject} / floor, both from this run; targets compare with the first floor.",
         "* primary figure: server utime+stime over the run / completed requests (steadier "

@@ -23,6 +23,7 @@ from .floor_common import save_reply
 from .load import LoadResult, Target, client_run, wrk_count, wrk_run
 from .servers import (
     MOCKLLM,
+    Answer,
     Context,
     Running,
     ServerDef,
@@ -37,6 +38,7 @@ from .workload import (
     HISTORY_LENGTHS,
     STREAM,
     STREAM_EVENTS,
+    TOOL,
     TOOL_CALL,
     Cold,
     cold_workloads,
@@ -121,7 +123,7 @@ def fetch_reference(settings: Settings) -> Reference:
             if answer.status != 200:
                 raise RuntimeError(f"{workload.key}: mockllm answered {answer.status}")
             save_reply(bodies, workload.key, answer.headers, answer.body)
-    frames = sum(1 for line in replies["stream"].split(b"\n") if line.startswith(b"data:"))
+    frames = data_frames(replies["stream"])
     if frames != STREAM_EVENTS:
         raise RuntimeError(
             f"bench-stream streams {frames} data: frames, not {STREAM_EVENTS}; "
@@ -151,6 +153,17 @@ def _histories(running: Running) -> list[Cold]:
 
 def _first(body: bytes) -> bytes:
     return body.replace(DISTINCT.encode(), b"0")
+
+
+def data_frames(stream: bytes) -> int:
+    """SSE `data:` frames in a stream's body."""
+    return sum(1 for line in stream.split(b"\n") if line.startswith(b"data:"))
+
+
+def target(running: Running, scenario: str, body: bytes, kind: str | None = None) -> Target:
+    """A load target on `running` for `scenario`: its path and the headers it needs."""
+    extra = tuple(running.headers(scenario).items())
+    return Target(running.port, running.path(scenario), body, kind, extra)
 
 
 # --- cold starts -------------------------------------------------------------------------------
@@ -186,8 +199,8 @@ def one_round(running: Running, settings: Settings, ref: Reference) -> dict[str,
     wait_answered(running)
     check_replies(running, ref)
     figures = {"rss_idle_mb": proc.rss_mb(running.pid)}
-    plain = Target(running.port, running.path(TOOL_CALL), request_body(stream=False))
-    stream = Target(running.port, running.path(STREAM), request_body(stream=True))
+    plain = target(running, TOOL_CALL, request_body(stream=False))
+    stream = target(running, STREAM, request_body(stream=True))
     if settings.warmup_seconds:  # steady state first
         _load(running, plain, 32, settings, settings.warmup_seconds)
     for c in CONCURRENCY:
@@ -208,17 +221,38 @@ def one_round(running: Running, settings: Settings, ref: Reference) -> dict[str,
 
 
 def check_replies(running: Running, ref: Reference) -> None:
-    """Same request, same bytes: a floor (or mockllm) that drifted would void the ratios."""
-    if running.server.role == "peer":
-        return  # a peer sends its own bytes
+    """Same request, same bytes: a floor (or mockllm) that drifted would void the ratios.
+    A peer sends its own bytes, but the same work: checked by `peer_drift`."""
     expected_replies = ((TOOL_CALL, False, ref.tool_call), (STREAM, True, ref.stream))
     for scenario, stream, expected in expected_replies:
-        answer = post(running.port, running.path(scenario), request_body(stream))
-        if answer.status != 200 or answer.body != expected:
+        headers = running.headers(scenario)
+        answer = post(running.port, running.path(scenario), request_body(stream), headers)
+        name = running.server.name
+        if running.server.role == "peer":
+            drift = peer_drift(answer, stream)
+            if drift:
+                raise RuntimeError(f"{name} does not answer {scenario} as mockllm does: {drift}")
+        elif answer.status != 200 or answer.body != expected:
             raise RuntimeError(
-                f"{running.server.name} does not answer {scenario} with mockllm's bytes "
+                f"{name} does not answer {scenario} with mockllm's bytes "
                 f"(status {answer.status}, {len(answer.body)} vs {len(expected)} bytes)"
             )
+
+
+def peer_drift(answer: Answer, stream: bool) -> str | None:
+    """How a peer's reply differs in kind from mockllm's (None: it does not): a 200 with
+    one `get_weather` call, or a stream of exactly STREAM_EVENTS `data:` frames."""
+    if answer.status != 200:
+        return f"status {answer.status}: {answer.body[:300]!r}"
+    if stream:
+        frames = data_frames(answer.body)
+        return None if frames == STREAM_EVENTS else f"{frames} data: frames, not {STREAM_EVENTS}"
+    try:
+        calls = json.loads(answer.body)["choices"][0]["message"]["tool_calls"]
+        names = [call["function"]["name"] for call in calls]
+    except (ValueError, LookupError, TypeError):
+        return f"not a Chat Completions tool call: {answer.body[:300]!r}"
+    return None if names == [TOOL] else f"calls {names}, not [{TOOL!r}]"
 
 
 def measured(
@@ -286,7 +320,7 @@ def measure_cold(servers: list[ServerDef], settings: Settings, ref: Reference) -
 def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[str, float]:
     targets = {w.key: Target(running.port, w.path, w.body, w.key) for w in ref.cold}
     if settings.warmup_seconds:  # fill the log ring (10 000 entries by default) first
-        _count(running, targets["cold_ns"], settings, FULL_LOG)
+        counted(running, targets["cold_ns"], settings, FULL_LOG)
     figures: dict[str, float] = {}
     result, _ = measured(running, targets["cold_ns"], 1, settings)
     figures["cold_ns_c1_p50_us"], figures["cold_ns_c1_p99_us"] = result.p50_us, result.p99_us
@@ -299,7 +333,7 @@ def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[st
 FULL_LOG = 10_000
 
 
-def _count(running: Running, target: Target, settings: Settings, n: int) -> LoadResult:
+def counted(running: Running, target: Target, settings: Settings, n: int) -> LoadResult:
     if settings.use_wrk:
         result = wrk_count(target, 32, n, settings.workdir)
     else:
@@ -321,12 +355,13 @@ def measure_memory(servers: list[ServerDef], settings: Settings, ref: Reference)
             wait_answered(running)
             idle = proc.rss_mb(running.pid)
             cold_ns = next(w for w in ref.cold if w.key == "cold_ns")
-            target = Target(running.port, cold_ns.path, cold_ns.body, cold_ns.key)
+            # cold_ns is bench-tool-call made distinct: at the server's own path for it
+            distinct = target(running, TOOL_CALL, cold_ns.body, cold_ns.key)
             filling = min(settings.memory_requests, LOG_LIMIT)
-            done = _count(running, target, settings, filling).requests
+            done = counted(running, distinct, settings, filling).requests
             full = proc.rss_mb(running.pid)
             if settings.memory_requests > filling:
-                _count(running, target, settings, settings.memory_requests - filling)
+                counted(running, distinct, settings, settings.memory_requests - filling)
             after = proc.rss_mb(running.pid)
         samples[server.name] = {
             "rss_before_load_mb": [idle],

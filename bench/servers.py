@@ -8,6 +8,7 @@ mock server), append a `ServerDef` with role "peer" — see bench/README.md.
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -46,7 +47,10 @@ class ServerDef:
     about: str  # one line for the table's legend
     command: Callable[[Context], list[str]]
     path: Callable[[str], str] = mockllm_path  # scenario name → request path
+    # scenario name → extra request headers (a peer that picks its fixture by header)
+    headers: Callable[[str], dict[str, str]] = lambda scenario: {}
     missing: Callable[[], str | None] = lambda: None  # why it cannot run here, or None
+    cold_only: bool = False  # measured in the cold phase only (distinct bodies, histories)
 
 
 def mockllm_command(ctx: Context) -> list[str]:
@@ -56,7 +60,7 @@ def mockllm_command(ctx: Context) -> list[str]:
     return [*launcher, "serve", *where]
 
 
-def _floor_command(module: str) -> Callable[[Context], list[str]]:
+def _floor_command(module: str, *flags: str) -> Callable[[Context], list[str]]:
     def command(ctx: Context) -> list[str]:
         return [
             sys.executable,
@@ -68,6 +72,7 @@ def _floor_command(module: str) -> Callable[[Context], list[str]]:
             str(ctx.bodies),
             "--stream-sends",
             ctx.stream_sends,
+            *flags,
         ]
 
     return command
@@ -91,10 +96,60 @@ ASGI_FLOOR = ServerDef(
     "raw ASGI app on uvicorn sending mockllm's bytes (second reference)",
     _floor_command("bench.floor_asgi"),
 )
+# What any server that reads the request must do: only the cold rows, where the body
+# differs each time and its size grows with the history, show what parsing it costs.
+PARSE_FLOOR = ServerDef(
+    "starlette_json",
+    "floor",
+    "the starlette floor plus json.loads(await request.body()): the parse floor (cold rows)",
+    _floor_command("bench.floor_starlette", "--parse"),
+    cold_only=True,
+)
+
+# --- peers: other mock servers, on the warm workload (bench/README.md, "Adding a peer") ---
+
+AIMOCK_DIR = ROOT / "bench" / "peers" / "aimock"
+AIMOCK_BIN = AIMOCK_DIR / "node_modules" / ".bin" / "aimock"
+
+
+def _aimock_version() -> str:
+    """The exact version bench/peers/aimock/package.json pins (its lockfile agrees)."""
+    manifest = json.loads((AIMOCK_DIR / "package.json").read_text())
+    version: str = manifest["dependencies"]["@copilotkit/aimock"]
+    return version
+
+
+def aimock_command(ctx: Context) -> list[str]:
+    # aimock.json names its fixture folder relative to the working directory, ROOT (launch).
+    config = AIMOCK_DIR / "aimock.json"
+    where = ["--host", HOST, "--port", str(ctx.port)]
+    return ["node", str(AIMOCK_BIN), "--config", str(config), *where]
+
+
+def aimock_missing() -> str | None:
+    if not shutil.which("node"):
+        return "node not on PATH"
+    if not AIMOCK_BIN.exists():
+        return f"not installed: run `npm ci` in {AIMOCK_DIR.relative_to(ROOT)} (`make bench` does)"
+    return None
+
+
+AIMOCK = ServerDef(
+    "aimock",
+    "peer",
+    f"aimock {_aimock_version()} (npm, Node), fixtures in bench/peers/aimock/ (a peer: its own "
+    "bytes, warm rows only)",
+    aimock_command,
+    # Every OpenAI request goes to one route: aimock picks a fixture by the request's
+    # X-AIMock-Context header, where mockllm picks a scenario by the /s/{name}/ path.
+    path=lambda scenario: "/v1/chat/completions",
+    headers=lambda scenario: {"X-AIMock-Context": scenario},
+    missing=aimock_missing,
+)
 
 # Order matters: the first entry is the subject, the first floor is "the floor" the
-# targets refer to. Peers go last; see bench/README.md for an example definition.
-SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR]
+# targets refer to. Peers go last.
+SERVERS: list[ServerDef] = [MOCKLLM, STARLETTE_FLOOR, ASGI_FLOOR, PARSE_FLOOR, AIMOCK]
 
 
 def selected(names: list[str] | None) -> list[ServerDef]:
@@ -132,6 +187,9 @@ class Running:
     def path(self, scenario: str) -> str:
         return self.server.path(scenario)
 
+    def headers(self, scenario: str) -> dict[str, str]:
+        return self.server.headers(scenario)
+
 
 def launch(server: ServerDef, ctx: Context, cpu: int | None, log: Path) -> Running:
     """Spawn the server (pinned to `cpu` through taskset, which execs: same pid)."""
@@ -166,27 +224,29 @@ class Answer:
     body: bytes
 
 
-def post(port: int, path: str, body: bytes, timeout: float = 10) -> Answer:
+def post(
+    port: int, path: str, body: bytes, headers: dict[str, str] | None = None, timeout: float = 10
+) -> Answer:
     conn = http.client.HTTPConnection(HOST, port, timeout=timeout)
     try:
-        conn.request("POST", path, body, {"content-type": "application/json"})
+        conn.request("POST", path, body, {"content-type": "application/json", **(headers or {})})
         response = conn.getresponse()
         data = response.read()  # http.client undoes chunked framing
-        headers = {k.lower(): v for k, v in response.getheaders()}
-        return Answer(response.status, headers, data)
+        got = {k.lower(): v for k, v in response.getheaders()}
+        return Answer(response.status, got, data)
     finally:
         conn.close()
 
 
 def wait_answered(running: Running, timeout: float = 30) -> float:
     """Poll until a model request is answered 200; seconds since spawn."""
-    path, body = running.path(TOOL_CALL), request_body(stream=False)
+    path, headers, body = running.path(TOOL_CALL), running.headers(TOOL_CALL), request_body(False)
     deadline = running.started_at + timeout
     while time.perf_counter() < deadline:
         if running.process.poll() is not None:
             raise RuntimeError(f"{running.server.name} exited early:\n{tail(running.log)}")
         try:
-            answer = post(running.port, path, body)
+            answer = post(running.port, path, body, headers)
         except OSError:  # not listening yet (refused) or reset while starting
             time.sleep(0.0005)
             continue
@@ -204,8 +264,3 @@ def tail(log: Path, lines: int = 20) -> str:
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
-
-
-def which(program: str) -> Callable[[], str | None]:
-    """For `ServerDef.missing`: a peer that needs a program on PATH."""
-    return lambda: None if shutil.which(program) else f"{program} not on PATH"

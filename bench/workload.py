@@ -20,8 +20,10 @@ STREAM_EVENTS = 50
 DISTINCT = "@@N@@"  # replaced by a request counter: no two cold requests are the same bytes
 HISTORY_LENGTHS = (2, 10, 50, 200)  # messages in the history of the agent-loop rows
 
+TOOL = "get_weather"  # the one tool every request offers, and the one the tool-call reply calls
+
 _PARAMETERS = {"type": "object", "properties": {"city": {"type": "string"}}}
-_TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": _PARAMETERS}}]
+_TOOLS = [{"type": "function", "function": {"name": TOOL, "parameters": _PARAMETERS}}]
 
 
 def request_body(stream: bool, user: str = "hi") -> bytes:

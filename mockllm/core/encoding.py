@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 # Built once: json.dumps with any keyword builds a new encoder per call.
@@ -12,15 +14,39 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
+def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any, int], Any]:
+    """`encoder.iterencode(obj, _one_shot=True)` without the C encoder it builds on every
+    call: the same C function with the same options, built once, so the same text. No
+    circular-reference check: what is encoded here is parsed JSON or built from it (a cycle
+    would still stop at the recursion limit). `encode` itself, where there is no C encoder."""
+    if c_make_encoder is None:
+        return lambda obj, _: encoder.encode(obj)
+    return c_make_encoder(  # type: ignore[no-any-return]
+        None,  # markers: see above
+        encoder.default,
+        encode_basestring,
+        None,  # indent
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+
+
+_COMPACT_CHUNKS = _one_shot(_COMPACT)
+_CANONICAL_CHUNKS = _one_shot(_CANONICAL)
+
+
 def compact_json(obj: Any) -> str:
     """Compact JSON with UTF-8 text kept as is, as real models and providers emit it."""
-    return _COMPACT.encode(obj)
+    return "".join(_COMPACT_CHUNKS(obj, 0))
 
 
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys (json.dumps(obj, sort_keys=True, ensure_ascii=False)): the
     same text for the same value, whatever order a client wrote its keys in."""
-    return _CANONICAL.encode(obj)
+    return "".join(_CANONICAL_CHUNKS(obj, 0))
 
 
 def dumps(obj: Any) -> bytes:

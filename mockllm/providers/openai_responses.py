@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
-from mockllm.core.encoding import canonical_json, digest, sse_frame
+from mockllm.core.encoding import canonical_json, compact_json, digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.heard import Heard
@@ -142,7 +142,8 @@ class Responses(Adapter):
         options = {
             "fingerprint": digest(canonical, 16).hex(),
             "store": body.get("store") is not False,
-            "echo": {k: _echoed(body.get(k), default) for k, default in ECHOED.items()},
+            # the echoed fields the request set (the rest go out as their defaults)
+            "sent": {k: v for k, v in body.items() if v is not None and k in ECHOED},
             "encrypted": isinstance(include, list) and ENCRYPTED in include,
             "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
@@ -182,7 +183,7 @@ class Responses(Adapter):
         if incomplete and output and "status" in output[-1]:
             output[-1]["status"] = "incomplete"
         status = "incomplete" if incomplete else "completed"
-        return dumps(self._response(resolved, parsed, status, output))
+        return _finished(resolved, parsed, status, output)
 
     def served(self, resolved: Resolved, parsed: Parsed, body: bytes | None = None) -> None:
         """Keep the response for previous_response_id and GET, unless `store: false`."""
@@ -233,8 +234,11 @@ class Responses(Adapter):
     def _response(
         self, resolved: Resolved, parsed: Parsed, status: str, output: list[dict[str, Any]]
     ) -> dict[str, Any]:
+        """The response object as a dict (streamed events; `render` writes the same bytes
+        from `_TEMPLATE`)."""
         reason = INCOMPLETE_REASONS.get(resolved.reply.finish) if status == "incomplete" else None
-        echo = parsed.options["echo"]
+        sent = parsed.options["sent"]
+        echo = {k: _echoed(sent.get(k), default) for k, default in ECHOED.items()}
         done = status != "in_progress"
         head: dict[str, Any] = {
             "id": _response_id(resolved, parsed),
@@ -379,6 +383,49 @@ _FIELD_ORDER = (
     "reasoning", "safety_identifier", "service_tier", "store", "temperature", "text",
     "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "usage", "user", "metadata",
 )  # fmt: skip
+
+
+# The finished response object as `_response` writes it, cut into one `,"key":value`
+# fragment per field in `_FIELD_ORDER`, each echoed field at its default: `_finished`
+# replaces only the fragments of what the request set and what the reply decides, and
+# skips encoding the ~25 defaults again for every request.
+_KEY = {k: compact_json(k) + ":" for k in _FIELD_ORDER}
+_TEMPLATE = ["," + _KEY[k] + compact_json(ECHOED.get(k)) for k in _FIELD_ORDER]
+_TEMPLATE[_FIELD_ORDER.index("object")] = ',"object":"response"'
+_TEMPLATE[_FIELD_ORDER.index("background")] = ',"background":false'
+_SLOT = {k: i for i, k in enumerate(_FIELD_ORDER)}
+_ID, _CREATED, _STATUS, _BILLING, _COMPLETED, _INCOMPLETE, _MODEL, _OUTPUT, _TIER, _USAGE = (
+    _SLOT[k]
+    for k in (
+        "id", "created_at", "status", "billing", "completed_at", "incomplete_details", "model",
+        "output", "service_tier", "usage",
+    )
+)  # fmt: skip
+_BILLED = ',"billing":{"payer":"developer"}'
+
+
+def _finished(
+    resolved: Resolved, parsed: Parsed, status: str, output: list[dict[str, Any]]
+) -> bytes:
+    """`dumps(_response(resolved, parsed, status, output))` for a completed or incomplete
+    response, from `_TEMPLATE` (held equal by tests/unit/providers/test_responses_template.py)."""
+    parts = _TEMPLATE.copy()
+    for key, value in parsed.options["sent"].items():
+        parts[_SLOT[key]] = "," + _KEY[key] + compact_json(_echoed(value, ECHOED[key]))
+    reason = INCOMPLETE_REASONS.get(resolved.reply.finish) if status == "incomplete" else None
+    parts[_ID] = f'{{"id":"{_response_id(resolved, parsed)}"'  # resp_ and hex: no escapes
+    parts[_CREATED] = f',"created_at":{resolved.created}'
+    parts[_STATUS] = f',"status":"{status}"'
+    parts[_BILLING] = "" if parsed.conversation.stream else _BILLED
+    if status == "completed":
+        parts[_COMPLETED] = f',"completed_at":{resolved.created}'
+    if reason:
+        parts[_INCOMPLETE] = ',"incomplete_details":' + compact_json({"reason": reason})
+    parts[_MODEL] = ',"model":' + compact_json(snapshot(parsed.conversation.model))
+    parts[_OUTPUT] = ',"output":' + compact_json(output)
+    parts[_TIER] = ',"service_tier":"default"'  # what was asked for is not what served it
+    parts[_USAGE] = ',"usage":' + compact_json(_usage(resolved))
+    return ("".join(parts) + "}").encode()
 
 
 def _echoed(sent: Any, default: Any) -> Any:
