@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Any, Literal
 
 from mockllm.core.values import once, value
@@ -96,7 +98,7 @@ class Conversation:
     @once
     def turn(self) -> int:
         """The turn this request asks for: the number of assistant replies already in it."""
-        return sum(1 for m in self.messages if m.role == "assistant")
+        return list(map(_ROLE, self.messages)).count("assistant")  # per message: no Python loop
 
     @property
     def system(self) -> str:
@@ -148,11 +150,20 @@ class Conversation:
 
     @once
     def input_chars(self) -> int:
-        total = 0
-        for m in self.messages:  # a loop, not nested sums: it runs over every message
-            total += len(m.text)
-            for c in m.tool_calls:
-                total += len(c.arguments) + len(c.name)
-            for r in m.tool_results:
-                total += len(r.content)
-        return total
+        """The characters of text, calls and results; counted without a Python loop per
+        message (it runs over every message of the history)."""
+        messages = self.messages
+        calls = list(chain.from_iterable(map(_CALLS, messages)))
+        results = chain.from_iterable(map(_RESULTS, messages))
+        return (
+            sum(map(len, map(_TEXT, messages)))
+            + sum(map(len, map(_ARGUMENTS, calls)))
+            + sum(map(len, map(_NAME, calls)))
+            + sum(map(len, map(_CONTENT, results)))
+        )
+
+
+# Field readers for the counts above (C-level, where a lambda or a loop would run Python).
+_ROLE, _TEXT = attrgetter("role"), attrgetter("text")
+_CALLS, _RESULTS = attrgetter("tool_calls"), attrgetter("tool_results")
+_NAME, _ARGUMENTS, _CONTENT = attrgetter("name"), attrgetter("arguments"), attrgetter("content")

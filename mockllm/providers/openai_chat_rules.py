@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from mockllm.core.cache import Lru
@@ -193,58 +194,56 @@ def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[
 
 @RULES.rule("C2", "chat.tool_without_call")
 def _tool_without_call(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i in _walk(body, ctx)[1]:
-        if ctx.flavor == "deepseek":
-            message = (
-                "Messages with role 'tool' must be a response to a preceding message with "
-                "'tool_calls'"
-            )
-            yield message, None, "invalid_request_error"
-        else:  # the provider's own spelling
-            message = (
-                "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-                "message with 'tool_calls'."
-            )
-            yield message, f"messages.[{i}].role", None
+    orphan = _walk(body, ctx).orphan
+    if orphan is None:
         return
+    if ctx.flavor == "deepseek":
+        message = (
+            "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+        )
+        yield message, None, "invalid_request_error"
+    else:  # the provider's own spelling
+        message = (
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+            "message with 'tool_calls'."
+        )
+        yield message, f"messages.[{orphan}].role", None
 
 
 @RULES.rule("C3", "chat.unknown_tool_call_id")
 def _unknown_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for _, (call_ids, answered) in _groups(body, ctx):
-        for j, call_id in answered:
-            if call_id not in call_ids:
-                message = (
-                    f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' "
-                    "of previous message."
-                )
-                yield message, f"messages.[{j}].tool_call_id", None
-                return
+    unknown = _walk(body, ctx).unknown
+    if unknown is not None:
+        j, call_id = unknown
+        message = (
+            f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' "
+            "of previous message."
+        )
+        yield message, f"messages.[{j}].tool_call_id", None
 
 
 @RULES.rule("C1", "chat.tool_call_unanswered")
 def _tool_call_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, (call_ids, answered) in _groups(body, ctx):
-        got = {call_id for _, call_id in answered}
-        missing = [c for c in call_ids if c not in got]
-        if missing:
-            if ctx.flavor == "deepseek":
-                message = (
-                    "An assistant message with 'tool_calls' must be followed by tool messages "
-                    "responding "
-                    "to each 'tool_call_id'. (insufficient tool messages following tool_calls "
-                    "message)"
-                )
-                yield message, None, "invalid_request_error"
-            else:
-                message = (
-                    "An assistant message with 'tool_calls' must be followed by tool messages "
-                    "responding "
-                    "to each 'tool_call_id'. The following tool_call_ids did not have response "
-                    "messages: " + ", ".join(missing)
-                )
-                yield message, f"messages.[{i + 1 + len(answered)}].role", None
-            return
+    unanswered = _walk(body, ctx).unanswered
+    if unanswered is None:
+        return
+    at, missing = unanswered
+    if ctx.flavor == "deepseek":
+        message = (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding "
+            "to each 'tool_call_id'. (insufficient tool messages following tool_calls "
+            "message)"
+        )
+        yield message, None, "invalid_request_error"
+    else:
+        message = (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding "
+            "to each 'tool_call_id'. The following tool_call_ids did not have response "
+            "messages: " + ", ".join(missing)
+        )
+        yield message, f"messages.[{at}].role", None
 
 
 @RULES.rule("D1", "deepseek.reasoning_content_missing")
@@ -277,50 +276,62 @@ def _thinking(body: dict[str, Any], ctx: RuleContext) -> bool:
     return "reasoner" in model or model.startswith("deepseek-v4")
 
 
-Group = tuple[int, tuple[list[str], list[tuple[int, str]]]]
+@dataclass(slots=True)
+class Walk:
+    """The first breach of each history rule (C1-C3), found in one pass over the messages."""
+
+    orphan: int | None = None  # C2: a tool message that follows no assistant tool_calls
+    unknown: tuple[int, str] | None = None  # C3: (index, id) of a result to no call it follows
+    # C1: where the first call left unanswered wanted its result, and every such call's id
+    unanswered: tuple[int, list[str]] | None = None
+
+    def close(self, opened: int, calls: list[str], answered: list[str]) -> None:
+        """The tool messages after the assistant message at `opened` have ended."""
+        if self.unanswered is None and answered != calls:  # the usual case: one by one, in order
+            got = set(answered)
+            missing = [c for c in calls if c not in got]
+            if missing:
+                self.unanswered = (opened + 1 + len(answered), missing)
 
 
-def _groups(body: dict[str, Any], ctx: RuleContext) -> list[Group]:
-    """For each assistant message with tool_calls: (its index, (call ids, the (index, id)
-    of the tool messages immediately after it))."""
-    return _walk(body, ctx)[0]
-
-
-def _walk(body: dict[str, Any], ctx: RuleContext) -> tuple[list[Group], list[int]]:
-    """The groups, and the tool messages that follow no assistant message with tool_calls:
-    one pass over the history, shared by the rules."""
-    found: tuple[list[Group], list[int]] = ctx.shared("walk", lambda: _scan(body))
+def _walk(body: dict[str, Any], ctx: RuleContext) -> Walk:
+    """One pass over the history, shared by the rules."""
+    found: Walk = ctx.shared("walk", lambda: _scan(body))
     return found
 
 
-def _scan(body: dict[str, Any]) -> tuple[list[Group], list[int]]:
-    groups: list[Group] = []
-    orphans: list[int] = []
+def _scan(body: dict[str, Any]) -> Walk:
+    walk = Walk()
     messages = body.get("messages")
     if not isinstance(messages, list):
-        return groups, orphans
-    group: Group | None = None
+        return walk
+    opened = -1  # the assistant message whose tool_calls the tool messages now answer
+    calls: list[str] = []
+    answered: list[str] = []
     answering = False  # the last message other than a tool result made tool calls
     for i, m in enumerate(messages):
         if not isinstance(m, dict):  # ends a group; not a message to the orphan check
-            if group is not None:
-                groups.append(group)
-                group = None
+            if opened >= 0:
+                walk.close(opened, calls, answered)
+                opened = -1
             continue
         role = m.get("role")
         if role == "tool":
-            if not answering:
-                orphans.append(i)
-            if group is not None:
-                group[1][1].append((i, str(m.get("tool_call_id"))))
+            if not answering and walk.orphan is None:
+                walk.orphan = i
+            if opened >= 0:
+                call_id = str(m.get("tool_call_id"))
+                if walk.unknown is None and call_id not in calls:
+                    walk.unknown = (i, call_id)
+                answered.append(call_id)
             continue
-        if group is not None:
-            groups.append(group)
-            group = None
+        if opened >= 0:
+            walk.close(opened, calls, answered)
+            opened = -1
         answering = role == "assistant" and bool(m.get("tool_calls"))
         if answering:
             calls = [str(c.get("id")) for c in m["tool_calls"] if isinstance(c, dict)]
-            group = (i, (calls, []))
-    if group is not None:
-        groups.append(group)
-    return groups, orphans
+            opened, answered = i, []
+    if opened >= 0:
+        walk.close(opened, calls, answered)
+    return walk

@@ -1,0 +1,125 @@
+"""The Chat history rules (C1-C3) find each breach in one pass over the messages: on any
+history they answer exactly what the plain rules below answer (one loop per rule, as
+docs/validation.md states them), the same texts and places, for both flavours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mockllm.core.conversation import Conversation
+from mockllm.core.scenario import Reply, Scenario, Turn
+from mockllm.core.validation import RuleContext
+from mockllm.providers.openai_chat_rules import RULES
+
+HISTORY_RULES = ("C1", "C2", "C3")
+SCENARIO = Scenario("s", (Turn(Reply(text="ok")),))
+
+# Few ids, so that results often answer, miss, or repeat calls.
+ids = st.sampled_from(["a", "b", "c"])
+call: st.SearchStrategy[Any] = st.one_of(
+    st.fixed_dictionaries({"id": ids, "type": st.just("function")}),
+    st.fixed_dictionaries({}),
+    st.just("not a call"),
+)
+message = st.one_of(
+    st.fixed_dictionaries({"role": st.just("assistant"), "tool_calls": st.lists(call, max_size=3)}),
+    st.fixed_dictionaries({"role": st.just("assistant"), "content": st.just("hi")}),
+    st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": ids}),
+    st.fixed_dictionaries({"role": st.just("tool")}),
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "system", "function"])}),
+    st.just("not a message"),
+)
+
+
+def plain(body: dict[str, Any], flavor: str) -> list[tuple[str, str | None, str | None]]:
+    """(message, param, code) of C2, C3, C1 in the rule set's order, each rule by itself."""
+    messages = body["messages"]
+    groups: list[tuple[int, list[str], list[tuple[int, str]]]] = []
+    orphans: list[int] = []
+    answering = False
+    group: tuple[int, list[str], list[tuple[int, str]]] | None = None
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            group = None
+            continue
+        if m.get("role") == "tool":
+            if not answering:
+                orphans.append(i)
+            if group is not None:
+                group[2].append((i, str(m.get("tool_call_id"))))
+            continue
+        answering = m.get("role") == "assistant" and bool(m.get("tool_calls"))
+        group = None
+        if answering:
+            calls = [str(c.get("id")) for c in m["tool_calls"] if isinstance(c, dict)]
+            group = (i, calls, [])
+            groups.append(group)
+    found: list[tuple[str, str | None, str | None]] = []
+    deepseek = flavor == "deepseek"
+    if orphans:
+        found.append(
+            (
+                "Messages with role 'tool' must be a response to a preceding message with "
+                "'tool_calls'",
+                None,
+                "invalid_request_error",
+            )
+            if deepseek
+            else (
+                "Invalid parameter: messages with role 'tool' must be a response to a "
+                "preceeding message with 'tool_calls'.",
+                f"messages.[{orphans[0]}].role",
+                None,
+            )
+        )
+    unknown = [(j, c) for _, calls, answered in groups for j, c in answered if c not in calls]
+    if unknown:
+        j, c = unknown[0]
+        found.append(
+            (
+                f"Invalid parameter: 'tool_call_id' of '{c}' not found in 'tool_calls' of "
+                "previous message.",
+                f"messages.[{j}].tool_call_id",
+                None,
+            )
+        )
+    for i, calls, answered in groups:
+        missing = [c for c in calls if c not in {a for _, a in answered}]
+        if missing:
+            head = (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. "
+            )
+            found.append(
+                (
+                    head + "(insufficient tool messages following tool_calls message)",
+                    None,
+                    "invalid_request_error",
+                )
+                if deepseek
+                else (
+                    head
+                    + "The following tool_call_ids did not have response messages: "
+                    + ", ".join(missing),
+                    f"messages.[{i + 1 + len(answered)}].role",
+                    None,
+                )
+            )
+            break
+    return found
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(message, max_size=12), st.sampled_from(["openai", "deepseek"]))
+def test_one_pass_agrees_with_each_rule_alone(messages: list[Any], flavor: str) -> None:
+    body = {"model": "gpt-4o", "messages": messages}
+    ctx = RuleContext(Conversation("gpt-4o", ()), SCENARIO, flavor)
+    found = [
+        (v.message, v.param, v.code)
+        for v in RULES.run(body, ctx)
+        if any(r.name == v.rule and r.code in HISTORY_RULES for r in RULES.rules)
+    ]
+    assert found == plain(body, flavor)
