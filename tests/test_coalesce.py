@@ -81,6 +81,25 @@ def test_a_whole_answer_arrives_in_one_segment(server: RunningServer) -> None:
             assert _data_segments_in(conn) - before == 1, n
 
 
+def test_a_client_that_half_closes_after_its_request_still_gets_the_answer(
+    server: RunningServer,
+) -> None:
+    """`nc -N` and raw-socket harnesses send the request, then shut their sending side:
+    uvicorn closes the connection on that EOF, so what the turn holds must leave first."""
+    ask = {"model": "m", "messages": [{"role": "user", "content": "weather?"}]}
+    answered = 0
+    for delay in (0, 0.0001, 0.0003, 0.001) * 10:
+        with _connect(server) as conn:
+            conn.sendall(_request("/s/one-call/v1/chat/completions", ask))
+            time.sleep(delay)  # the EOF lands before, with or after the app's turn
+            conn.shutdown(socket.SHUT_WR)
+            answer = b""
+            while data := conn.recv(1 << 16):
+                answer += data
+        answered += b'"name":"get_weather"' in answer
+    assert answered == 40  # held writes dropped at the EOF answered 1 in 60 at 0 µs
+
+
 def test_paced_stream_events_still_leave_one_by_one(server: RunningServer) -> None:
     ask = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "count"}]}
     with _connect(server) as conn:

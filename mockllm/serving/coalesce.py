@@ -11,7 +11,8 @@ headers (`make bench-spy`, bench/README.md).
 writes made during one event-loop turn and hands them over together at the end of it.
 The bytes and their order are unchanged, and nothing waits: a stream's pauses (`delay`,
 `stall`) fall between turns, so each frame still leaves when it is sent. Closing or
-aborting the connection first hands over what is held.
+aborting the connection, or the client closing its sending side (EOF), first hands over
+what is held.
 """
 
 from __future__ import annotations
@@ -61,6 +62,13 @@ def coalescing(protocol: type[asyncio.Protocol]) -> type[asyncio.Protocol]:
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             real = cast(asyncio.Transport, transport)
             super().connection_made(CoalescedWrites(real, asyncio.get_running_loop()))
+
+        def eof_received(self) -> bool | None:
+            # A client that half-closes after its request (`nc -N`, raw-socket harnesses)
+            # makes uvicorn close the transport here: what the app wrote this turn must
+            # leave first, as it did when every write left at once.
+            self.transport.flush()
+            return cast(bool | None, super().eof_received())
 
     Coalescing.__name__ = Coalescing.__qualname__ = f"Coalescing{protocol.__name__}"
     return Coalescing
