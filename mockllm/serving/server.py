@@ -200,9 +200,11 @@ def _fork(app: MockLLM, sock: socket.socket) -> int:
         Server(uvicorn_config(app, in_process=False), lambda: None).run(sockets=[sock])
         code = 0
     finally:
-        stopped(app)
-        sys.stdout.flush()
-        os._exit(code)
+        try:  # a stdout gone away must not let the worker unwind into the parent's code
+            stopped(app)
+            sys.stdout.flush()
+        finally:
+            os._exit(code)
 
 
 def _die_with(parent: int) -> None:
