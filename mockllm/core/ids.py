@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import string
 from functools import lru_cache
+
+from mockllm.core.encoding import digest
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -14,14 +15,13 @@ _TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALN
 
 
 def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
-    """`prefix` + `length` characters drawn from a hash (BLAKE2b, as `encoding.digest`) of
+    """`prefix` + `length` characters drawn from a hash (`encoding.digest`) of
     `parts`: same parts, same id. Uncached, for ids that never repeat (a request's, which
     counts the attempt): caching them would only push out the ids that do."""
     seed = "\x1f".join(map(str, (prefix, *parts))).encode()  # the prefix too: toolu_ ≠ call_
     if alphabet == HEX:
-        return prefix + hashlib.blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length]
-    drawn = hashlib.blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet])
-    return prefix + drawn.decode()
+        return prefix + digest(seed, (length + 1) // 2).hex()[:length]
+    return prefix + digest(seed, length).translate(_TABLES[alphabet]).decode()
 
 
 # An agent loop re-derives every earlier turn's ids per request.
