@@ -22,7 +22,7 @@ def rejoined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
     """`conv` with split replies joined; `conv` itself when nothing was split — the usual
     case, decided in one pass that builds nothing and computes an id only where a reply
     could continue the one before it."""
-    if not _parallel(scenario):
+    if not scenario.parallel_calls:
         return conv  # no reply of the script has two calls to split
     messages = conv.messages
     turn, held = -1, -1  # the turn of the last assistant message, and where it stands
@@ -34,23 +34,6 @@ def rejoined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
         elif message.role != "tool":
             held = -1
     return conv
-
-
-# id(scenario) → (scenario, whether a reply of it makes two calls or more): scenario data,
-# asked by every request. A dict emptied when full, as divergence's served calls.
-_PARALLEL: dict[int, tuple[Scenario, bool]] = {}
-_PARALLEL_LIMIT = 1024
-
-
-def _parallel(scenario: Scenario) -> bool:
-    hit = _PARALLEL.get(id(scenario))
-    if hit is not None and hit[0] is scenario:  # never a recycled id()
-        return hit[1]
-    parallel = any(len(t.reply.tool_calls) > 1 for t in scenario.turns)
-    if len(_PARALLEL) >= _PARALLEL_LIMIT:
-        _PARALLEL.clear()
-    _PARALLEL[id(scenario)] = (scenario, parallel)
-    return parallel
 
 
 def _joined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Conversation:

@@ -222,6 +222,13 @@ class Scenario:
     stream: StreamConfig = field(default_factory=StreamConfig)
     chaos: Chaos | None = None  # None: the server's --chaos
     source: str = "<mapping>"
+    # Whether a reply makes two calls or more, which a client may split over messages
+    # (core/rejoin.py): derived once here, asked by every request.
+    parallel_calls: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        parallel = any(len(t.reply.tool_calls) > 1 for t in self.turns)
+        object.__setattr__(self, "parallel_calls", parallel)
 
     def turn(self, index: int) -> Turn | None:
         """The turn answering `index`, honouring `repeat` on the last one; None past the end."""
