@@ -15,7 +15,7 @@ from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, Too
 from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
-from mockllm.core.ids import derive
+from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import shapes
@@ -263,7 +263,7 @@ class Messages(Adapter):
         ]
 
     def request_id(self, *parts: object) -> str:
-        return derive("req_011C", 20, *parts)
+        return fresh("req_011C", 20, *parts)  # never repeats: see Adapter.request_id
 
     def models_body(self) -> bytes:
         data = [

@@ -20,7 +20,7 @@ from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, Too
 from mockllm.core.encoding import compact_json, digest
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
-from mockllm.core.ids import derive
+from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers.base import Adapter, Parsed, chunks, dumps, merge_assistants
@@ -184,7 +184,7 @@ class Gemini(Adapter):
         return [b"data: " + dumps({"error": _error(error)}) + b"\r\n\r\n"]
 
     def request_id(self, *parts: object) -> str:
-        return derive("", 23, "gemini-request", *parts)
+        return fresh("", 23, "gemini-request", *parts)  # never repeats: see Adapter.request_id
 
     # --- models ------------------------------------------------------------------------
 
