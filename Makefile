@@ -45,6 +45,13 @@ $(PEER_STAMP): bench/peers/aimock/package.json bench/peers/aimock/package-lock.j
 	cd bench/peers/aimock && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The release check (tests/test_release.py) installs the built wheel and sdist into fresh
+# virtualenvs with no index: the wheels they need, at this venv's versions, are kept here.
+WHEELHOUSE := $(VENV)/wheelhouse/.downloaded
+
+$(WHEELHOUSE): $(STAMP) tests/wheelhouse.py
+	$(BIN)/python -m tests.wheelhouse $(dir $@)
+
 # Debian packages the tests drive for real, installed when missing (tests/ensure-debian.sh).
 CHROMIUM := sh tests/ensure-debian.sh "the viewer's browser tests" "chromium chromedriver" \
             chromium chromium-driver
@@ -56,7 +63,7 @@ REDIS    := sh tests/ensure-debian.sh "the shared-state tests" "redis-server" re
 # to a whole run, not to one narrowed by ARGS.
 COV_FLOOR ?= 64
 
-test: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
