@@ -76,7 +76,7 @@ def _shared(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], N
 def run(*command: str | Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
     """Run a command; fail with everything it printed unless it exits 0."""
     kwargs = {"capture_output": True, "text": True, "timeout": 300, **kwargs}
-    done = subprocess.run([str(c) for c in command], **kwargs)  # type: ignore[call-overload]
+    done = subprocess.run([str(c) for c in command], **kwargs)
     assert done.returncode == 0, f"{command} exited {done.returncode}:\n{done.stdout}{done.stderr}"
     return done  # type: ignore[no-any-return]
 
@@ -144,7 +144,7 @@ def test_the_sdist_holds_what_builds_the_wheel_and_no_tests_bench_or_examples(
     # docs/design.md (Releases): the sdist is the wheel's source plus the user's texts.
     files = set(source_files())
     wanted = {f for f in files if f.split("/")[0] in {"mockllm", "scenarios"}}
-    wanted |= {"pyproject.toml", "README.md", "CHANGELOG.md", "LICENSE", "MANIFEST.in"}
+    wanted |= {"pyproject.toml", "setup.py", "README.md", "CHANGELOG.md", "LICENSE", "MANIFEST.in"}
     shipped = sdist_files(dists["sdist"])
     made = {f for f in shipped if f in {"PKG-INFO", "setup.cfg"} or ".egg-info/" in f}
     assert sorted(wanted - shipped) == [], "left out of the sdist"
@@ -283,7 +283,8 @@ def test_the_installed_server_answers_the_four_wires_through_the_sdks(
         log = httpx.get(url + "/_mockllm/requests").json()
     hello = "Hello! I am mockllm, a deterministic fake model. How can I help?"
     assert done.stdout.splitlines() == [hello] * 4, done.stdout + done.stderr
-    assert [e["status"] for e in log] == [200] * 4, log
+    assert [e["response"]["status"] for e in log] == [200] * 4, log
+    assert len({e["api"] for e in log}) == 4, [e["api"] for e in log]  # one per wire
 
 
 def test_the_readme_quick_start_passes_under_the_installed_plugin(
@@ -308,13 +309,25 @@ def test_the_node_quick_start_passes_from_the_packed_client_on_the_installed_ser
     packed = run("npm", "pack", "--ignore-scripts", "--pack-destination", tmp_path, cwd=CLIENT)
     tarball = tmp_path / packed.stdout.strip().splitlines()[-1]
     assert tarball.name == f"mockllm-{__version__}.tgz"
+    env = clean_env(wheel / "venv")  # the activated venv's python3 is the one the client runs
+    # The OpenAI SDK as tests/node's lockfile pins it: `npm ci --offline` takes it from
+    # npm's cache, where make test's `npm ci` of tests/node put it (an `npm install` by
+    # version would ask the registry for its metadata first).
+    lock = json.loads((ROOT / "tests" / "node" / "package-lock.json").read_text())
+    sdk = lock["packages"]["node_modules/openai"]
+    needs = {"openai": sdk["version"]}
     project = tmp_path / "project"
     project.mkdir()
-    (project / "package.json").write_text('{"name": "scratch", "private": true, "type": "module"}')
-    sdk = json.loads((ROOT / "tests" / "node" / "package.json").read_text())["dependencies"]
-    env = clean_env(wheel / "venv")  # the activated venv's python3 is the one the client runs
-    npm = ["npm", "install", "--offline", "--no-audit", "--no-fund", "--loglevel=error"]
-    run(*npm, tarball, f"openai@{sdk['openai']}", cwd=project, env=env)
+    (project / "package.json").write_text(
+        json.dumps({"name": "scratch", "private": True, "type": "module", "dependencies": needs})
+    )
+    top = {"name": "scratch", "dependencies": needs}
+    lockfile = {"name": "scratch", "lockfileVersion": 3, "requires": True}
+    lockfile["packages"] = {"": top, "node_modules/openai": sdk}
+    (project / "package-lock.json").write_text(json.dumps(lockfile))
+    npm = ["--offline", "--no-audit", "--no-fund", "--loglevel=error"]
+    run("npm", "ci", *npm, cwd=project, env=env)
+    run("npm", "install", *npm, tarball, cwd=project, env=env)
     [(name, code)] = re.findall(
         r"```js file=(\S+)\n(.*?)```", (ROOT / "docs" / "node.md").read_text(), re.S
     )
