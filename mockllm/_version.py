@@ -1,3 +1,3 @@
 """The version, written once: pyproject.toml reads it from here too."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
