@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -180,18 +181,54 @@ def clean_env(venv: Path) -> dict[str, str]:
     return env
 
 
-def _install(artefact: Path, folder: Path) -> None:
+def readme_install_commands() -> dict[str, list[str]]:
+    """The README's install commands: a release's wheel, then a checkout's folder (run
+    here on the unpacked sdist, a folder holding pyproject.toml as a checkout is)."""
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("## Quick start", 1)[1].split("```python", 1)[0]
+    [block] = re.findall(r"```sh\n(.*?)```", quick_start, re.S)
+    wheel, checkout = (shlex.split(line, comments=True) for line in block.splitlines())
+    return {"wheel": wheel, "sdist": checkout}
+
+
+def test_the_readme_installs_this_releases_wheel_or_a_checkout(dists: dict[str, Path]) -> None:
+    commands = readme_install_commands()
+    assert commands == {
+        "wheel": ["pip", "install", f"./{dists['wheel'].name}"],
+        "sdist": ["pip", "install", "./mockllm"],
+    }
+    assert dists["wheel"].name == f"mockllm_server-{__version__}-py3-none-any.whl"
+    pinning = (ROOT / "docs" / "ci.md").read_text()  # how to pin a release says the same
+    for argv in commands.values():
+        assert f"`{shlex.join(argv)}`" in pinning
+    assert f"`v{__version__}`" in pinning
+
+
+def _install(kind: str, dists: dict[str, Path], folder: Path) -> None:
+    """The README's command for `kind`, in a fresh venv, from a folder holding only the
+    wheel (or the unpacked sdist, as `mockllm`)."""
     assert (WHEELHOUSE / ".downloaded").exists(), (
         f"no wheelhouse at {WHEELHOUSE}: `make test` fills it (python -m tests.wheelhouse)"
     )
-    venv = folder / "venv"
+    venv, here = folder / "venv", folder / "here"
+    here.mkdir()
+    if kind == "wheel":
+        shutil.copy(dists["wheel"], here)
+    else:
+        with tarfile.open(dists["sdist"]) as t:
+            t.extractall(here, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        [unpacked] = here.iterdir()
+        unpacked.rename(here / "mockllm")
     run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=folder)
+    pip, *args = readme_install_commands()[kind]
+    assert pip == "pip"
     # This environment's pip, run by the new interpreter (`--python`): the same install
     # as that venv's own pip would make, without bootstrapping one into every venv.
     # --no-compile: byte-compiling every SDK file costs seconds and tests nothing here.
-    command = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install"]
-    command += ["--quiet", "--no-compile", artefact, *pins(CLIENTS)]
-    run(*command, cwd=folder, env=clean_env(venv))
+    # The SDKs and pytest the checks drive come in the same resolve.
+    command = [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", *args]
+    command += ["--quiet", "--no-compile", *pins(CLIENTS)]
+    run(*command, cwd=here, env=clean_env(venv))
 
 
 @pytest.fixture(params=["wheel", "sdist"])
@@ -201,8 +238,8 @@ def venv(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Path:
     """A virtualenv with the wheel (or the sdist) installed, with the SDKs and pytest."""
-    artefact = dists[request.param]
-    return _shared(tmp_path_factory, f"release-{request.param}", lambda f: _install(artefact, f))
+    kind = request.param
+    return _shared(tmp_path_factory, f"release-{kind}", lambda f: _install(kind, dists, f))
 
 
 def in_venv(
@@ -303,7 +340,7 @@ def test_the_readme_quick_start_passes_under_the_installed_plugin(
 def test_the_node_quick_start_passes_from_the_packed_client_on_the_installed_server(
     dists: dict[str, Path], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    wheel = _shared(tmp_path_factory, "release-wheel", lambda f: _install(dists["wheel"], f))
+    wheel = _shared(tmp_path_factory, "release-wheel", lambda f: _install("wheel", dists, f))
     # --ignore-scripts: dist/ is already built (make test's `npm ci`); `prepare` would
     # rebuild it under the other Node tests' feet.
     packed = run("npm", "pack", "--ignore-scripts", "--pack-destination", tmp_path, cwd=CLIENT)
