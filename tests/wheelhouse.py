@@ -35,13 +35,14 @@ def pins(names: tuple[str, ...]) -> list[str]:
 
 
 def constraints() -> str:
-    """Every distribution of this environment at its version: what pip may pick."""
-    lines = set()
+    """Every distribution of this environment at its version: what pip may pick (the
+    first found of a name, as import finds it, should a stale copy lie further on)."""
+    versions: dict[str, str] = {}
     for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if name and re.sub(r"[-_.]+", "-", name).lower() != "mockllm-server":
-            lines.add(f"{name}=={dist.version}")
-    return "\n".join(sorted(lines)) + "\n"
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if name and name != "mockllm-server":
+            versions.setdefault(name, dist.version)
+    return "".join(f"{name}=={version}\n" for name, version in sorted(versions.items()))
 
 
 def fill(wheelhouse: Path) -> None:
