@@ -136,19 +136,21 @@ def test_qwen_streams_each_call_split_with_empty_ids_after_the_first_piece(
 
 def test_qwen_thinks_only_when_asked_and_only_streamed(server: ServerProcess, session: str) -> None:
     plain = qwen_chunks(server, session + "-plain")
-    assert not any(getattr(c.choices[0].delta, "reasoning_content", None) for c in plain if c.choices)
+    assert not any(
+        getattr(c.choices[0].delta, "reasoning_content", None) for c in plain if c.choices
+    )
     thinking = qwen_chunks(server, session + "-think", extra_body={"enable_thinking": True})
     deltas = [c.choices[0].delta for c in thinking if c.choices]
     reasoning = "".join(getattr(d, "reasoning_content", None) or "" for d in deltas)
     assert reasoning.startswith("用户问两个城市的天气")
-    with client(server, "qwen", "qwen-split-tool-chunks", session + "-nostream") as sdk:
-        with pytest.raises(openai.BadRequestError) as refused:
-            sdk.chat.completions.create(
-                model="qwen-plus",
-                messages=[ASK],
-                tools=[WEATHER],
-                extra_body={"enable_thinking": True},
-            )
+    sdk = client(server, "qwen", "qwen-split-tool-chunks", session + "-nostream")
+    with sdk, pytest.raises(openai.BadRequestError) as refused:
+        sdk.chat.completions.create(
+            model="qwen-plus",
+            messages=[ASK],
+            tools=[WEATHER],
+            extra_body={"enable_thinking": True},
+        )
     assert refused.value.body == {
         "code": "invalid_parameter_error",
         "param": None,
@@ -227,7 +229,10 @@ def test_kimi_stream_carries_usage_in_its_last_choice(server: ServerProcess, ses
 @pytest.mark.parametrize(
     ("model", "text"),
     [
-        ("deepseek-v4-pro", "The `reasoning_content` in the thinking mode must be passed back to the API."),
+        (
+            "deepseek-v4-pro",
+            "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        ),
         (
             "deepseek-reasoner",
             "Missing `reasoning_content` field in the assistant message at message index 1. For "
@@ -285,9 +290,9 @@ def test_glm_sends_a_calls_arguments_whole_unless_tool_stream(
     last = streamed[-1]
     assert last["choices"][0]["finish_reason"] == "tool_calls" and last["usage"]["total_tokens"]
     assert any(f["choices"][0]["delta"].get("reasoning_content") for f in streamed)
-    with client(server, "glm", "glm-whole-arguments", session + "-sdk") as sdk:
-        with sdk.chat.completions.stream(model="glm-4.7", messages=[ASK], tools=[WEATHER]) as s:
-            final = s.get_final_completion()
+    sdk = client(server, "glm", "glm-whole-arguments", session + "-sdk")
+    with sdk, sdk.chat.completions.stream(model="glm-4.7", messages=[ASK], tools=[WEATHER]) as s:
+        final = s.get_final_completion()
     call = (final.choices[0].message.tool_calls or [])[0]
     assert json.loads(call.function.arguments) == {"location": "北京", "unit": "celsius"}
 
@@ -296,16 +301,18 @@ def test_glm_sends_a_calls_arguments_whole_unless_tool_stream(
 
 
 def test_doubao_errors_in_arks_envelope(server: ServerProcess, session: str) -> None:
-    with client(server, "doubao", "hello", session) as sdk:
-        with pytest.raises(openai.BadRequestError) as refused:
-            orphan = {"role": "tool", "tool_call_id": "x", "content": "18"}
-            sdk.chat.completions.create(model="doubao-seed-1-6-251015", messages=[ASK, orphan])
+    orphan = {"role": "tool", "tool_call_id": "x", "content": "18"}
+    sdk = client(server, "doubao", "hello", session)
+    with sdk, pytest.raises(openai.BadRequestError) as refused:
+        sdk.chat.completions.create(model="doubao-seed-1-6-251015", messages=[ASK, orphan])
     body = refused.value.body
     assert isinstance(body, dict)
     assert (body["code"], body["param"], body["type"]) == ("InvalidParameter", "", "BadRequest")
     assert re.search(r" Request id: 021764547200000[0-9a-f]{38}$", body["message"]), body
-    missing = httpx.post(f"{server.url}/f/doubao/s/nosuch/{session}/v1/chat/completions",
-                         json={"model": "m", "messages": [ASK]})
+    missing = httpx.post(
+        f"{server.url}/f/doubao/s/nosuch/{session}/v1/chat/completions",
+        json={"model": "m", "messages": [ASK]},
+    )
     assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFound"
 
 
@@ -313,10 +320,12 @@ def test_doubao_fails_midstream_with_a_data_chunk_then_serves_the_retry(
     server: ServerProcess, session: str
 ) -> None:
     with client(server, "doubao", "doubao-stream-error", session) as sdk:
-        with pytest.raises(openai.APIError) as failed:
-            with sdk.chat.completions.stream(model="doubao-seed", messages=[ASK], tools=[WEATHER]) as s:
-                for _ in s:
-                    pass
+        with (
+            pytest.raises(openai.APIError) as failed,
+            sdk.chat.completions.stream(model="doubao-seed", messages=[ASK], tools=[WEATHER]) as s,
+        ):
+            for _ in s:
+                pass
         assert failed.value.body is not None
         error = failed.value.body
         assert isinstance(error, dict) and error["type"] == "InternalServerError"
@@ -329,7 +338,9 @@ def test_doubao_fails_midstream_with_a_data_chunk_then_serves_the_retry(
 # --- MiniMax: <think> in content, or reasoning_details ------------------------------------
 
 
-def test_minimax_writes_thinking_in_content_unless_split(server: ServerProcess, session: str) -> None:
+def test_minimax_writes_thinking_in_content_unless_split(
+    server: ServerProcess, session: str
+) -> None:
     with client(server, "minimax", "minimax-think-tags", session + "-tags") as sdk:
         tags = sdk.chat.completions.create(model="MiniMax-M2", messages=[ASK], tools=[WEATHER])
         with sdk.chat.completions.stream(model="MiniMax-M2", messages=[ASK], tools=[WEATHER]) as s:
@@ -340,7 +351,10 @@ def test_minimax_writes_thinking_in_content_unless_split(server: ServerProcess, 
         )
     with client(server, "minimax", "minimax-think-tags", session + "-split") as sdk:
         split = sdk.chat.completions.create(
-            model="MiniMax-M2", messages=[ASK], tools=[WEATHER], extra_body={"reasoning_split": True}
+            model="MiniMax-M2",
+            messages=[ASK],
+            tools=[WEATHER],
+            extra_body={"reasoning_split": True},
         )
     message = split.choices[0].message
     assert not message.content
@@ -351,7 +365,9 @@ def test_minimax_writes_thinking_in_content_unless_split(server: ServerProcess, 
 # --- URL forms and precedence -------------------------------------------------------------
 
 
-def test_an_unknown_flavour_is_a_404_naming_the_flavours(server: ServerProcess, session: str) -> None:
+def test_an_unknown_flavour_is_a_404_naming_the_flavours(
+    server: ServerProcess, session: str
+) -> None:
     r = httpx.post(
         f"{server.url}/f/qwne/s/hello/{session}/v1/chat/completions",
         json={"model": "m", "messages": [ASK]},
@@ -366,6 +382,7 @@ def test_the_url_flavour_outranks_the_scenarios_which_outranks_the_server(
     session: str,
 ) -> None:
     with running_server("--flavor", "glm") as s:
+
         def first_id(prefix: str) -> str:
             with openai.OpenAI(base_url=f"{s.url}{prefix}/v1", api_key="k", max_retries=0) as sdk:
                 reply = sdk.chat.completions.create(model="m", messages=[ASK], tools=[WEATHER])
@@ -373,8 +390,10 @@ def test_the_url_flavour_outranks_the_scenarios_which_outranks_the_server(
 
         assert first_id(f"/s/kimi-tool-ids/{session}-a") == "functions.get_weather:0"
         assert first_id(f"/f/deepseek/s/kimi-tool-ids/{session}-b").startswith("call_00_")
-        glm = httpx.post(f"{s.url}/s/weather-single/{session}-c/v1/chat/completions",
-                         json={"model": "m", "messages": [ASK], "tools": [WEATHER]}).json()
+        glm = httpx.post(
+            f"{s.url}/s/weather-single/{session}-c/v1/chat/completions",
+            json={"model": "m", "messages": [ASK], "tools": [WEATHER]},
+        ).json()
         assert "system_fingerprint" not in glm and "service_tier" not in glm
         models = httpx.get(f"{s.url}/f/qwen/v1/models")
         assert models.status_code == 200 and models.json()["object"] == "list"
@@ -387,8 +406,14 @@ def test_the_url_flavour_outranks_the_scenarios_which_outranks_the_server(
     params=st.dictionaries(
         st.sampled_from(["enable_thinking", "tool_stream", "reasoning_split", "thinking"]),
         st.one_of(
-            st.none(), st.booleans(), st.integers(), st.text(max_size=5),
-            st.dictionaries(st.sampled_from(["type", "budget"]), st.sampled_from(["enabled", "disabled", 1, None])),
+            st.none(),
+            st.booleans(),
+            st.integers(),
+            st.text(max_size=5),
+            st.dictionaries(
+                st.sampled_from(["type", "budget"]),
+                st.sampled_from(["enabled", "disabled", 1, None]),
+            ),
             st.lists(st.integers(), max_size=2),
         ),
     ),

@@ -713,8 +713,9 @@ def test_rule_strict_rejects_like_the_provider(
         )
         message = error.body["error"]["message"]
     else:
-        message, param = error.body["message"], error.body.get("param")  # Kimi sends none
-        assert param == case.param and error.body["type"] == "invalid_request_error"
+        got: Any = error.body
+        message, param = got["message"], got.get("param")  # Kimi's envelope has none
+        assert param == case.param and got["type"] == "invalid_request_error"
     assert matches(case.message, message), message
     assert_logged(server, session, case, message)
 

@@ -7,15 +7,14 @@ from mockllm.providers import (
     anthropic_rules,
     chat_flavour_rules,
     gemini_rules,
-    openai_chat_rules,
     openai_responses_rules,
 )
 from mockllm.providers.anthropic import Messages
 from mockllm.providers.anthropic_answers import MessagesAnswers
 from mockllm.providers.base import Adapter, Answers, Parsed
+from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
-from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers

@@ -47,8 +47,7 @@ class Doubao(Flavour):
         ),
         503: (
             "ServiceUnavailable",
-            "The service is currently unable to handle additional requests due to server "
-            "overload.",
+            "The service is currently unable to handle additional requests due to server overload.",
             "ServerOverloaded",
         ),
     }
@@ -85,8 +84,9 @@ class Doubao(Flavour):
 
 
 def _id(resolved: Resolved) -> str:
-    return "021764547200000" + derive("", 38, "ark-id", resolved.scenario.name, resolved.turn,
-                                      alphabet=HEX)
+    return "021764547200000" + derive(
+        "", 38, "ark-id", resolved.scenario.name, resolved.turn, alphabet=HEX
+    )
 
 
 def _usage(resolved: Resolved) -> dict[str, Any]:

@@ -32,7 +32,11 @@ class Glm(Flavour):
     name = "glm"
     # (type, message, code): Zhipu's business codes (docs/flavours.md#glm).
     fault_table: ClassVar[Mapping[int, tuple[str, str, str | None]]] = {
-        429: ("rate_limit", "您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。", "1302"),
+        429: (
+            "rate_limit",
+            "您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。",
+            "1302",
+        ),
         500: ("server_error", "服务内部错误，请稍后重试。", "500"),
         503: ("server_error", "服务内部错误，请稍后重试。", "500"),
     }
@@ -71,8 +75,14 @@ class Glm(Flavour):
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         _, _, code = self.fault_texts(error.status)
         default = "1214" if error.status == 400 else code or str(error.status)
-        return dumps({"error": {"code": error.code if _business(error.code) else default,
-                                "message": error.message}})
+        return dumps(
+            {
+                "error": {
+                    "code": error.code if _business(error.code) else default,
+                    "message": error.message,
+                }
+            }
+        )
 
 
 def _business(code: str | None) -> bool:

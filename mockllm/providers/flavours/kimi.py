@@ -40,7 +40,11 @@ class Kimi(Flavour):
             None,
         ),
         500: ("server_error", "The server had an error while processing your request.", None),
-        503: ("engine_overloaded_error", "The engine is currently overloaded, please try again later", None),
+        503: (
+            "engine_overloaded_error",
+            "The engine is currently overloaded, please try again later",
+            None,
+        ),
     }
 
     def thinking(self, body: Mapping[str, Any]) -> bool:

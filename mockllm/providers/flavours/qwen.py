@@ -22,9 +22,9 @@ from mockllm.providers.flavours.base import (
     Flavour,
     drop,
     explicit_id,
-    request_params,
     map_chunks,
     reorder,
+    request_params,
     uuid_of,
 )
 
@@ -106,4 +106,3 @@ def _top(obj: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
     obj["system_fingerprint"] = None
     drop(obj, "service_tier")
     return reorder(obj, _TOP)
-
