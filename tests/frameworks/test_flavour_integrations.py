@@ -65,7 +65,7 @@ def test_langchain_deepseek_drops_reasoning_content_and_gets_deepseeks_400(
     server: ServerProcess, session: str, streaming: bool
 ) -> None:
     base = f"{server.url}/f/deepseek/s/deepseek-reasoning/{session}"
-    model = ChatDeepSeek(model="deepseek-reasoner", api_base=base, api_key="k", max_retries=0)
+    model = ChatDeepSeek(model="deepseek-reasoner", base_url=base, api_key="k", max_retries=0)
     with pytest.raises(OpenAIInvalidRequestError) as refused:
         deepseek_loop(model, streaming)
     assert D1_V3 in str(refused.value)
@@ -77,14 +77,16 @@ def test_langchain_deepseek_that_sends_the_reasoning_back_passes(
     server: ServerProcess, session: str, streaming: bool
 ) -> None:
     base = f"{server.url}/f/deepseek/s/deepseek-reasoning/{session}"
-    model = KeepsReasoning(model="deepseek-reasoner", api_base=base, api_key="k", max_retries=0)
+    model = KeepsReasoning(model="deepseek-reasoner", base_url=base, api_key="k", max_retries=0)
     assert deepseek_loop(model, streaming).content == "It is 18 °C and sunny in Paris."
 
 
-def test_langchain_qwq_joins_qwens_split_parallel_calls(server: ServerProcess, session: str) -> None:
+def test_langchain_qwq_joins_qwens_split_parallel_calls(
+    server: ServerProcess, session: str
+) -> None:
     base = f"{server.url}/f/qwen/s/qwen-split-tool-chunks/{session}"
     model = ChatQwen(
-        model="qwen-plus", api_base=base, api_key="k", max_retries=0, enable_thinking=True
+        model="qwen-plus", base_url=base, api_key="k", max_retries=0, enable_thinking=True
     )
     whole: Any = None
     for chunk in model.bind_tools([get_weather]).stream([HumanMessage("杭州和北京天气?")]):
