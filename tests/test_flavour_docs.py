@@ -34,12 +34,16 @@ def test_the_blocks_run_and_print_what_they_claim(server: ServerProcess, doc: st
         assert claimed and out.getvalue().splitlines() == claimed, code
 
 
+def strip(code: str) -> str:
+    """A block with the translation's own session names (…/ds-zh/…) made the English ones."""
+    return re.sub(r"/(ds|qw|km|gl|db|mm)-zh([/\"])", r"/\1\2", code)
+
+
 def test_the_translation_keeps_every_block_and_source() -> None:
     english, chinese = (
         (ROOT / "docs/flavours.md").read_text(),
         (ROOT / "docs/zh/flavours.md").read_text(),
     )
-    strip = lambda code: re.sub(r"/(ds|qw|km|gl|db|mm)(-zh)?([/\"])", r"/\1\3", code)  # noqa: E731
     assert [strip(b) for b in python_blocks("docs/zh/flavours.md")] == python_blocks(
         "docs/flavours.md"
     )
