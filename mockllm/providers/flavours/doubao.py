@@ -77,8 +77,8 @@ class Doubao(Flavour):
         word, code = STATUS.get(error.status, ("InternalServerError", "InternalServiceError"))
         ark_code = error.code if error.code and error.code[:1].isupper() else code
         message = error.message.rstrip()
-        if "Request id:" not in message:
-            message += f" Request id: {request_id}"
+        if "Request id:" not in message:  # from the error alone: a recording replays it
+            message += " Request id: " + self.request_id(error.status, error.message)
         kind = error.error_type if error.error_type and error.error_type[:1].isupper() else word
         return dumps({"error": {"code": ark_code, "message": message, "param": "", "type": kind}})
 
