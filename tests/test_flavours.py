@@ -431,3 +431,57 @@ def test_hostile_flavour_urls_and_parameters_never_fail_the_server(
         assert r.text.rstrip().endswith("data: [DONE]")
     else:
         assert r.json()["choices"]
+
+
+# --- faults, each provider's way -----------------------------------------------------------
+
+RATE_LIMITED: dict[str, dict[str, Any]] = {
+    "openai": {"type": "requests", "code": "rate_limit_exceeded"},
+    "deepseek": {"type": "requests", "code": "rate_limit_exceeded"},
+    "minimax": {"type": "requests", "code": "rate_limit_exceeded"},
+    "qwen": {"type": "limit_requests", "code": "limit_requests", "param": None},
+    "kimi": {"type": "rate_limit_reached_error"},
+    "glm": {"code": "1302"},
+    "doubao": {
+        "type": "TooManyRequests",
+        "code": "RateLimitExceeded.EndpointRPMExceeded",
+        "param": "",
+    },
+}
+
+
+@pytest.mark.parametrize("flavor", FLAVORS)
+def test_a_scripted_429_arrives_in_each_providers_envelope(
+    server: ServerProcess, session: str, flavor: str
+) -> None:
+    url = f"{server.url}/f/{flavor}/s/rate-limited/{session}/v1/chat/completions"
+    r = httpx.post(url, json={"model": "m", "messages": [ASK], "tools": [WEATHER]})
+    assert r.status_code == 429 and r.headers["retry-after-ms"] == "20"
+    error = r.json()["error"]
+    assert {k: error[k] for k in RATE_LIMITED[flavor]} == RATE_LIMITED[flavor]
+    keys = {"kimi": {"message", "type"}, "glm": {"code", "message"}}
+    assert set(error) == keys.get(flavor, {"message", "type", "param", "code"})
+    with (
+        client(server, flavor, "rate-limited", session) as sdk,
+        pytest.raises(openai.RateLimitError),
+    ):
+        sdk.chat.completions.create(model="m", messages=[ASK], tools=[WEATHER])
+
+
+def test_a_cut_inside_the_arguments_falls_inside_glms_whole_call(
+    server: ServerProcess, session: str
+) -> None:
+    """GLM sends no argument fragments: the cut goes inside the one chunk that carries them."""
+    url = f"{server.url}/f/glm/s/stream-cut/{session}/v1/chat/completions"
+    body = {"model": "glm-4.7", "messages": [ASK], "tools": [WEATHER], "stream": True}
+    with pytest.raises(httpx.RemoteProtocolError), httpx.stream("POST", url, json=body) as r:
+        for _ in r.iter_raw():
+            pass
+    response = server.last(session)["response"]
+    assert response["fault"]["kind"] == "truncate"
+    assert response["body"].endswith('"name":"get_weather","arguments":"{\\"city\\":\\"Paris\\",')
+    sdk = client(server, "glm", "stream-cut", session)
+    with sdk, sdk.chat.completions.stream(model="glm-4.7", messages=[ASK], tools=[WEATHER]) as s:
+        retried = s.get_final_completion()
+    call = (retried.choices[0].message.tool_calls or [])[0]
+    assert json.loads(call.function.arguments) == {"city": "Paris", "unit": "celsius"}

@@ -70,7 +70,7 @@ class Glm(Flavour):
                 obj.pop("usage", None)
             return drop(obj, "service_tier", "system_fingerprint")
 
-        return map_chunks(events, change)
+        return [_cut_inside(e) for e in map_chunks(events, change)]
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         _, _, code = self.fault_texts(error.status)
@@ -108,8 +108,16 @@ def _whole_calls(events: list[Event]) -> list[Event]:
                 started[int(event.part[5:])] = (len(out), obj)
         out.append(event)
     for at, obj in started.values():
-        arguments = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
-        event = reframe(obj, out[at].part)
-        inside = event.data.find(compact_json(arguments).encode())
-        out[at] = event._replace(inside=inside + 1 + len(arguments) // 2 if arguments else None)
+        out[at] = reframe(obj, out[at].part)
     return out
+
+
+def _cut_inside(event: Event) -> Event:
+    """A whole call's frame, marked where a cut falls inside its arguments (as Gemini's)."""
+    obj = frame_json(event) if event.part.startswith("call:") else None
+    if obj is None:
+        return event
+    arguments = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+    encoded = compact_json(arguments).encode()
+    start = event.data.find(encoded)
+    return event._replace(inside=start + len(encoded) // 2 if arguments and start >= 0 else None)
