@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mockllm._version import __version__
-from mockllm.core.scenario import Chaos
+from mockllm.core.scenario import FLAVORS, Chaos
 from mockllm.errors import ScenarioError, did_you_mean
 from mockllm.log.verdict import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions
@@ -148,9 +148,10 @@ def _serve_parser(sub: Any) -> None:
     )
     s.add_argument(
         "--flavor",
-        choices=("openai", "deepseek"),
+        choices=FLAVORS,
         default=d.flavor,
-        help="Chat Completions flavour (deepseek: DeepSeek's rules, texts and wire shape)",
+        help="Chat Completions flavour: that provider's rules, texts and wire shape "
+        "(docs/flavours.md); a /f/FLAVOR/ URL chooses one per request",
     )
     s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
     s.add_argument(

@@ -329,9 +329,50 @@ CASES = [
                 {k: v for k, v in a.items() if k != "reasoning_content"},
                 tool(c[0]["id"]),
             ],
-            model="deepseek-reasoner",
+            model="deepseek-v4-pro",
         ),
         "The `reasoning_content` in the thinking mode must be passed back to the API.",
+        None,
+    ),
+    Case(  # the V3.2 models name the message
+        "deepseek.reasoning_content_missing/v3",
+        "chat",
+        "rules-deepseek",
+        chat(
+            lambda a, c: [
+                USER,
+                {k: v for k, v in a.items() if k != "reasoning_content"},
+                tool(c[0]["id"]),
+            ],
+            model="deepseek-reasoner",
+        ),
+        "Missing `reasoning_content` field in the assistant message at message index 1. For "
+        "more information, please refer to "
+        "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+        None,
+    ),
+    Case(
+        "kimi.reasoning_content_missing",
+        "chat",
+        "rules-kimi",
+        chat(
+            lambda a, c: [
+                USER,
+                {k: v for k, v in a.items() if k != "reasoning_content"},
+                tool(c[0]["id"]),
+            ],
+            model="kimi-k2-thinking",
+        ),
+        "thinking is enabled but reasoning_content is missing in assistant tool call message "
+        "at index 1",
+        None,
+    ),
+    Case(
+        "qwen.thinking_requires_stream",
+        "chat",
+        "rules-qwen",
+        chat_body(model="qwen-plus", enable_thinking=True),
+        "parameter.enable_thinking must be set to false for non-streaming calls",
         None,
     ),
     Case(
@@ -672,8 +713,9 @@ def test_rule_strict_rejects_like_the_provider(
         )
         message = error.body["error"]["message"]
     else:
-        message, param = error.body["message"], error.body["param"]
-        assert param == case.param and error.body["type"] == "invalid_request_error"
+        got: Any = error.body
+        message, param = got["message"], got.get("param")  # Kimi's envelope has none
+        assert param == case.param and got["type"] == "invalid_request_error"
     assert matches(case.message, message), message
     assert_logged(server, session, case, message)
 

@@ -19,7 +19,9 @@ from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
 ValidationMode = Literal["strict", "warn", "off"]
-Flavor = Literal["openai", "deepseek"]
+Flavor = Literal["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"]
+# The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
+FLAVORS: tuple[Flavor, ...] = ("openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax")
 
 # Locates a YAML path such as ("turns", 0, "reply") in its source; used for errors.
 Locate = Callable[[tuple[str | int, ...]], Problem]

@@ -5,16 +5,16 @@ from __future__ import annotations
 from mockllm.core.validation import RuleSet
 from mockllm.providers import (
     anthropic_rules,
+    chat_flavour_rules,
     gemini_rules,
-    openai_chat_rules,
     openai_responses_rules,
 )
 from mockllm.providers.anthropic import Messages
 from mockllm.providers.anthropic_answers import MessagesAnswers
 from mockllm.providers.base import Adapter, Answers, Parsed
+from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
-from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
@@ -35,7 +35,8 @@ def register(
     return adapter
 
 
-register(ChatCompletions, openai_chat_rules.RULES, ChatAnswers)
+# Chat Completions in its flavours (docs/flavours.md); their rules join the Chat rules.
+register(FlavouredChat, chat_flavour_rules.RULES, ChatAnswers)
 register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)

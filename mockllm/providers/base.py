@@ -174,6 +174,15 @@ class Adapter(ABC):
         """Every rule this request breaks, in the order the provider would report them."""
         return self.rules.run(body, ctx)
 
+    def variant(self, flavor: str) -> Adapter:
+        """This wire in a provider's flavour, chosen by a `/f/FLAVOR/` URL (Chat Completions
+        has flavours, docs/flavours.md; the other wires are themselves)."""
+        return self
+
+    def for_scenario(self, scenario: Scenario) -> Adapter:
+        """The adapter that answers for `scenario` (its `flavor:`, unless the URL chose)."""
+        return self
+
     def request_id(self, *parts: object) -> str:
         """Derived afresh: the attempt is among the parts, so it never repeats."""
         return fresh("req_", 32, *parts, alphabet=HEX)

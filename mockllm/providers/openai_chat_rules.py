@@ -250,18 +250,26 @@ def _tool_call_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Ra
 def _deepseek_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if not _thinking(body, ctx):
         return
-    for _, m in items(body.get("messages")):
+    for i, m in items(body.get("messages")):
         if (
             m.get("role") == "assistant"
             and m.get("tool_calls")
             and not isinstance(m.get("reasoning_content"), str)
         ):
-            yield (
-                "The `reasoning_content` in the thinking mode must be passed back to the API.",
-                None,
-                "invalid_request_error",
-            )
+            yield _d1_message(str(body.get("model", "")), i), None, "invalid_request_error"
             return
+
+
+def _d1_message(model: str, index: int) -> str:
+    """The V3.2 models (deepseek-reasoner, deepseek-chat with thinking) name the message;
+    the V4 ones do not (docs/validation.md, D1)."""
+    if model in ("deepseek-reasoner", "deepseek-chat") or model.startswith("deepseek-v3"):
+        return (
+            f"Missing `reasoning_content` field in the assistant message at message index "
+            f"{index}. For more information, please refer to "
+            "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
+        )
+    return "The `reasoning_content` in the thinking mode must be passed back to the API."
 
 
 def _thinking(body: dict[str, Any], ctx: RuleContext) -> bool:

@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 from mockllm.core.engine import Engine
-from mockllm.errors import RequestError
+from mockllm.core.scenario import FLAVORS
+from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
@@ -73,8 +74,14 @@ class MockLLM:
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
+        flavor, path = self.routes.flavour(path)
         scenario, session, route = self.routes.split(path)
         adapter = self.routes.post(route)
+        if flavor is not None and flavor not in FLAVORS:
+            await self._refuse(scope, receive, send, unknown_flavour(flavor))
+            return
+        if adapter is not None and flavor is not None:
+            adapter = adapter.variant(flavor)
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):
@@ -137,20 +144,26 @@ class MockLLM:
     async def _not_found(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         """Answered in the SDK's error shape, and logged like any request: a wrong base URL
         is the commonest first mistake, so the message says how to fix it."""
-        adapter = self.family_of(scope)
         posts = [r for r in self.routes.posts if r.startswith("v1/")]
         posts += [r for a in self.adapters for r in a.route_help]
         known = ", ".join(sorted({"POST /" + r for r in posts}))
         message = (
             f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
-            "GET /v1/models; optionally behind /s/SCENARIO[/SESSION]"
+            "GET /v1/models; optionally behind /s/SCENARIO[/SESSION], itself behind /f/FLAVOR"
         )
         hint = base_url_hint(scope, route)
         error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
+        await self._refuse(scope, receive, send, error, hint.removeprefix(". "))
+
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, error: RequestError, note: str = ""
+    ) -> None:
+        """Answer `error` in the asking SDK's shape, and log the request like any other."""
+        adapter = self.family_of(scope)
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
-        if hint:
-            entry.note(hint.removeprefix(". "))
-        scenario, session, _ = self.routes.split(scope["path"])
+        if note:
+            entry.note(note)
+        scenario, session, _ = self.routes.split(self.routes.flavour(scope["path"])[1])
         entry.scenario, entry.session = scenario, session or "default"
         reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
@@ -158,6 +171,14 @@ class MockLLM:
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written
+
+
+def unknown_flavour(flavor: str) -> RequestError:
+    message = (
+        f"mockllm: no flavour {flavor!r}{did_you_mean(flavor, FLAVORS)} in /f/{flavor}/; "
+        f"flavours: {', '.join(FLAVORS)} (docs/flavours.md)"
+    )
+    return RequestError(404, message, kind="flavour_not_found", code="flavour_not_found")
 
 
 def base_url_hint(scope: Scope, route: str) -> str:

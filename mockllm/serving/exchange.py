@@ -138,6 +138,8 @@ class Exchanges:
             # replaced by a refresh meanwhile, and answer under the new version's count.
             scenario = await self._find_shared(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
+        # Its flavor: (unless the URL chose one): from here on that provider answers.
+        adapter = responder.adapter = adapter.for_scenario(scenario)
         prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
@@ -248,7 +250,7 @@ class Exchanges:
     ) -> tuple[Violation, ...]:
         if self.engine.mode(scenario) == "off":
             return ()
-        flavor = self.engine.flavor_of(scenario)
+        flavor = adapter.flavor  # URL, else scenario, else --flavor (Adapter.for_scenario)
         cached = prepared.checks.get((scenario.name, flavor))
         if cached is not None and cached[0] is scenario:
             return cached[1]

@@ -1,5 +1,6 @@
-"""Where a model request goes: its route, behind an optional /s/NAME[/SESSION] prefix.
-Shared by `mockllm serve` and `mockllm record`, so both read a URL the same way."""
+"""Where a model request goes: its route, behind an optional /s/NAME[/SESSION] prefix, itself
+behind an optional /f/FLAVOR prefix (docs/flavours.md). Shared by `mockllm serve` and
+`mockllm record`, so both read a URL the same way."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ class Routes:
         return next(
             (a for a in self.adapters if a.get_prefix and route.startswith(a.get_prefix)), None
         )
+
+    @staticmethod
+    def flavour(path: str) -> tuple[str | None, str]:
+        """'/f/FLAVOR/REST' → (FLAVOR, '/REST'): the Chat Completions flavour a base URL
+        chose (outermost, so that it composes with /s/NAME[/SESSION]); else (None, path)."""
+        if not path.startswith("/f/"):
+            return None, path
+        flavor, _, rest = path[3:].partition("/")
+        return flavor, "/" + rest
 
     def split(self, path: str) -> tuple[str | None, str | None, str]:
         """'/s/NAME[/SESSION]/ROUTE' → (NAME, SESSION, ROUTE); a plain path has neither."""

@@ -1,0 +1,114 @@
+"""Chat Completions in each provider's flavour (docs/flavours.md): the Chat adapter, with
+the flavour's hooks (providers/flavours/) applied to what it renders.
+
+One instance per flavour a server has been asked for: `--flavor` sets the first one's; a
+`/f/FLAVOR/` URL picks a sibling pinned to its flavour, and a scenario's `flavor:` one for
+the requests no URL pinned (URL, then scenario, then server)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable
+from dataclasses import replace
+from typing import Any
+
+from mockllm.core.encoding import dumps
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.scenario import Scenario
+from mockllm.errors import RequestError
+from mockllm.providers.base import Adapter, Parsed
+from mockllm.providers.flavours import FLAVOURS, PARAMS, Flavour
+from mockllm.providers.openai_chat import ChatCompletions
+
+
+class FlavouredChat(ChatCompletions):
+    def __init__(self) -> None:
+        self.pinned = False  # chosen by the URL: a scenario's flavor: does not override it
+        self._siblings: dict[tuple[str, bool], FlavouredChat] = {}
+
+    @property
+    def spec(self) -> Flavour:
+        return FLAVOURS.get(self.flavor) or FLAVOURS["openai"]
+
+    def variant(self, flavor: str, pinned: bool = True) -> FlavouredChat:
+        """This server's adapter for `flavor`; `pinned`: chosen by the URL."""
+        if flavor == self.flavor and pinned == self.pinned:
+            return self
+        key = (flavor, pinned)
+        found = self._siblings.get(key)
+        if found is None:
+            found = self._siblings[key] = FlavouredChat()
+            found.flavor, found.pinned, found._siblings = flavor, pinned, self._siblings
+        return found
+
+    def for_scenario(self, scenario: Scenario) -> Adapter:
+        if self.pinned or scenario.flavor is None or scenario.flavor == self.flavor:
+            return self
+        return self.variant(scenario.flavor, pinned=False)
+
+    def _deepseek(self, scenario: Scenario) -> bool:
+        return self.flavor == "deepseek"  # the precedence is settled by the time we render
+
+    # --- parse -------------------------------------------------------------------------
+
+    def parse(self, body: Any) -> Parsed:
+        parsed = super().parse(body)
+        params = {k: body[k] for k, kinds in PARAMS.items() if isinstance(body.get(k), kinds)}
+        if not params:
+            return parsed
+        return Parsed(parsed.conversation, {**parsed.options, "params": params})
+
+    # --- render ------------------------------------------------------------------------
+
+    def render_key(self, parsed: Parsed) -> Hashable:
+        params = parsed.options.get("params") or {}
+        return (super().render_key(parsed), self.flavor, json.dumps(params, sort_keys=True))
+
+    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+        return self.spec.call_id(scenario, turn, index) or super().call_id(scenario, turn, index)
+
+    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+        resolved = self._shown(resolved, parsed)
+        body = super().render(resolved, parsed)
+        if not _reshapes(self.spec):
+            return body
+        return dumps(self.spec.body(json.loads(body), resolved, parsed))
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+        resolved = self._shown(resolved, parsed)
+        events = super().render_stream(resolved, parsed)
+        return self.spec.stream(events, resolved, parsed) if _reshapes(self.spec) else events
+
+    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
+        found = super().notes(resolved, parsed)
+        if resolved.reply.reasoning is not None and not self.spec.shows_reasoning(parsed):
+            found.append(f"{self.flavor}: the scripted reasoning was not sent (thinking is off)")
+        return found
+
+    def _shown(self, resolved: Resolved, parsed: Parsed) -> Resolved:
+        if resolved.reply.reasoning is None or self.spec.shows_reasoning(parsed):
+            return resolved
+        return replace(resolved, reply=replace(resolved.reply, reasoning=None))
+
+    # --- errors ------------------------------------------------------------------------
+
+    def request_id(self, *parts: object) -> str:
+        return self.spec.request_id(*parts) or super().request_id(*parts)
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        return self.spec.error_body(error, request_id)
+
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        return self.spec.fault_texts(status)
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        return self.spec.stream_error_events(error, self.request_id("stream", sent))
+
+
+def _reshapes(spec: Flavour) -> bool:
+    """Whether the flavour changes what the Chat adapter renders (openai, deepseek: no)."""
+    return type(spec).body is not Flavour.body
+
+
+__all__ = ["FlavouredChat"]
