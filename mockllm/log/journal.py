@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mockllm.core.engine import Resolved
 
 T = TypeVar("T")
+E = TypeVar("E", bound="LiveEntry")
 
 # Header names that carry credentials: their values never reach the log (docs/security.md).
 SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
@@ -238,10 +239,15 @@ class Journal:
         self._file: IO[str] | None = open_log(path) if path else None
 
     def open(
-        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
-    ) -> LiveEntry:
-        """Start the entry for an arriving request; it is visible (as pending) at once."""
-        entry = LiveEntry(self._next_seq, path, headers, method)
+        self,
+        path: str,
+        headers: list[tuple[bytes, bytes]],
+        method: str = "POST",
+        kind: type[E] = LiveEntry,  # type: ignore[assignment]  # the default is an E
+    ) -> E:
+        """Start the entry for an arriving request; it is visible (as pending) at once.
+        `kind`: an entry of another route's shape (log/mcp.py's `McpEntry`)."""
+        entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         self._entries.append(entry)
         return entry

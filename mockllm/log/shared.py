@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from mockllm.log.journal import Journal, LiveEntry, entry_line, off_loop
+from mockllm.log.journal import E, Journal, LiveEntry, entry_line, off_loop
 from mockllm.options import ServerOptions
 from mockllm.state import StoreUnavailable, connect, is_shared
 from mockllm.state.redis_log import RedisLog, with_seq
@@ -71,10 +71,14 @@ class SharedJournal(Journal):
         self._writer: asyncio.Task[None] | None = None
 
     def open(
-        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
-    ) -> LiveEntry:
+        self,
+        path: str,
+        headers: list[tuple[bytes, bytes]],
+        method: str = "POST",
+        kind: type[E] = LiveEntry,  # type: ignore[assignment]  # the default is an E
+    ) -> E:
         """The entry's seq is this process's own count until the store numbers it."""
-        entry = LiveEntry(self._next_seq, path, headers, method)
+        entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         return entry
 
