@@ -67,7 +67,8 @@ def received(journal: Journal, data: dict[str, Any]) -> McpEntry:
 
 def transcript_lines(mcp: Any, seq: int, status: int | None, width: int) -> list[str]:
     """An MCP entry in a transcript: `harness → MCP orders/lookup_order({...}) → 'R'`.
-    The transport's own traffic (the GET stream, DELETE, notifications) is one short line."""
+    A notification is one short line; the transport's own requests (the GET stream,
+    DELETE) are left out unless refused (they stay in the log)."""
     if not isinstance(mcp, dict):
         return [f"  mcp (log seq {seq}) · {status}"]
     server, method = mcp.get("server", "?"), mcp.get("method")
@@ -90,8 +91,8 @@ def transcript_lines(mcp: Any, seq: int, status: int | None, width: int) -> list
         else:
             lines.append("     → (no result: the call did not finish)")
         return lines
-    if method is None:
-        return [head + f"(transport: HTTP {status})"]
+    if method is None:  # the GET stream, DELETE: shown only when refused
+        return [head + f"refused: HTTP {status}"] if status and status >= 400 else []
     said = (
         f" → error {error.get('code')}: {_cut(str(error.get('message')), width)}" if error else ""
     )

@@ -31,7 +31,7 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
     counted = plural(len(entries) - mcp, "model request")
     counted += f", {plural(mcp, 'MCP message')} (docs/mcp.md)" if mcp else ""
     lines = [f"mockllm session {name!r}, {counted}:"]
-    shown = list(enumerate(entries, 1))
+    shown = list(zip(_numbers(entries), entries))
     if not full and len(shown) > SHORT_REQUESTS:
         left_out = len(shown) - SHORT_REQUESTS
         lines.append(f"  ... {plural(left_out, 'earlier request')} left out")
@@ -40,6 +40,16 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
     for number, entry in shown:
         lines += _entry(number, entry, width)
     return "\n".join(lines)
+
+
+def _numbers(entries: Sequence[LogEntry]) -> list[int]:
+    """Each entry's place among the model requests (what "request N" says); an MCP
+    message carries the number of the model request before it."""
+    numbers, count = [], 0
+    for e in entries:
+        count += e.api != "mcp"
+        numbers.append(count)
+    return numbers
 
 
 def plural(count: int, noun: str) -> str:

@@ -138,7 +138,7 @@ function fail(
 
 /** The entry's place in the transcript (1-based), which is what the reader sees. */
 function number(entries: readonly LogEntry[], entry: LogEntry): number {
-  return entries.indexOf(entry) + 1;
+  return entries.filter((e) => e.api !== "mcp").indexOf(entry) + 1; // MCP messages are not numbered
 }
 
 function resultIds(entries: readonly LogEntry[]): Set<string> {
