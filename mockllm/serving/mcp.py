@@ -20,7 +20,8 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
@@ -62,10 +63,12 @@ class Scripted:
         self._max_sessions = max_sessions
         self.log: McpLog = HttpLog()
         self._entries: dict[int, McpEntry | None] = {}  # by id(ctx), while a message is handled
-        self.sdk: Server[Any] = Server(
+        found = scenario()
+        spec = found.mcp_server(server) if found else None
+        self.sdk: Server[Any] = _Sdk(
             server,
             version="mockllm",
-            instructions=None,
+            instructions=spec.description or None if spec else None,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -280,6 +283,22 @@ def _arguments_problem(tool: McpTool, arguments: dict[str, Any]) -> str | None:
 
     problem = call_problem(tool.name, json.dumps(arguments), {tool.name: dict(tool.input_schema)})
     return problem.removeprefix("arguments break the schema: ") if problem else None
+
+
+class _Sdk(Server[Any]):
+    """The SDK's server, saying it may send `tools/list_changed` (a scripted fault does)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 class McpLog:
