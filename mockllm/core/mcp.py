@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mockllm.core.encoding import compact_json
-from mockllm.errors import Problem
+from mockllm.errors import Problem, did_you_mean
 
 UnknownTools = Literal["refuse", "error_result"]
 # The largest result a `huge_bytes` fault pads to (the schema's maximum, docs/security.md).
@@ -280,10 +280,12 @@ def check_servers(
                 )
             )
         elif server.tool(tool_name) is None:
-            known = ", ".join(t.name for t in server.tools) or "none"
+            names = list(dict.fromkeys(t.name for t in server.tools))
+            known = ", ".join(names) or "none"
+            hint = did_you_mean(tool_name, names)
             problems.append(
                 where.with_message(
-                    f"server {server_name!r} declares no tool {tool_name!r} (declared: {known})"
+                    f"server {server_name!r} declares no tool {tool_name!r}{hint} (declared: {known})"
                 )
             )
     return problems
