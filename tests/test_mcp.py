@@ -63,8 +63,19 @@ async def over_stdio(
     (tmp / "orders.yaml").write_text(block("yaml", "orders.yaml"))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mockllm", "mcp", "orders-loop", "orders", "--scenarios", str(tmp),
-              "--url", server.url, "--session", session],
+        args=[
+            "-m",
+            "mockllm",
+            "mcp",
+            "orders-loop",
+            "orders",
+            "--scenarios",
+            str(tmp),
+            "--url",
+            server.url,
+            "--session",
+            session,
+        ],
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
@@ -82,16 +93,20 @@ async def harness(
     )
     listed = (await mcp.list_tools()).tools
     tools = [
-        {"type": "function", "function": {"name": f"mcp__orders__{t.name}",
-                                           "parameters": t.input_schema}}
+        {
+            "type": "function",
+            "function": {"name": f"mcp__orders__{t.name}", "parameters": t.input_schema},
+        }
         for t in listed
     ]
     messages: list[Any] = [{"role": "user", "content": "Where is my order A1?"}]
     while True:
         try:
-            reply = llm.chat.completions.create(
-                model="gpt-4o", messages=messages, tools=tools
-            ).choices[0].message
+            reply = (
+                llm.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+                .choices[0]
+                .message
+            )
         except openai.BadRequestError as refused:
             return refused
         messages.append(reply.model_dump(exclude_none=True))
@@ -133,7 +148,10 @@ def test_a_correct_harness_closes_the_loop(server: ServerProcess, session: str) 
     checks = verdict(server, session)
     loop = {k: v for k, v in checks.items() if k.startswith("mcp_")}
     assert set(loop) == {
-        "mcp_calls_executed", "mcp_results_fed_back", "mcp_calls_asked", "mcp_answer_after_tool"
+        "mcp_calls_executed",
+        "mcp_results_fed_back",
+        "mcp_calls_asked",
+        "mcp_answer_after_tool",
     }
     assert all(c["ok"] for c in checks.values()), checks
     client = Client(server.url).session(session)
@@ -142,7 +160,7 @@ def test_a_correct_harness_closes_the_loop(server: ServerProcess, session: str) 
     client.assert_clean_verdict()
     client.assert_model_calls(exactly=2)  # MCP messages are not model calls
     text = client.transcript()
-    assert "harness called lookup_order({\"order_id\": \"A1\"})" in text
+    assert 'harness called lookup_order({"order_id": "A1"})' in text
     assert "→ returned: Order A1: shipped on 2026-11-30" in text
     assert text.index("calls mcp__orders__lookup_order") < text.index("harness called")
     assert text.index("harness called") < text.index("tool result for")
@@ -159,7 +177,9 @@ def test_a_harness_that_fabricates_the_result_fails(server: ServerProcess, sessi
     checks = verdict(server, session)
     assert checks["calls_answered"]["ok"]
     assert not checks["mcp_calls_executed"]["ok"]
-    assert "answered it, but the tool never ran before that" in checks["mcp_calls_executed"]["message"]
+    assert (
+        "answered it, but the tool never ran before that" in checks["mcp_calls_executed"]["message"]
+    )
     assert not checks["mcp_answer_after_tool"]["ok"]
     client = Client(server.url).session(session)
     with pytest.raises(AssertionError, match="MCP tool orders/lookup_order was not executed"):
@@ -180,7 +200,9 @@ def test_a_harness_that_drops_the_result_fails(server: ServerProcess, session: s
     checks = verdict(server, session)
     assert checks["mcp_calls_executed"]["ok"]
     assert not checks["mcp_results_fed_back"]["ok"]
-    assert "'I looked it up.', not what the tool returned" in checks["mcp_results_fed_back"]["message"]
+    assert (
+        "'I looked it up.', not what the tool returned" in checks["mcp_results_fed_back"]["message"]
+    )
 
 
 @pytest.mark.usefixtures("scenarios")
@@ -193,8 +215,9 @@ def test_a_harness_that_calls_an_unasked_tool_fails(server: ServerProcess, sessi
     checks = verdict(server, session)
     assert checks["mcp_calls_executed"]["ok"]
     assert not checks["mcp_calls_asked"]["ok"]
-    assert 'orders/lookup_order({"order_id": "Z9"}), which no model call asked for' in (
-        checks["mcp_calls_asked"]["message"]
+    assert (
+        'orders/lookup_order({"order_id": "Z9"}), which no model call asked for'
+        in (checks["mcp_calls_asked"]["message"])
     )
 
 
@@ -239,8 +262,17 @@ def test_stdio_writes_its_own_log_file(tmp_path: Path) -> None:
     async def go() -> Any:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "mockllm", "mcp", "orders-loop", "orders", "--scenarios",
-                  str(tmp_path / "orders.yaml"), "--log", str(log)],
+            args=[
+                "-m",
+                "mockllm",
+                "mcp",
+                "orders-loop",
+                "orders",
+                "--scenarios",
+                str(tmp_path / "orders.yaml"),
+                "--log",
+                str(log),
+            ],
         )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
             await mcp.initialize()
@@ -251,11 +283,16 @@ def test_stdio_writes_its_own_log_file(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     calls = [e["mcp"] for e in lines if e["mcp"].get("method") == "tools/call"]
     calls[0].pop("id")  # the client's numbering
-    assert calls == [{
-        "server": "orders", "transport": "stdio", "method": "tools/call",
-        "tool": "lookup_order", "arguments": {"order_id": "A1"},
-        "result": {"text": "Order A1: shipped on 2026-11-30", "is_error": False},
-    }]
+    assert calls == [
+        {
+            "server": "orders",
+            "transport": "stdio",
+            "method": "tools/call",
+            "tool": "lookup_order",
+            "arguments": {"order_id": "A1"},
+            "result": {"text": "Order A1: shipped on 2026-11-30", "is_error": False},
+        }
+    ]
 
 
 # --- the doc's harness and test, run as written --------------------------------------------
@@ -273,13 +310,17 @@ def test_the_docs_test_passes_under_the_plugin(pytester: pytest.Pytester) -> Non
 def test_the_docs_test_fails_a_fabricating_agent(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", orders=block("yaml", "orders.yaml"))
     agent = block("python", "agent.py")
-    broken = agent.replace(
-        "result = await mcp.call_tool(name, json.loads(call.function.arguments))",
-        "result = await mcp.call_tool(name, {'order_id': 'A1'}) if False else None",
-    ).replace(
-        'text = "\\n".join(c.text for c in result.content if c.type == "text")',
-        'text = "Order A1: shipped on 2026-11-30"',
-    ).replace('error = "ERROR: " if result.is_error else ""', 'error = ""')
+    broken = (
+        agent.replace(
+            "result = await mcp.call_tool(name, json.loads(call.function.arguments))",
+            "result = await mcp.call_tool(name, {'order_id': 'A1'}) if False else None",
+        )
+        .replace(
+            'text = "\\n".join(c.text for c in result.content if c.type == "text")',
+            'text = "Order A1: shipped on 2026-11-30"',
+        )
+        .replace('error = "ERROR: " if result.is_error else ""', 'error = ""')
+    )
     assert broken != agent
     pytester.makepyfile(agent=broken)
     pytester.makepyfile(test_agent=block("python", "test_agent.py"))
@@ -292,7 +333,8 @@ def test_the_docs_transcript_is_what_a_session_shows(server: ServerProcess, sess
     shown = DOC.split("```text\n", 1)[1].split("```", 1)[0]
     assert "mcp (log seq 5) · server orders · harness called lookup_order" in shown
     server.http.post(
-        "/_mockllm/scenarios", content=block("yaml", "orders.yaml"),
+        "/_mockllm/scenarios",
+        content=block("yaml", "orders.yaml"),
         headers={"content-type": "application/yaml"},
     )
 
@@ -302,6 +344,7 @@ def test_the_docs_transcript_is_what_a_session_shows(server: ServerProcess, sess
 
     run(go())
     text = Client(server.url).session(session).transcript()
+
     # The doc elides ids, the session and where the session's log starts.
     def normal(lines: str) -> list[str]:
         cut = [line.split(" id=call_")[0].split("for call_")[0] for line in lines.splitlines()]
@@ -318,8 +361,12 @@ def test_every_yaml_block_of_the_doc_loads() -> None:
 
 
 def test_the_mcp_route_without_the_scenario_is_a_json_rpc_404(server: ServerProcess) -> None:
-    r = httpx.post(f"{server.url}/s/no-such/mcp/orders", json={"jsonrpc": "2.0", "id": 1,
-                                                                "method": "ping"})
+    r = httpx.post(
+        f"{server.url}/s/no-such/mcp/orders", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    )
     assert r.status_code == 404
-    assert r.json() == {"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32602, "message": "mockllm: no scenario 'no-such'"}}
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32602, "message": "mockllm: no scenario 'no-such'"},
+    }

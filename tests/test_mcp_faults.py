@@ -33,16 +33,18 @@ def faults(server: ServerProcess) -> None:
 @asynccontextmanager
 async def http(server: ServerProcess, session: str, **options: Any) -> AsyncIterator[ClientSession]:
     url = f"{server.url}/s/orders-faults/{session}/mcp/orders"
-    async with streamable_http_client(url) as (read, write), ClientSession(
-        read, write, **options
-    ) as mcp:
+    async with (
+        streamable_http_client(url) as (read, write),
+        ClientSession(read, write, **options) as mcp,
+    ):
         await mcp.initialize()
         yield mcp
 
 
 def calls(server: ServerProcess, session: str) -> list[dict[str, Any]]:
     return [
-        e["mcp"] for e in server.requests(session=session)
+        e["mcp"]
+        for e in server.requests(session=session)
         if (e.get("mcp") or {}).get("method") == "tools/call"
     ]
 
@@ -56,7 +58,9 @@ def test_a_slow_tool_answers_late(server: ServerProcess, session: str) -> None:
     assert calls(server, session)[0]["fault"] == "delay 200 ms"
 
 
-def test_a_json_rpc_error_reaches_the_client_as_mcp_error(server: ServerProcess, session: str) -> None:
+def test_a_json_rpc_error_reaches_the_client_as_mcp_error(
+    server: ServerProcess, session: str
+) -> None:
     async def go() -> Any:
         async with http(server, session) as mcp:
             try:
@@ -118,7 +122,8 @@ def test_a_dropped_connection_fails_the_call(server: ServerProcess, session: str
     assert isinstance(raised, MCPError), raised
     assert (raised.code, raised.message) == (-32000, "SSE stream ended without a response")
     entry = next(
-        e for e in server.requests(session=session)
+        e
+        for e in server.requests(session=session)
         if (e.get("mcp") or {}).get("tool") == "dropped_lookup"
     )
     assert "drop fault: the response was aborted mid-call" in entry["response"]["notes"]
@@ -187,14 +192,22 @@ def test_stdio_faults_error_and_drop(server: ServerProcess, tmp_path: Path) -> N
     (tmp_path / "faults.yaml").write_text(block("yaml", "faults.yaml"))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "mockllm", "mcp", "orders-faults", "orders", "--scenarios",
-              str(tmp_path / "faults.yaml")],
+        args=[
+            "-m",
+            "mockllm",
+            "mcp",
+            "orders-faults",
+            "orders",
+            "--scenarios",
+            str(tmp_path / "faults.yaml"),
+        ],
     )
 
     async def go() -> tuple[Any, BaseException | None]:
-        async with stdio_client(params) as (read, write), ClientSession(
-            read, write, read_timeout_seconds=5.0
-        ) as mcp:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=5.0) as mcp,
+        ):
             await mcp.initialize()
             try:
                 await mcp.call_tool("broken_lookup", {})

@@ -86,8 +86,8 @@ def _concrete_call(
     seed = f"{scenario.name}\x1f{index}\x1f{i}"
     name = near_miss(call.name, conv.tool_names, seed) if call.near_miss else call.name
     if call.mcp is not None:  # the offered name standing for SERVER's TOOL, whatever its prefix
-        server, tool = call.mcp
-        name = next((n for n in conv.tool_names if names_mcp_tool(n, server, tool)), tool)
+        server, bare = call.mcp
+        name = next((n for n in conv.tool_names if names_mcp_tool(n, server, bare)), bare)
     arguments = call.arguments
     if call.generate is not None:
         where = f"mockllm: scenario {scenario.name!r} turn {index} call {i}"

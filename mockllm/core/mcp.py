@@ -225,16 +225,16 @@ def check_servers(
     for server in servers:
         seen: set[str] = set()
         for i, tool in enumerate(server.tools):
-            where = ("mcp_servers", server.name, "tools", i)
+            place = ("mcp_servers", server.name, "tools", i)
             if tool.name in seen:
                 problems.append(
-                    locate((*where, "name")).with_message(
+                    locate((*place, "name")).with_message(
                         f"tool {tool.name!r} is declared twice on server {server.name!r}"
                     )
                 )
             seen.add(tool.name)
             for j, result in enumerate(tool.results):
-                at = (*where, "results", j)
+                at = (*place, "results", j)
                 if (
                     result.text is None
                     and result.structured is None
@@ -254,7 +254,7 @@ def check_servers(
                 "object",
             ):
                 problems.append(
-                    locate((*where, "output_schema", "type")).with_message(
+                    locate((*place, "output_schema", "type")).with_message(
                         "an MCP output schema describes a JSON object: its type must be object"
                     )
                 )
@@ -267,11 +267,11 @@ def check_servers(
                     )
                 )
     by_name = {s.name: s for s in servers}
-    for turn, call, ref in calls:
+    for turn, index, ref in calls:
         server_name, tool_name = mcp_ref(ref) or ("", "")
-        where = locate(("turns", turn, "reply", "tool_calls", call, "name", "mcp"))
-        server = by_name.get(server_name)
-        if server is None:
+        where = locate(("turns", turn, "reply", "tool_calls", index, "name", "mcp"))
+        found = by_name.get(server_name)
+        if found is None:
             known = ", ".join(by_name) or "none"
             problems.append(
                 where.with_message(
@@ -279,13 +279,14 @@ def check_servers(
                     f"(declared: {known})"
                 )
             )
-        elif server.tool(tool_name) is None:
-            names = list(dict.fromkeys(t.name for t in server.tools))
+        elif found.tool(tool_name) is None:
+            names = list(dict.fromkeys(t.name for t in found.tools))
             known = ", ".join(names) or "none"
             hint = did_you_mean(tool_name, names)
             problems.append(
                 where.with_message(
-                    f"server {server_name!r} declares no tool {tool_name!r}{hint} (declared: {known})"
+                    f"server {server_name!r} declares no tool {tool_name!r}{hint} "
+                    f"(declared: {known})"
                 )
             )
     return problems

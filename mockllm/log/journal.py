@@ -239,14 +239,15 @@ class Journal:
         self._file: IO[str] | None = open_log(path) if path else None
 
     def open(
-        self,
-        path: str,
-        headers: list[tuple[bytes, bytes]],
-        method: str = "POST",
-        kind: type[E] = LiveEntry,  # type: ignore[assignment]  # the default is an E
+        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> LiveEntry:
+        """Start the entry for an arriving request; it is visible (as pending) at once."""
+        return self.open_as(LiveEntry, path, headers, method)
+
+    def open_as(
+        self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> E:
-        """Start the entry for an arriving request; it is visible (as pending) at once.
-        `kind`: an entry of another route's shape (log/mcp.py's `McpEntry`)."""
+        """`open`, for an entry of another route's shape (log/mcp.py's `McpEntry`)."""
         entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         self._entries.append(entry)

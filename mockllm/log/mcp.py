@@ -53,7 +53,7 @@ def result_summary(result: dict[str, Any]) -> dict[str, Any]:
 def received(journal: Journal, data: dict[str, Any]) -> McpEntry:
     """An entry a `mockllm mcp` stdio process logged elsewhere, opened in this log (numbered
     here, in order with the requests around it); the caller closes it."""
-    entry = journal.open(str(data.get("path") or "stdio"), [], "POST", McpEntry)
+    entry = journal.open_as(McpEntry, str(data.get("path") or "stdio"), [], "POST")
     entry.session = str(data.get("session") or "default")
     entry.scenario = data.get("scenario") if isinstance(data.get("scenario"), str) else None
     request = data.get("request")

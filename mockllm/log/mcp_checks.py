@@ -234,6 +234,6 @@ def _fed_back_problem(
 
 def _carries(content: str, structured: Any) -> bool:
     try:
-        return json.loads(content) == structured
+        return bool(json.loads(content) == structured)
     except ValueError:
         return json.dumps(structured, separators=(",", ":")) in content

@@ -71,13 +71,14 @@ class SharedJournal(Journal):
         self._writer: asyncio.Task[None] | None = None
 
     def open(
-        self,
-        path: str,
-        headers: list[tuple[bytes, bytes]],
-        method: str = "POST",
-        kind: type[E] = LiveEntry,  # type: ignore[assignment]  # the default is an E
-    ) -> E:
+        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> LiveEntry:
         """The entry's seq is this process's own count until the store numbers it."""
+        return self.open_as(LiveEntry, path, headers, method)
+
+    def open_as(
+        self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> E:
         entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         return entry

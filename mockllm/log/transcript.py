@@ -31,7 +31,7 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
     counted = plural(len(entries) - mcp, "model request")
     counted += f", {plural(mcp, 'MCP message')} (docs/mcp.md)" if mcp else ""
     lines = [f"mockllm session {name!r}, {counted}:"]
-    shown = list(zip(_numbers(entries), entries))
+    shown = list(zip(_numbers(entries), entries, strict=True))
     if not full and len(shown) > SHORT_REQUESTS:
         left_out = len(shown) - SHORT_REQUESTS
         lines.append(f"  ... {plural(left_out, 'earlier request')} left out")

@@ -387,7 +387,7 @@ class McpRoutes:
         session: str,
         server: str,
     ) -> None:
-        entry = self.journal.open(scope["path"], scope["headers"], scope["method"], McpEntry)
+        entry = self.journal.open_as(McpEntry, scope["path"], scope["headers"], scope["method"])
         entry.session = sys.intern(session)
         entry.scenario = scenario
         entry.mcp = {"server": server, "transport": "streamable-http"}

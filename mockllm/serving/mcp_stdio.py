@@ -32,7 +32,7 @@ class StdioLog(McpLog):
         self.session, self.url = session, url
 
     def start(self, ctx: Any) -> McpEntry | None:
-        entry = self.journal.open(f"stdio:{self.server}", [], "POST", McpEntry)
+        entry = self.journal.open_as(McpEntry, f"stdio:{self.server}", [], "POST")
         entry.session, entry.scenario = self.session, self.scenario
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": ctx.method}
         if ctx.request_id is not None:

@@ -11,22 +11,45 @@ CALL = {"id": "call_1", "name": "mcp__orders__lookup_order", "arguments": '{"ord
 TOOLS = {"orders-loop": [("orders", "lookup_order")]}
 
 
-def model(seq: int, *, calls: list[dict[str, Any]] = (), text: str | None = None,  # type: ignore[assignment]
-          results: list[dict[str, Any]] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+def model(
+    seq: int,
+    *,
+    calls: tuple[dict[str, Any], ...] | list[dict[str, Any]] = (),
+    text: str | None = None,
+    results: tuple[dict[str, Any], ...] | list[dict[str, Any]] = (),
+) -> dict[str, Any]:
     history: list[dict[str, Any]] = [{"role": "user", "text": "where is A1?"}]
     if results:
-        history += [{"role": "assistant", "tool_calls": [CALL]}, {"role": "tool", "tool_results": results}]
+        history += [
+            {"role": "assistant", "tool_calls": [CALL]},
+            {"role": "tool", "tool_results": list(results)},
+        ]
     return {
-        "seq": seq, "time": "2026-12-01T00:00:00.000Z", "session": "s", "scenario": "orders-loop",
-        "api": "openai-chat", "turn": 1 if results else 0, "conversation": history,
-        "response": {"status": 200, "tool_calls": calls, "text": text},
+        "seq": seq,
+        "time": "2026-12-01T00:00:00.000Z",
+        "session": "s",
+        "scenario": "orders-loop",
+        "api": "openai-chat",
+        "turn": 1 if results else 0,
+        "conversation": history,
+        "response": {"status": 200, "tool_calls": list(calls), "text": text},
     }
 
 
 def mcp(seq: int, arguments: dict[str, Any], **outcome: Any) -> dict[str, Any]:
-    info = {"server": "orders", "method": "tools/call", "tool": "lookup_order", "arguments": arguments}
-    return {"seq": seq, "session": "s", "api": "mcp", "mcp": {**info, **outcome},
-            "response": {"status": 200}}
+    info = {
+        "server": "orders",
+        "method": "tools/call",
+        "tool": "lookup_order",
+        "arguments": arguments,
+    }
+    return {
+        "seq": seq,
+        "session": "s",
+        "api": "mcp",
+        "mcp": {**info, **outcome},
+        "response": {"status": 200},
+    }
 
 
 SHIPPED = {"result": {"text": "Order A1: shipped", "is_error": False}}
@@ -35,8 +58,11 @@ SHIPPED = {"result": {"text": "Order A1: shipped", "is_error": False}}
 def checks(entries: list[dict[str, Any]], declared: Any = TOOLS) -> dict[str, str | None]:
     """Each MCP check: None when it passed, else its message."""
     judged = verdict("s", entries, mcp_tools=declared)
-    return {c["name"]: None if c["ok"] else c["message"]
-            for c in judged["checks"] if c["name"].startswith("mcp_")}
+    return {
+        c["name"]: None if c["ok"] else c["message"]
+        for c in judged["checks"]
+        if c["name"].startswith("mcp_")
+    }
 
 
 def test_a_closed_loop_passes_every_check() -> None:
@@ -92,15 +118,28 @@ def test_other_arguments_fail() -> None:
 
 def test_a_result_other_than_the_tools_fails_and_structured_content_counts() -> None:
     other = [{"call_id": "call_1", "content": "done"}]
-    assert checks([model(1, calls=[CALL]), mcp(2, {"order_id": "A1"}, **SHIPPED),
-                   model(3, text="x", results=other)])["mcp_results_fed_back"] == (
+    assert checks(
+        [
+            model(1, calls=[CALL]),
+            mcp(2, {"order_id": "A1"}, **SHIPPED),
+            model(3, text="x", results=other),
+        ]
+    )["mcp_results_fed_back"] == (
         "call_1 (mcp__orders__lookup_order, turn 0, request #1): request #3 sent 'done', not what "
         "the tool returned ('Order A1: shipped')"
     )
     typed = {"result": {"text": "", "is_error": False, "structured": {"status": "shipped"}}}
     sent = [{"call_id": "call_1", "content": '{"status": "shipped"}'}]
-    assert checks([model(1, calls=[CALL]), mcp(2, {"order_id": "A1"}, **typed),
-                   model(3, text="x", results=sent)])["mcp_results_fed_back"] is None
+    assert (
+        checks(
+            [
+                model(1, calls=[CALL]),
+                mcp(2, {"order_id": "A1"}, **typed),
+                model(3, text="x", results=sent),
+            ]
+        )["mcp_results_fed_back"]
+        is None
+    )
 
 
 def test_a_json_rpc_error_must_go_back_as_an_error() -> None:
@@ -115,8 +154,16 @@ def test_a_json_rpc_error_must_go_back_as_an_error() -> None:
 
 
 def test_the_log_alone_knows_the_tools_from_tools_list() -> None:
-    listed = {"seq": 0, "session": "s", "api": "mcp", "response": {"status": 200},
-              "mcp": {"server": "orders", "method": "tools/list", "tools": ["lookup_order"]}}
-    entries = [listed, model(1, calls=[CALL]),
-               model(2, text="shipped", results=[{"call_id": "call_1", "content": "x"}])]
+    listed = {
+        "seq": 0,
+        "session": "s",
+        "api": "mcp",
+        "response": {"status": 200},
+        "mcp": {"server": "orders", "method": "tools/list", "tools": ["lookup_order"]},
+    }
+    entries = [
+        listed,
+        model(1, calls=[CALL]),
+        model(2, text="shipped", results=[{"call_id": "call_1", "content": "x"}]),
+    ]
     assert checks(entries, declared=None)["mcp_calls_executed"] is not None
