@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -370,3 +371,25 @@ def test_the_mcp_route_without_the_scenario_is_a_json_rpc_404(server: ServerProc
         "id": None,
         "error": {"code": -32602, "message": "mockllm: no scenario 'no-such'"},
     }
+
+
+@pytest.mark.usefixtures("scenarios")
+def test_report_judges_the_loop_from_the_log_file(server: ServerProcess, session: str) -> None:
+    """`mockllm report LOGFILE` has no scenarios: the tools/list answers in the log say which
+    model calls name an MCP tool."""
+
+    async def go() -> Any:
+        async with over_http(server, session) as mcp:
+            return await harness(server, session, mcp, "fabricate")
+
+    run(go())
+    assert server.log_file is not None
+    done = subprocess.run(
+        [sys.executable, "-m", "mockllm", "report", str(server.log_file), "--session", session],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "mcp_calls_executed" in done.stdout
+    assert "the tool never ran before that" in done.stdout
