@@ -124,3 +124,35 @@ turns:
 )
 def test_client_prefixes_name_the_tool(offered: str, named: bool) -> None:
     assert names_mcp_tool(offered, "orders", "lookup_order") is named
+
+
+def test_a_session_named_mcp_still_reaches_the_model_routes() -> None:
+    from mockllm.providers import ADAPTERS
+    from mockllm.serving.routing import Routes
+
+    routes = Routes(cls() for cls in ADAPTERS.values())
+    assert routes.split("/s/orders/mcp/v1/chat/completions") == (
+        "orders",
+        "mcp",
+        "v1/chat/completions",
+    )
+    assert routes.split("/s/orders/mcp/orders") == ("orders", None, "mcp/orders")
+    assert routes.split("/s/orders/t1/mcp/orders") == ("orders", "t1", "mcp/orders")
+
+
+def test_the_stdio_command_refuses_what_it_cannot_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mockllm import cli
+
+    file = tmp_path / "plain.yaml"
+    file.write_text("name: plain-one\nturns: [{reply: {text: hi}}]\n")
+    assert cli.main(["mcp", "plain-one", "orders", "--scenarios", str(file)]) == 2
+    assert capsys.readouterr().err == (
+        "mockllm mcp: scenario 'plain-one' has no MCP server 'orders' (declared: none)\n"
+    )
+    assert cli.main(["mcp", "plain-onee", "orders", "--scenarios", str(file)]) == 2
+    assert (
+        "mockllm mcp: no scenario 'plain-onee'; did you mean 'plain-one'?"
+        in capsys.readouterr().err
+    )

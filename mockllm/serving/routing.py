@@ -53,7 +53,7 @@ class Routes:
 
     def _is_route(self, rest: str) -> bool:
         return (
-            rest.startswith(MCP_PREFIX)
+            (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None
