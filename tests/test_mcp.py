@@ -304,7 +304,7 @@ def test_the_docs_test_passes_under_the_plugin(pytester: pytest.Pytester) -> Non
         pytester.makefile(".yaml", **{name.removesuffix(".yaml"): block("yaml", name)})
     pytester.makepyfile(agent=block("python", "agent.py"))
     pytester.makepyfile(test_agent=block("python", "test_agent.py"))
-    result = pytester.runpytest_subprocess("-p", "mockllm", "-p", "no:cacheprovider", timeout=120)
+    result = pytester.runpytest_subprocess("-p", "mockllm", "-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(passed=1)
 
 
@@ -325,7 +325,7 @@ def test_the_docs_test_fails_a_fabricating_agent(pytester: pytest.Pytester) -> N
     assert broken != agent
     pytester.makepyfile(agent=broken)
     pytester.makepyfile(test_agent=block("python", "test_agent.py"))
-    result = pytester.runpytest_subprocess("-p", "mockllm", "-p", "no:cacheprovider", timeout=120)
+    result = pytester.runpytest_subprocess("-p", "mockllm", "-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*MCP tool orders/lookup_order was not executed*"])
 
