@@ -52,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _serve_parser(sub)
     _record_parser(sub)
+    _mcp_parser(sub)
     v = sub.add_parser(
         "validate",
         help="check scenario files; non-zero exit on any error",
@@ -310,6 +311,63 @@ def _record_parser(sub: Any) -> None:
         "request headers are never written",
     )
     r.set_defaults(run=_record)
+
+
+def _mcp_parser(sub: Any) -> None:
+    m = sub.add_parser(
+        "mcp",
+        help="serve one scenario's scripted MCP server over stdio (for a harness to spawn)",
+        description="Serve SERVER of SCENARIO's mcp_servers over stdio (docs/mcp.md). Each "
+        "message is logged: with --url into that running mockllm's log (the same session "
+        "as the model requests), with --log appended to a JSONL file; both may be given.",
+    )
+    m.add_argument("scenario", metavar="SCENARIO", help="the scenario's name")
+    m.add_argument("server", metavar="SERVER", help="a key of its mcp_servers")
+    m.add_argument(
+        "--scenarios",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="scenario files or folders, besides the bundled library",
+    )
+    m.add_argument("--url", metavar="URL", help="a running mockllm whose log gets each message")
+    m.add_argument("--session", default="default", help="the session to log under")
+    m.add_argument("--log", metavar="FILE", help="append each message's entry to this JSONL file")
+    m.add_argument(
+        "--max-stall",
+        type=float,
+        default=DEFAULTS.max_stall,
+        metavar="SECONDS",
+        help="how long a `hang` fault holds a call (default %(default)s)",
+    )
+    m.set_defaults(run=_mcp)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from mockllm.loading.loader import with_bundled
+
+    scenarios = {s.name: s for s in with_bundled(args.scenarios)}
+    scenario = scenarios.get(args.scenario)
+    if scenario is None:
+        print(
+            f"mockllm mcp: no scenario {args.scenario!r}{did_you_mean(args.scenario, scenarios)}",
+            file=sys.stderr,
+        )
+        return 2
+    if scenario.mcp_server(args.server) is None:
+        declared = ", ".join(s.name for s in scenario.mcp_servers) or "none"
+        print(
+            f"mockllm mcp: scenario {scenario.name!r} has no MCP server {args.server!r} "
+            f"(declared: {declared})",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        from mockllm.serving.mcp_stdio import run
+    except ImportError as e:
+        print(f"mockllm mcp needs {e.name}: pip install 'mockllm-server[mcp]'", file=sys.stderr)
+        return 2
+    return run(scenario, args.server, args.session, args.url, args.log, args.max_stall)
 
 
 def _record(args: argparse.Namespace) -> int:

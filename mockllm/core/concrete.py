@@ -9,6 +9,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from mockllm.core.conversation import Conversation
+from mockllm.core.mcp import names_mcp_tool
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 
@@ -20,7 +21,7 @@ def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
     strict = conv.strict_tools
     if not strict:  # a loop, not any(): it runs for every earlier turn of every request
         for call in reply.tool_calls:
-            if call.generate or call.near_miss:
+            if call.generate or call.near_miss or call.mcp:
                 break
         else:
             return reply
@@ -84,10 +85,13 @@ def _concrete_call(
 
     seed = f"{scenario.name}\x1f{index}\x1f{i}"
     name = near_miss(call.name, conv.tool_names, seed) if call.near_miss else call.name
+    if call.mcp is not None:  # the offered name standing for SERVER's TOOL, whatever its prefix
+        server, bare = call.mcp
+        name = next((n for n in conv.tool_names if names_mcp_tool(n, server, bare)), bare)
     arguments = call.arguments
     if call.generate is not None:
         where = f"mockllm: scenario {scenario.name!r} turn {index} call {i}"
-        tool = next((t for t in conv.tools if t.name == call.name), None)
+        tool = next((t for t in conv.tools if t.name == name), None)
         if tool is None:
             offered = ", ".join(conv.tool_names) or "none"
             message = f"{where}: generate: {call.generate} needs the tool {call.name!r} in the "

@@ -67,6 +67,9 @@ def _result_problem(match: ResultMatch, result: ToolResult | None) -> str | None
         return str(e)
     if not matched:
         return f"expected a result matching /{match.regex}/, got {_clip(result.content)!r}"
+    if match.from_mcp and not any(text in result.content for text in match.from_mcp):
+        returned = " or ".join(repr(_clip(t)) for t in match.from_mcp)
+        return f"expected what the MCP tool returned ({returned}), got {_clip(result.content)!r}"
     # A wire without an error flag (OpenAI) cannot be checked for is_error.
     if (
         match.is_error is not None

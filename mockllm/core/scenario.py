@@ -15,6 +15,7 @@ from typing import Any, Literal
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.encoding import compact_json
+from mockllm.core.mcp import McpServer, build_servers, check_servers, mcp_ref, names_mcp_tool
 from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -52,6 +53,8 @@ class ResultMatch:
     contains: str | None = None
     regex: str | None = None
     is_error: bool | None = None
+    # from_mcp: the texts the scripted MCP tool gives for that call; the result carries one
+    from_mcp: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,7 @@ class ScriptedCall:
         None  # derive arguments from the tool's schema: valid, missing_required, …
     )
     near_miss: bool = False  # send a plausible wrong name derived from `name`
+    mcp: tuple[str, str] | None = None  # {mcp: SERVER/TOOL}: the offered tool naming it
 
     def arguments_object(self) -> dict[str, Any] | None:
         """The arguments as a JSON object, or None when the text is not one."""
@@ -224,6 +228,7 @@ class Scenario:
     stream: StreamConfig = field(default_factory=StreamConfig)
     chaos: Chaos | None = None  # None: the server's --chaos
     source: str = "<mapping>"
+    mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     # Whether a reply makes two calls or more, which a client may split over messages
     # (core/rejoin.py): derived once here, asked by every request.
     parallel_calls: bool = field(init=False, compare=False, repr=False)
@@ -231,6 +236,17 @@ class Scenario:
     def __post_init__(self) -> None:
         parallel = any(len(t.reply.tool_calls) > 1 for t in self.turns)
         object.__setattr__(self, "parallel_calls", parallel)
+
+    def mcp_server(self, name: str) -> McpServer | None:
+        return next((s for s in self.mcp_servers if s.name == name), None)
+
+    def mcp_tool_of(self, call_name: str) -> tuple[str, str] | None:
+        """(server, tool) of the scripted MCP tool a model's call names, by any prefix."""
+        for server in self.mcp_servers:
+            for tool in server.tools:
+                if names_mcp_tool(call_name, server.name, tool.name):
+                    return server.name, tool.name
+        return None
 
     def turn(self, index: int) -> Turn | None:
         """The turn answering `index`, honouring `repeat` on the last one; None past the end."""
@@ -263,7 +279,10 @@ def dump_arguments(arguments: object) -> str:
 
 def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
     """Build from a mapping that already passed the JSON Schema."""
+    servers = build_servers(data.get("mcp_servers") or {})
     turns = tuple(_turn(t) for t in data["turns"])
+    if servers:
+        turns = _from_mcp(turns, servers)
     stream = data.get("stream", {})
     return Scenario(
         name=data.get("name", name),
@@ -274,7 +293,50 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         stream=StreamConfig(**stream),
         chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
+        mcp_servers=servers,
     )
+
+
+def _from_mcp(turns: tuple[Turn, ...], servers: tuple[McpServer, ...]) -> tuple[Turn, ...]:
+    """`from_mcp: true` made concrete: the texts the scripted tool gives the call it
+    answers (the previous turn's call at that place), found once, when the scenario is built."""
+    from dataclasses import replace
+
+    out = list(turns)
+    for i, turn in enumerate(turns):
+        results = turn.expect.tool_results if turn.expect else None
+        if not results or i == 0 or not any(r.from_mcp is not None for r in results):
+            continue
+        calls = turns[i - 1].reply.tool_calls
+        made = []
+        for j, match in enumerate(results):
+            if match.from_mcp is not None and j < len(calls):
+                match = replace(match, from_mcp=_mcp_texts(calls[j], servers))
+            made.append(match)
+        assert turn.expect is not None
+        out[i] = replace(turn, expect=replace(turn.expect, tool_results=tuple(made)))
+    return tuple(out)
+
+
+def _mcp_texts(call: ScriptedCall, servers: tuple[McpServer, ...]) -> tuple[str, ...]:
+    ref = call.mcp or next(
+        (
+            (s.name, t.name)
+            for s in servers
+            for t in s.tools
+            if names_mcp_tool(call.name, s.name, t.name)
+        ),
+        None,
+    )
+    server = next((s for s in servers if ref and s.name == ref[0]), None)
+    tool = server.tool(ref[1]) if server and ref else None
+    if tool is None:
+        return ()
+    arguments = call.arguments_object() or {}
+    picked = [r for r in tool.results if r.answers(arguments)][:1] or [
+        r for r in tool.results if r.when is None
+    ]
+    return tuple(dict.fromkeys(r.content_text() for r in picked))
 
 
 def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
@@ -298,6 +360,15 @@ def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
                 problems += _check_regex(result.regex, where)
         if expect.tool_results:
             problems += _check_result_count(scenario, i, len(expect.tool_results), locate)
+    if scenario.mcp_servers or any(c.mcp for t in scenario.turns for c in t.reply.tool_calls):
+        refs = [
+            (i, j, "/".join(c.mcp))
+            for i, t in enumerate(scenario.turns)
+            for j, c in enumerate(t.reply.tool_calls)
+            if c.mcp
+        ]
+        problems += check_servers(scenario.mcp_servers, refs, locate)
+    problems += _check_from_mcp(scenario, locate)
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
         problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
     return problems
@@ -374,6 +445,24 @@ def _check_fault(fault: Fault, i: int, locate: Locate) -> list[Problem]:
         elif _HEADER_VALUE_BAD.search(value):
             message = f"the value {value!r} holds a line break or control character"
             problems.append(_at(at, message + ", which HTTP header values cannot"))
+    return problems
+
+
+def _check_from_mcp(scenario: Scenario, locate: Locate) -> list[Problem]:
+    problems = []
+    for i, turn in enumerate(scenario.turns):
+        for j, match in enumerate(turn.expect.tool_results or () if turn.expect else ()):
+            if match.from_mcp == ():
+                where = locate(("turns", i, "expect", "tool_results", j, "from_mcp"))
+                problems.append(
+                    _at(
+                        where,
+                        (
+                            f"call {j} of turn {i - 1} names no scripted MCP tool with a result "
+                            "for its arguments"
+                        ),
+                    )
+                )
     return problems
 
 
@@ -462,6 +551,15 @@ def _reply(data: Mapping[str, Any]) -> Reply:
 
 def _call(data: Mapping[str, Any]) -> ScriptedCall:
     name = data["name"]
+    if isinstance(name, Mapping) and "mcp" in name:
+        ref = mcp_ref(name["mcp"])
+        return ScriptedCall(
+            name=ref[1] if ref else name["mcp"],
+            arguments=dump_arguments(data.get("arguments", {})),
+            id=data.get("id"),
+            generate=data.get("generate"),
+            mcp=ref,
+        )
     near_miss = isinstance(name, Mapping)
     return ScriptedCall(
         name=name["near_miss"] if near_miss else name,
@@ -482,8 +580,13 @@ def _expect(data: Mapping[str, Any]) -> Expect:
         tools=tuple(tools) if tools is not None else None,
         tool_choice=_tool_choice(data.get("tool_choice")),
         stream=data.get("stream"),
-        tool_results=tuple(ResultMatch(**r) for r in results) if results is not None else None,
+        tool_results=tuple(_result_match(r) for r in results) if results is not None else None,
     )
+
+
+def _result_match(data: Mapping[str, Any]) -> ResultMatch:
+    from_mcp = () if data.get("from_mcp") else None  # made concrete by _from_mcp
+    return ResultMatch(data.get("contains"), data.get("regex"), data.get("is_error"), from_mcp)
 
 
 def _text_match(value: str | Mapping[str, str] | None) -> TextMatch | None:

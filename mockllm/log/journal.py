@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mockllm.core.engine import Resolved
 
 T = TypeVar("T")
+E = TypeVar("E", bound="LiveEntry")
 
 # Header names that carry credentials: their values never reach the log (docs/security.md).
 SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
@@ -241,7 +242,13 @@ class Journal:
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> LiveEntry:
         """Start the entry for an arriving request; it is visible (as pending) at once."""
-        entry = LiveEntry(self._next_seq, path, headers, method)
+        return self.open_as(LiveEntry, path, headers, method)
+
+    def open_as(
+        self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> E:
+        """`open`, for an entry of another route's shape (log/mcp.py's `McpEntry`)."""
+        entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         self._entries.append(entry)
         return entry

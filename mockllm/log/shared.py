@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from mockllm.log.journal import Journal, LiveEntry, entry_line, off_loop
+from mockllm.log.journal import E, Journal, LiveEntry, entry_line, off_loop
 from mockllm.options import ServerOptions
 from mockllm.state import StoreUnavailable, connect, is_shared
 from mockllm.state.redis_log import RedisLog, with_seq
@@ -74,7 +74,12 @@ class SharedJournal(Journal):
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> LiveEntry:
         """The entry's seq is this process's own count until the store numbers it."""
-        entry = LiveEntry(self._next_seq, path, headers, method)
+        return self.open_as(LiveEntry, path, headers, method)
+
+    def open_as(
+        self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> E:
+        entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         return entry
 

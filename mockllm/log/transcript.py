@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mockllm.core.conversation import Message, ToolCall
+from mockllm.log.mcp import transcript_lines
 from mockllm.log.records import LogEntry, LogResponse
 from mockllm.log.verdict import CUTTING_FAULTS
 
@@ -26,8 +27,11 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
             f"mockllm session {name!r}: no model requests were logged "
             "(is the client's base URL the fixture's url(...)?)"
         )
-    lines = [f"mockllm session {name!r}, {plural(len(entries), 'model request')}:"]
-    shown = list(enumerate(entries, 1))
+    mcp = sum(1 for e in entries if e.api == "mcp")
+    counted = plural(len(entries) - mcp, "model request")
+    counted += f", {plural(mcp, 'MCP message')} (docs/mcp.md)" if mcp else ""
+    lines = [f"mockllm session {name!r}, {counted}:"]
+    shown = list(zip(_numbers(entries), entries, strict=True))
     if not full and len(shown) > SHORT_REQUESTS:
         left_out = len(shown) - SHORT_REQUESTS
         lines.append(f"  ... {plural(left_out, 'earlier request')} left out")
@@ -36,6 +40,16 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
     for number, entry in shown:
         lines += _entry(number, entry, width)
     return "\n".join(lines)
+
+
+def _numbers(entries: Sequence[LogEntry]) -> list[int]:
+    """Each entry's place among the model requests (what "request N" says); an MCP
+    message carries the number of the model request before it."""
+    numbers, count = [], 0
+    for e in entries:
+        count += e.api != "mcp"
+        numbers.append(count)
+    return numbers
 
 
 def plural(count: int, noun: str) -> str:
@@ -52,6 +66,9 @@ def call_text(call: ToolCall) -> str:
 
 
 def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
+    if entry.api == "mcp":  # the tool side of the loop (log/mcp.py)
+        status = entry.response.status if entry.response else None
+        return transcript_lines(entry.raw.get("mcp"), entry.seq, status, width)
     if entry.api is None:  # no model route matched: the path is what went wrong
         lines = [f"  request {number} (log seq {entry.seq}) · {entry.method} {entry.path}"]
     else:

@@ -14,6 +14,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from mockllm.log.mcp_checks import Declared, mcp_checks, split
+
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
 DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
@@ -21,9 +23,13 @@ ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|all
 
 
 def verdict(
-    session: str, entries: list[EntryJson], max_calls: int = DEFAULT_MAX_CALLS
+    session: str,
+    entries: list[EntryJson],
+    max_calls: int = DEFAULT_MAX_CALLS,
+    mcp_tools: Declared | None = None,
 ) -> dict[str, Any]:
-    entries = sorted(entries, key=lambda e: int(e["seq"]))
+    """`mcp_tools`: each scenario's scripted MCP tools, when the judge knows the scenarios."""
+    entries, mcp = split(sorted(entries, key=lambda e: int(e["seq"])))
     cut = [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
     checks = [
         _check("calls_answered", _unanswered(entries), cut),
@@ -34,11 +40,12 @@ def verdict(
         _check("no_tool_loop", _tool_loop(entries, max_calls)),
         _check("retry_after_honoured", _early_retries(entries)),
         _check("failed_streams_retried", _continued_after_failure(entries)),
+        *mcp_checks(entries, mcp, _says_error, mcp_tools),  # log/mcp_checks.py
     ]
     return {
         "session": session,
         "ok": all(c["ok"] for c in checks),
-        "requests": len(entries),
+        "requests": len(entries) + len(mcp),
         "checks": checks,
     }
 

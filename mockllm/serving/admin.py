@@ -83,7 +83,7 @@ def admin_router(
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
         entries = await journal.read_json(session, q.get("scenario"))
-        return JSONResponse(verdict(session, entries, int(max_calls)))
+        return JSONResponse(verdict(session, entries, int(max_calls), _mcp_tools(engine)))
 
     async def verdicts(request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
@@ -94,7 +94,10 @@ def admin_router(
             return _error(400, "since and max_calls must be whole numbers")
         grouped = sessions(await journal.read_touched(int(since)))
         return JSONResponse(
-            {name: verdict(name, found, int(max_calls)) for name, found in grouped.items()}
+            {
+                name: verdict(name, found, int(max_calls), _mcp_tools(engine))
+                for name, found in grouped.items()
+            }
         )
 
     async def transcript_of(request: Request) -> Response:
@@ -114,6 +117,24 @@ def admin_router(
         deleted = await journal.delete(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
+    async def mcp_entry(request: Request) -> Response:
+        """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md)."""
+        from mockllm.log.mcp import received
+
+        raw = await request.body()
+        if len(raw) > max_body:
+            return _error(413, f"entry of more than {max_body} bytes refused (--max-body)")
+        try:
+            data = wirejson.loads(raw)
+        except wirejson.InvalidJson as e:
+            return _error(400, f"not JSON: {e}")
+        if not isinstance(data, dict) or not isinstance(data.get("mcp"), dict):
+            return _error(400, "an MCP log entry is a JSON object with an `mcp` object")
+        entry = received(journal, data)
+        if (written := journal.close(entry)) is not None:
+            await written
+        return JSONResponse({"seq": entry.seq}, 201)
+
     async def ui(request: Request) -> Response:
         """The live viewer: a page that reads `requests` and `verdicts` above as they grow."""
         return HTMLResponse(live_page(), headers=_UI_HEADERS)
@@ -131,6 +152,7 @@ def admin_router(
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
         Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
         Route("/_mockllm/ui", ui, methods=["GET"]),
+        Route("/_mockllm/mcp/entries", mcp_entry, methods=["POST"]),
         Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
         Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
     ]
@@ -148,6 +170,15 @@ class _StoreErrors:
             await self.app(scope, receive, send)
         except StoreUnavailable as lost:
             await _error(503, str(lost))(scope, receive, send)
+
+
+def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
+    """Each scenario's scripted MCP tools, for the verdict's loop checks (log/mcp_checks.py)."""
+    return {
+        s.name: [(m.name, t.name) for m in s.mcp_servers for t in m.tools]
+        for s in engine.scenarios.values()
+        if s.mcp_servers
+    }
 
 
 def _load(raw: bytes) -> Scenario:

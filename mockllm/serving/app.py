@@ -19,7 +19,7 @@ from mockllm.serving import guard
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import Routes
+from mockllm.serving.routing import MCP_PREFIX, Routes
 from mockllm.serving.shared import Shared
 from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryState
@@ -48,6 +48,7 @@ class MockLLM:
             self.families.setdefault(adapter.family, adapter)
         self.exchanges = Exchanges(engine, journal, options, self.state)
         self._admin: Any = None
+        self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
 
     async def admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._admin is None:
@@ -76,6 +77,9 @@ class MockLLM:
             return
         flavor, path = self.routes.flavour(path)
         scenario, session, route = self.routes.split(path)
+        if route.startswith(MCP_PREFIX) and "/" not in route[len(MCP_PREFIX) :]:
+            await self.mcp(scope, receive, send, scenario, session, route[len(MCP_PREFIX) :])
+            return
         adapter = self.routes.post(route)
         if flavor is not None and flavor not in FLAVORS:
             await self._refuse(scope, receive, send, unknown_flavour(flavor))
@@ -95,6 +99,52 @@ class MockLLM:
         else:
             await self._not_found(scope, receive, send, route)
 
+    async def mcp(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        scenario: str | None,
+        session: str | None,
+        server: str,
+    ) -> None:
+        """A scripted MCP server of the scenario (docs/mcp.md), with the model routes'
+        session rules: the path's session, else `X-Mockllm-Session`, else default."""
+        wanted = dict(scope["headers"])
+        session = session or wanted.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
+        scenario = scenario or wanted.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        if self._mcp is None:
+            try:
+                from mockllm.serving.mcp import McpRoutes
+            except ImportError as missing:  # the optional extra is not installed
+                body = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {
+                            "code": -32603,
+                            "message": (
+                                "mockllm: MCP routes need the mcp extra: "
+                                f"pip install 'mockllm-server[mcp]' "
+                                f"({missing})"
+                            ),
+                        },
+                    }
+                ).encode()
+                await _send(send, 501, body, _JSON)
+                return
+            options = self.options
+            self._mcp = McpRoutes(
+                self.engine.scenarios.get,
+                self.journal,
+                options.max_body,
+                options.max_stall,
+                options.max_sessions,
+            )
+        await self._mcp.handle(
+            scope, receive, send, scenario or self.engine.default, session, server
+        )
+
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its
         marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise."""
@@ -113,6 +163,8 @@ class MockLLM:
         else:
             assert isinstance(self.state, MemoryState)
             self.state.reset(session)
+        if self._mcp is not None:
+            self._mcp.reset(session)
         if session is None:
             for adapter in self.adapters:
                 adapter.reset()

@@ -8,6 +8,9 @@ from collections.abc import Iterable
 
 from mockllm.providers import Adapter
 
+# `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
+MCP_PREFIX = "mcp/"
+
 
 class Routes:
     def __init__(self, adapters: Iterable[Adapter]) -> None:
@@ -60,7 +63,8 @@ class Routes:
 
     def _is_route(self, rest: str) -> bool:
         return (
-            self.post(rest) is not None
+            (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
+            or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None
         )

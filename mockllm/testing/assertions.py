@@ -7,9 +7,11 @@ headline (what pytest's summary shows), the transcript, then expected and happen
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mockllm.core.conversation import ToolCall, ToolResult
 from mockllm.log.records import LogEntry, Verdict
@@ -110,7 +112,7 @@ def assert_model_calls(
     wanted = " and ".join(f"{k} {v}" for k, v in bounds.items() if v is not None)
     if not wanted:
         raise TypeError("assert_model_calls needs at_most=, exactly= or at_least=")
-    count = len(entries)
+    count = sum(1 for e in entries if e.api != "mcp")  # MCP messages are not model calls
     if (
         (exactly is not None and count != exactly)
         or (at_most is not None and count > at_most)
@@ -122,6 +124,78 @@ def assert_model_calls(
             session,
             expected=f"{wanted} model request(s)",
             happened=[f"{plural(count, 'model request')} made"],
+        )
+
+
+def mcp_executions(
+    entries: Sequence[LogEntry], tool: str, server: str | None = None
+) -> list[LogEntry]:
+    """The MCP `tools/call` entries that ran `tool` (of `server`, if given), in order."""
+    found = []
+    for entry in entries:
+        info = entry.raw.get("mcp") if entry.api == "mcp" else None
+        if not isinstance(info, dict) or info.get("method") != "tools/call":
+            continue
+        if info.get("tool") == tool and server in (None, info.get("server")):
+            found.append(entry)
+    return found
+
+
+def assert_tool_executed(
+    entries: Sequence[LogEntry],
+    tool: str,
+    session: str | None = None,
+    *,
+    server: str | None = None,
+    arguments: Mapping[str, Any] | None = None,
+    times: int | None = None,
+) -> None:
+    """The scripted MCP tool ran (with these arguments; this many times)."""
+    __tracebackhide__ = True
+    ran = mcp_executions(entries, tool, server)
+    matching = [e for e in ran if arguments is None or e.raw["mcp"].get("arguments") == arguments]
+    name = f"{server}/{tool}" if server else tool
+    wanted = f" with arguments {json.dumps(arguments, ensure_ascii=False)}" if arguments else ""
+    if (times is None and not matching) or (times is not None and len(matching) != times):
+        count = "" if times is None else f" {plural(times, 'time')}"
+        _fail(
+            f"MCP tool {name} was not executed{wanted}{count}",
+            entries,
+            session,
+            expected=f"the harness calls MCP tool {name}{wanted}{count or ' at least once'}",
+            happened=[
+                f"MCP entry #{e.seq} ran it with "
+                f"{json.dumps(e.raw['mcp'].get('arguments'), ensure_ascii=False)}"
+                for e in ran
+            ]
+            or [f"{name} was never called on the MCP server"],
+        )
+
+
+def assert_mcp_loop_closed(
+    verdict: Verdict, entries: Sequence[LogEntry], session: str | None = None
+) -> None:
+    """The verdict's MCP loop checks passed: every model call to a scripted MCP tool ran
+    with its arguments before it was answered, with what the tool returned, and the
+    harness ran no tool the model did not ask for (docs/mcp.md)."""
+    __tracebackhide__ = True
+    loop = [c for c in verdict.checks if c.name.startswith("mcp_")]
+    if not loop:
+        _fail(
+            "no MCP tool was involved in this session",
+            entries,
+            session or verdict.session,
+            expected="a model call to a scripted MCP tool, run on the MCP server",
+            happened=["no model call named a scripted MCP tool and no MCP tool ran"],
+        )
+    failed = [c for c in loop if not c.ok]
+    if failed:
+        _fail(
+            f"the MCP loop failed {plural(len(failed), 'check')}",
+            entries,
+            session or verdict.session,
+            expected="every model call to an MCP tool ran on the fake, and its result went back",
+            happened=[f"{c.name}: {c.message}" for c in failed],
         )
 
 
@@ -155,7 +229,8 @@ def _fail(
 
 def _number(entries: Sequence[LogEntry], entry: LogEntry) -> int:
     """The entry's place in the transcript (1-based), which is what the reader sees."""
-    return next(i for i, e in enumerate(entries, 1) if e is entry)
+    model = (e for e in entries if e.api != "mcp")  # as the transcript numbers them
+    return next(i for i, e in enumerate(model, 1) if e is entry)
 
 
 def _result_ids(entries: Iterable[LogEntry]) -> set[str]:

@@ -48,6 +48,11 @@ class Session:
         __tracebackhide__ = True
         return self.client.url(scenario, self.name, api)
 
+    def mcp_url(self, scenario: str, server: str) -> str:
+        """The URL of a scripted MCP server of `scenario` (streamable HTTP), carrying this
+        session: `{server}/s/{scenario}/{session}/mcp/{server}` (docs/mcp.md)."""
+        return f"{self.client.base_url.rstrip('/')}/s/{scenario}/{self.name}/mcp/{server}"
+
     def add_scenario(self, source: ScenarioSource) -> str:
         """Scenarios are server-wide (sessions isolate requests, not scenarios)."""
         return self.client.add_scenario(source)
@@ -105,6 +110,28 @@ class Session:
         assertions.assert_model_calls(
             entries, self.name, at_most=at_most, exactly=exactly, at_least=at_least
         )
+
+    def assert_tool_executed(
+        self,
+        tool: str,
+        *,
+        server: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        times: int | None = None,
+    ) -> None:
+        """The harness ran scripted MCP tool `tool` (of `server`; with exactly these
+        `arguments`; `times` times) on mockllm's MCP server (docs/mcp.md)."""
+        __tracebackhide__ = True
+        assertions.assert_tool_executed(
+            self.requests(), tool, self.name, server=server, arguments=arguments, times=times
+        )
+
+    def assert_mcp_loop_closed(self) -> None:
+        """Every model call to a scripted MCP tool ran there with its arguments before the
+        harness answered it, the result sent back is what the tool returned, and no MCP
+        tool ran that the model did not ask for: the verdict's `mcp_*` checks."""
+        __tracebackhide__ = True
+        assertions.assert_mcp_loop_closed(self.verdict(), self.requests(), self.name)
 
     def assert_clean_verdict(self) -> None:
         """Every check of the protocol verdict passed."""

@@ -439,7 +439,36 @@
     ]);
   }
 
+  // An MCP message (docs/mcp.md): the tool side of the loop, what the harness called and got.
+  function renderMcp(entry) {
+    var m = entry.mcp || {};
+    var r = entry.response;
+    var status = r ? r.status : null;
+    var what =
+      m.method === "tools/call"
+        ? "harness called " + m.tool + "(" + JSON.stringify(m.arguments || {}) + ")"
+        : m.method || "transport";
+    var outcome = m.error
+      ? "→ JSON-RPC error " + m.error.code + ": " + m.error.message
+      : m.result
+        ? "→ returned" + (m.result.is_error ? " (isError)" : "") + ": " + m.result.text
+        : m.tools
+          ? "→ " + m.tools.join(", ")
+          : null;
+    return el("article", { class: "entry mcp", id: "req-" + entry.seq, "data-seq": entry.seq, tabindex: "-1" }, [
+      el("header", null, [
+        el("h3", { text: "MCP " + (m.server || "?") }),
+        el("span", { class: "meta", text: ["#" + entry.seq, m.transport, entry.method].filter(Boolean).join(" · ") }),
+        badge(status === null ? "none" : status >= 400 ? "fail" : "pass", status === null ? "pending" : "status " + status),
+        m.fault ? badge("fault", "fault: " + m.fault) : null,
+      ]),
+      el("div", { class: "msg tool" }, [el("code", { text: what })]),
+      outcome ? el("pre", { class: "text short", text: outcome }) : null,
+    ]);
+  }
+
   function renderEntry(entry, number, ctx) {
+    if (entry.api === "mcp") return renderMcp(entry);
     var r = entry.response;
     var status = r ? r.status : null;
     var head = el("header", null, [

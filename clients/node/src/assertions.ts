@@ -102,7 +102,7 @@ export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBound
     .map(([k, v]) => `${k} ${v}`)
     .join(" and ");
   if (!wanted) throw new TypeError("assertModelCalls needs atMost, exactly or atLeast");
-  const count = entries.length;
+  const count = entries.filter((e) => e.api !== "mcp").length; // MCP messages are not model calls
   const { exactly, atMost, atLeast } = bounds;
   if (
     (exactly !== undefined && count !== exactly) ||
@@ -114,6 +114,72 @@ export function assertModelCalls(entries: readonly LogEntry[], bounds: CallBound
       happened: [`${plural(count, "model request")} made`],
     });
   }
+}
+
+export interface ToolExecuted {
+  server?: string;
+  arguments?: Record<string, unknown>;
+  times?: number;
+}
+
+/** The MCP `tools/call` entries that ran `tool` (of `server`, if given), in order. */
+export function mcpExecutions(entries: readonly LogEntry[], tool: string, server?: string): LogEntry[] {
+  return entries.filter(
+    (e) =>
+      e.api === "mcp" &&
+      e.mcp?.method === "tools/call" &&
+      e.mcp.tool === tool &&
+      (server === undefined || e.mcp.server === server),
+  );
+}
+
+export function assertToolExecuted(
+  entries: readonly LogEntry[],
+  transcript: string,
+  tool: string,
+  { server, arguments: args, times }: ToolExecuted = {},
+): void {
+  const ran = mcpExecutions(entries, tool, server);
+  const same = (e: LogEntry) => args === undefined || canonical(e.mcp?.arguments ?? {}) === canonical(args);
+  const matching = ran.filter(same);
+  const name = server ? `${server}/${tool}` : tool;
+  const wanted = args ? ` with arguments ${JSON.stringify(args)}` : "";
+  const count = times === undefined ? "" : ` ${plural(times, "time")}`;
+  if ((times === undefined && matching.length === 0) || (times !== undefined && matching.length !== times)) {
+    fail(`MCP tool ${name} was not executed${wanted}${count}`, transcript, {
+      expected: `the harness calls MCP tool ${name}${wanted}${count || " at least once"}`,
+      happened: ran.length
+        ? ran.map((e) => `MCP entry #${e.seq} ran it with ${JSON.stringify(e.mcp?.arguments ?? null)}`)
+        : [`${name} was never called on the MCP server`],
+    });
+  }
+}
+
+/** The verdict's `mcp_*` checks passed (docs/mcp.md, "The verdict's loop checks"). */
+export function assertMcpLoopClosed(verdict: Verdict, transcript: string): void {
+  const loop = verdict.checks.filter((c) => c.name.startsWith("mcp_"));
+  if (loop.length === 0) {
+    fail("no MCP tool was involved in this session", transcript, {
+      expected: "a model call to a scripted MCP tool, run on the MCP server",
+      happened: ["no model call named a scripted MCP tool and no MCP tool ran"],
+    });
+  }
+  const failed = loop.filter((c) => !c.ok);
+  if (failed.length > 0) {
+    fail(`the MCP loop failed ${plural(failed.length, "check")}`, transcript, {
+      expected: "every model call to an MCP tool ran on the fake, and its result went back",
+      happened: failed.map((c) => `${c.name}: ${c.message}`),
+    });
+  }
+}
+
+/** JSON with sorted keys: arguments compare as values, whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : v,
+  );
 }
 
 export function assertCleanVerdict(verdict: Verdict, transcript: string): void {
@@ -138,7 +204,7 @@ function fail(
 
 /** The entry's place in the transcript (1-based), which is what the reader sees. */
 function number(entries: readonly LogEntry[], entry: LogEntry): number {
-  return entries.indexOf(entry) + 1;
+  return entries.filter((e) => e.api !== "mcp").indexOf(entry) + 1; // MCP messages are not numbered
 }
 
 function resultIds(entries: readonly LogEntry[]): Set<string> {

@@ -57,6 +57,22 @@ export interface LogEntry {
   response: LogResponse | null;
   server_error: string | null;
   request: unknown;
+  /** On an MCP message (`api: "mcp"`, docs/mcp.md): what it asked and what it got. */
+  mcp?: McpInfo | null;
+}
+
+export interface McpInfo {
+  server: string;
+  transport?: string;
+  method?: string;
+  id?: string | number;
+  tool?: string;
+  arguments?: Record<string, unknown> | null;
+  result?: { text: string; is_error: boolean; structured?: unknown; text_chars?: number };
+  error?: { code: number; message: string };
+  fault?: string;
+  problem?: string;
+  tools?: string[];
 }
 
 export interface Check {

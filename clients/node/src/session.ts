@@ -15,6 +15,11 @@ export class Session {
     return this.client.url(scenario, { session: this.name, api });
   }
 
+  /** A scripted MCP server of `scenario` (streamable HTTP), carrying this session (docs/mcp.md). */
+  mcpUrl(scenario: string, server: string): string {
+    return `${this.client.baseUrl}/s/${encodeURIComponent(scenario)}/${encodeURIComponent(this.name)}/mcp/${encodeURIComponent(server)}`;
+  }
+
   /** Scenarios are server-wide (sessions isolate requests, not scenarios). */
   addScenario(source: ScenarioSource): Promise<string> {
     return this.client.addScenario(source);
@@ -60,6 +65,18 @@ export class Session {
   async assertModelCalls(bounds: assertions.CallBounds): Promise<void> {
     const [entries, transcript] = await this.log();
     assertions.assertModelCalls(entries, bounds, transcript);
+  }
+
+  /** The harness ran scripted MCP tool `tool` on mockllm's MCP server (docs/mcp.md). */
+  async assertToolExecuted(tool: string, options: assertions.ToolExecuted = {}): Promise<void> {
+    const [entries, transcript] = await this.log();
+    assertions.assertToolExecuted(entries, transcript, tool, options);
+  }
+
+  /** Every model call to a scripted MCP tool ran there and its result went back: the verdict's `mcp_*` checks. */
+  async assertMcpLoopClosed(): Promise<void> {
+    const [verdict, transcript] = await Promise.all([this.verdict(), this.transcript()]);
+    assertions.assertMcpLoopClosed(verdict, transcript);
   }
 
   async assertCleanVerdict(): Promise<void> {

@@ -1,0 +1,505 @@
+"""Scripted MCP servers, served with the official `mcp` SDK (docs/mcp.md).
+
+`/s/SCENARIO[/SESSION]/mcp/SERVER` is the SDK's streamable HTTP transport in front of
+its low-level `Server`, one per (scenario, server), started on first use; `mockllm mcp`
+runs the same `Server` over the SDK's stdio transport (`serving/mcp_stdio.py`). Every
+HTTP request is logged as an `McpEntry` in the server's one log, and a middleware on the
+`Server` writes into it what the message asked and what was answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+
+from mockllm.core.encoding import compact_json
+from mockllm.core.mcp import HUGE_MAX, McpResult, McpServer, McpTool
+from mockllm.core.scenario import Scenario
+from mockllm.log.journal import Journal
+from mockllm.log.mcp import McpEntry, result_summary
+from mockllm.serving.asgi import Receive, Scope, Send
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+ENTRY_KEY = "mockllm.entry"  # where the HTTP wrapper leaves the entry for the middleware
+
+
+@dataclass
+class _Counts:
+    """One session's state on one server: calls served per tool, the list changed."""
+
+    served: dict[str, int] = field(default_factory=dict)
+    changed: bool = False
+
+
+class Scripted:
+    """The `mcp` SDK `Server` of one scripted server. The scenario is looked up on every
+    message, so a scenario replaced at run time is served from its next message on."""
+
+    def __init__(
+        self,
+        scenario: Callable[[], Scenario | None],
+        server: str,
+        max_stall: float,
+        max_sessions: int,
+        session_of: Callable[[Any], str],
+    ) -> None:
+        self.scenario, self.server_name, self.max_stall = scenario, server, max_stall
+        self.session_of = session_of  # the mockllm session a handler's context belongs to
+        self._counts: OrderedDict[str, _Counts] = OrderedDict()  # LRU by session
+        self._max_sessions = max_sessions
+        self.log: McpLog = HttpLog()
+        self._entries: dict[int, McpEntry | None] = {}  # by id(ctx), while a message is handled
+        found = scenario()
+        spec = found.mcp_server(server) if found else None
+        self.sdk: Server[Any] = _Sdk(
+            server,
+            version="mockllm",
+            instructions=spec.description or None if spec else None,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+        self.sdk.middleware.append(self._observe)
+
+    def spec(self) -> McpServer:
+        scenario = self.scenario()
+        server = scenario.mcp_server(self.server_name) if scenario else None
+        if server is None:
+            raise MCPError(INVALID_PARAMS, f"mockllm: no MCP server {self.server_name!r} any more")
+        return server
+
+    def counts(self, session: str) -> _Counts:
+        found = self._counts.get(session)
+        if found is None:
+            found = self._counts[session] = _Counts()
+            if len(self._counts) > self._max_sessions:
+                self._counts.popitem(last=False)
+        else:
+            self._counts.move_to_end(session)
+        return found
+
+    def reset(self, session: str | None) -> None:
+        if session is None:
+            self._counts.clear()
+        else:
+            self._counts.pop(session, None)
+
+    # --- what every message goes through: the log --------------------------------------
+
+    async def _observe(self, ctx: Any, call_next: Any) -> Any:
+        entry = self.log.start(ctx)
+        self._entries[id(ctx)] = entry
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        info: dict[str, Any] = {"server": self.server_name, "method": ctx.method}
+        if ctx.request_id is not None:
+            info["id"] = ctx.request_id
+        if ctx.method == "tools/call":
+            info["tool"] = params.get("name")
+            info["arguments"] = params.get("arguments")
+        elif ctx.method in ("resources/read", "prompts/get"):
+            info["target"] = params.get("uri") or params.get("name")
+        if entry is not None:
+            entry.mcp.update(info)
+        try:
+            result = await call_next(ctx)
+        except MCPError as e:
+            info["error"] = {"code": e.code, "message": e.message}
+            raise
+        except Exception as e:  # a params model refused them: the SDK answers -32602
+            info["error"] = {"code": INVALID_PARAMS, "message": str(e)[:500]}
+            raise
+        else:
+            if ctx.method == "tools/call" and isinstance(result, dict):
+                info["result"] = result_summary(result)
+            elif ctx.method == "tools/list" and isinstance(result, dict):
+                info["tools"] = [t.get("name") for t in result.get("tools") or ()]
+        finally:
+            self._entries.pop(id(ctx), None)
+            if entry is not None:
+                entry.mcp.update(info)
+                await self.log.finish(entry)
+        return result
+
+    def entry_of(self, ctx: Any) -> McpEntry | None:
+        return self._entries.get(id(ctx))
+
+    # --- tools -----------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        server, counts = self.spec(), self.counts(self.session_of(ctx))
+        shown = [t for t in server.tools if t.listed or counts.changed]
+        return types.ListToolsResult(tools=[_tool(t) for t in shown])
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        server, counts = self.spec(), self.counts(self.session_of(ctx))
+        tool = server.tool(params.name)
+        if tool is not None and not (tool.listed or counts.changed):
+            tool = None
+        arguments = params.arguments or {}
+        entry = self.entry_of(ctx)
+        if tool is None:
+            declared = ", ".join(t.name for t in server.tools if t.listed or counts.changed)
+            message = f"Unknown tool: {params.name} (mockllm server {server.name!r} declares: "
+            message += f"{declared or 'none'})"
+            if entry is not None:
+                entry.mcp["problem"] = "unknown tool"
+            if server.unknown_tools == "refuse":
+                raise MCPError(INVALID_PARAMS, message)
+            return _error_result(message)
+        problem = _arguments_problem(tool, arguments)
+        if problem is not None:
+            if entry is not None:
+                entry.mcp["problem"] = problem
+            return _error_result(f"Input validation error: {problem}")
+        served = counts.served.get(tool.name, 0)
+        counts.served[tool.name] = served + 1
+        result = tool.pick(arguments, served)
+        if result is None:
+            args = compact_json(arguments)
+            if entry is not None:
+                entry.mcp["problem"] = "no scripted result"
+            return _error_result(f"mockllm: no scripted result of {tool.name} answers {args}")
+        return await self._deliver(ctx, tool, result, counts, entry)
+
+    async def _deliver(
+        self, ctx: Any, tool: McpTool, result: McpResult, counts: _Counts, entry: McpEntry | None
+    ) -> types.CallToolResult:
+        fault = result.fault
+        if fault is not None:
+            if entry is not None:
+                entry.mcp["fault"] = fault.describe()
+            for step, value in enumerate(fault.progress):
+                await ctx.session.report_progress(value, fault.progress[-1], f"step {step + 1}")
+            if fault.delay_ms:
+                await anyio.sleep(fault.delay_ms / 1000)
+            if fault.drop:
+                _drop(ctx)
+                await anyio.sleep(self.max_stall)
+            if fault.hang:
+                await anyio.sleep(self.max_stall)
+                raise MCPError(
+                    INTERNAL_ERROR, f"mockllm: hung for --max-stall {self.max_stall:g} s"
+                )
+            if fault.error:
+                raise MCPError(*fault.error)
+            if fault.list_changed and not counts.changed:
+                counts.changed = True
+                await ctx.session.send_tool_list_changed()
+        text = result.content_text()
+        if fault is not None and fault.huge_bytes:
+            size = min(fault.huge_bytes, HUGE_MAX)
+            text = (text + " " + "x" * size)[:size] if len(text) < size else text
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=dict(result.structured) if result.structured is not None else None,
+            is_error=result.is_error,
+        )
+
+    # --- resources and prompts ----------------------------------------------------------
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r.uri,
+                    name=r.name or r.uri,
+                    description=r.description or None,
+                    mime_type=r.mime_type,
+                )
+                for r in self.spec().resources
+            ]
+        )
+
+    async def _read_resource(self, ctx: Any, params: Any) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        found = next((r for r in self.spec().resources if r.uri == uri), None)
+        if found is None:
+            raise MCPError(-32002, f"Resource not found: {uri}")
+        contents = types.TextResourceContents(uri=uri, text=found.text, mime_type=found.mime_type)
+        return types.ReadResourceResult(contents=[contents])
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=p.name,
+                    description=p.description or None,
+                    arguments=[
+                        types.PromptArgument(name=n, description=d or None, required=r)
+                        for n, d, r in p.arguments
+                    ],
+                )
+                for p in self.spec().prompts
+            ]
+        )
+
+    async def _get_prompt(self, ctx: Any, params: Any) -> types.GetPromptResult:
+        found = next((p for p in self.spec().prompts if p.name == params.name), None)
+        if found is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        message = types.PromptMessage(role="user", content=types.TextContent(text=found.text))
+        return types.GetPromptResult(description=found.description or None, messages=[message])
+
+
+def _tool(tool: McpTool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        description=tool.description or None,
+        input_schema=dict(tool.input_schema or {"type": "object"}),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=types.ToolAnnotations.model_validate(dict(tool.annotations))
+        if tool.annotations
+        else None,
+    )
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _arguments_problem(tool: McpTool, arguments: dict[str, Any]) -> str | None:
+    if not tool.input_schema:
+        return None
+    from mockllm.log.verdict import call_problem  # one schema check for both sides
+
+    problem = call_problem(tool.name, json.dumps(arguments), {tool.name: dict(tool.input_schema)})
+    return problem.removeprefix("arguments break the schema: ") if problem else None
+
+
+class _Sdk(Server[Any]):
+    """The SDK's server, saying it may send `tools/list_changed` (a scripted fault does)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class McpLog:
+    """Where a message's entry comes from and goes: over HTTP the wrapper opened it for
+    the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message."""
+
+    def start(self, ctx: Any) -> McpEntry | None:
+        raise NotImplementedError
+
+    async def finish(self, entry: McpEntry) -> None:
+        return None
+
+
+class HttpLog(McpLog):
+    def start(self, ctx: Any) -> McpEntry | None:
+        request = getattr(ctx, "request", None)
+        scope = getattr(request, "scope", None)
+        found = scope.get(ENTRY_KEY) if isinstance(scope, dict) else None
+        return found if isinstance(found, McpEntry) else None
+
+
+def _drop(ctx: Any) -> None:
+    """Tell the HTTP wrapper to abort this request's response (stdio: exit the process)."""
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    event = scope.get("mockllm.drop") if isinstance(scope, dict) else None
+    if isinstance(event, asyncio.Event):
+        event.set()
+    else:
+        sys.stderr.write("mockllm mcp: drop fault: the connection ends mid-call\n")
+        sys.stderr.flush()
+        import os
+
+        os._exit(3)
+
+
+class McpRoutes:
+    """Every scripted server this process serves over HTTP, each started on first use."""
+
+    def __init__(
+        self,
+        scenarios: Callable[[str], Scenario | None],
+        journal: Journal,
+        max_body: int,
+        max_stall: float,
+        max_sessions: int,
+    ) -> None:
+        self.scenarios, self.journal = scenarios, journal
+        self.max_body, self.max_stall, self.max_sessions = max_body, max_stall, max_sessions
+        self._served: dict[tuple[str, str], tuple[Scripted, StreamableHTTPSessionManager]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def reset(self, session: str | None = None) -> None:
+        for scripted, _ in self._served.values():
+            scripted.reset(session)
+
+    async def _manager(self, scenario: str, server: str) -> StreamableHTTPSessionManager:
+        found = self._served.get((scenario, server))
+        if found is not None:
+            return found[1]
+        scripted = Scripted(
+            lambda: self.scenarios(scenario), server, self.max_stall, self.max_sessions, _session
+        )
+        manager = StreamableHTTPSessionManager(
+            scripted.sdk, max_request_body_size=self.max_body, session_idle_timeout=600
+        )
+        self._served[(scenario, server)] = (scripted, manager)
+        started = asyncio.Event()
+
+        async def run() -> None:
+            async with manager.run():
+                started.set()
+                await asyncio.Event().wait()  # until the loop ends
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        await started.wait()
+        return manager
+
+    async def handle(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        scenario: str | None,
+        session: str,
+        server: str,
+    ) -> None:
+        entry = self.journal.open_as(McpEntry, scope["path"], scope["headers"], scope["method"])
+        entry.session = sys.intern(session)
+        entry.scenario = scenario
+        entry.mcp = {"server": server, "transport": "streamable-http"}
+        found = self.scenarios(scenario) if scenario else None
+        try:
+            if found is None or found.mcp_server(server) is None:
+                await self._refuse(entry, send, scenario, server, found)
+                return
+            manager = await self._manager(found.name, server)
+            await self._serve(manager, entry, scope, receive, send, session)
+        except Exception:
+            entry.server_error = traceback.format_exc()
+            if entry.status is None:
+                await _answer(
+                    self.journal,
+                    entry,
+                    send,
+                    500,
+                    INTERNAL_ERROR,
+                    "mockllm internal error; see server_error in the request log",
+                )
+        finally:
+            if (written := self.journal.close(entry)) is not None:
+                await written
+
+    async def _serve(
+        self,
+        manager: StreamableHTTPSessionManager,
+        entry: McpEntry,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        session: str,
+    ) -> None:
+        drop = asyncio.Event()
+        inner = {**scope, ENTRY_KEY: entry, "mockllm.session": session, "mockllm.drop": drop}
+        cap = self.max_body
+
+        async def reading() -> Any:
+            message = await receive()
+            if message.get("type") == "http.request" and len(entry.body) < cap:
+                entry.body += message.get("body", b"")[: cap - len(entry.body)]
+            return message
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                entry.status = int(message["status"])
+            elif message["type"] == "http.response.body":
+                self.journal.record_sent(entry, message.get("body", b""))
+            await send(message)
+
+        app = asyncio.ensure_future(manager.handle_request(inner, reading, sending))
+        dropped = asyncio.ensure_future(drop.wait())
+        await asyncio.wait((app, dropped), return_when=asyncio.FIRST_COMPLETED)
+        if drop.is_set():
+            app.cancel()
+            entry.note("drop fault: the response was aborted mid-call")
+            if entry.status is None:
+                entry.status = 200
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [(b"content-type", b"text/event-stream")],
+                    }
+                )
+            await send({"type": "http.response.body", "body": b"", "more_body": True})
+            return  # the body unfinished: uvicorn drops the connection
+        dropped.cancel()
+        app.result()
+
+    async def _refuse(
+        self,
+        entry: McpEntry,
+        send: Send,
+        scenario: str | None,
+        server: str,
+        found: Scenario | None,
+    ) -> None:
+        if found is None:
+            message = (
+                f"mockllm: no scenario {scenario!r}"
+                if scenario
+                else ("mockllm: an MCP route needs a scenario: /s/SCENARIO[/SESSION]/mcp/SERVER")
+            )
+        else:
+            declared = ", ".join(s.name for s in found.mcp_servers) or "none"
+            message = f"mockllm: scenario {found.name!r} has no MCP server {server!r} "
+            message += f"(declared: {declared})"
+        entry.mcp["error"] = {"code": INVALID_PARAMS, "message": message}
+        await _answer(self.journal, entry, send, 404, INVALID_PARAMS, message)
+
+
+def _session(ctx: Any) -> str:
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    found = scope.get("mockllm.session") if isinstance(scope, dict) else None
+    return found if isinstance(found, str) else "default"
+
+
+async def _answer(
+    journal: Journal, entry: McpEntry, send: Send, status: int, code: int, message: str
+) -> None:
+    """A JSON-RPC error answered by mockllm itself (no SDK behind it)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    entry.status = status
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    journal.record_sent(entry, body.encode())
+    await send({"type": "http.response.body", "body": body.encode()})

@@ -1,0 +1,159 @@
+"""Hostile JSON-RPC on the MCP route (docs/mcp.md, docs/security.md): generated bodies and
+headers over real HTTP to a real `mockllm serve`; never a 5xx, every refusal a JSON-RPC
+error, every entry logged and readable by a strict parser, and the server still serving
+a real MCP client afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import httpx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from .support import ServerProcess
+from .test_hostile_requests import strict
+from .test_mcp import block, run
+
+FUZZ = settings(
+    max_examples=int(os.environ.get("MOCKLLM_FUZZ_EXAMPLES", "25")) * 2,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+METHODS = [
+    "initialize",
+    "tools/list",
+    "tools/call",
+    "resources/read",
+    "prompts/get",
+    "ping",
+    "notifications/initialized",
+    "nope/nope",
+    "",
+]
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@st.composite
+def messages(draw: Any) -> bytes:
+    """A JSON-RPC message bent out of shape, or bytes that are no JSON at all."""
+    shape = draw(st.sampled_from(["message", "garbage", "json"]))
+    if shape == "garbage":
+        garbage: bytes = draw(st.binary(max_size=200))
+        return garbage
+    if shape == "json":
+        return json.dumps(draw(JSON)).encode()
+    message: dict[str, Any] = {"jsonrpc": draw(st.sampled_from(["2.0", "1.0", 2]))}
+    message["method"] = draw(st.sampled_from(METHODS) | st.text(max_size=10))
+    if draw(st.booleans()):
+        message["id"] = draw(
+            st.integers() | st.text(max_size=5) | st.none() | st.floats(allow_nan=False)
+        )
+    if draw(st.booleans()):
+        message["params"] = draw(
+            st.fixed_dictionaries(
+                {"name": st.sampled_from(["lookup_order", "x", ""]) | JSON, "arguments": JSON}
+            )
+            | JSON
+        )
+    return json.dumps(message).encode()
+
+
+def test_hostile_json_rpc_never_breaks_the_route(server: ServerProcess, session: str) -> None:
+    server.http.post(
+        "/_mockllm/scenarios",
+        content=block("yaml", "orders.yaml"),
+        headers={"content-type": "application/yaml"},
+    )
+    url = f"{server.url}/s/orders-loop/{session}/mcp/orders"
+    statuses: set[int] = set()
+    with httpx.Client(timeout=10) as http:
+        opened = http.post(
+            url,
+            headers={"accept": "application/json, text/event-stream"},
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "fuzz", "version": "0"},
+                },
+            },
+        )
+        sid = opened.headers["mcp-session-id"]
+
+        @FUZZ
+        @given(
+            body=messages(),
+            with_session=st.booleans(),
+            accept=st.sampled_from(
+                ["application/json, text/event-stream", "application/json", "*/*", ""]
+            ),
+            method=st.sampled_from(["POST", "POST", "POST", "GET", "DELETE", "PUT"]),
+        )
+        def check(body: bytes, with_session: bool, accept: str, method: str) -> None:
+            headers = {"content-type": "application/json", "accept": accept}
+            if with_session:
+                headers["mcp-session-id"] = sid
+            if method == "DELETE":
+                headers.pop("mcp-session-id", None)  # keep the fuzzed session alive
+            if method == "GET":
+                headers["accept"] = "application/json"  # a GET stream would stay open
+            r = http.request(method, url, content=body, headers=headers)
+            statuses.add(r.status_code)
+            assert r.status_code < 500, (body, r.status_code, r.text)
+            if r.status_code >= 400 and r.headers.get("content-type", "").startswith(
+                "application/json"
+            ):
+                error = r.json()
+                assert error["jsonrpc"] == "2.0" and {"code", "message"} <= set(error["error"])
+
+        check()
+    assert any(s >= 400 for s in statuses)
+    log = server.http.get("/_mockllm/requests", params={"session": session})
+    entries = [strict(json.dumps(e)) for e in log.json()]
+    assert entries and all(e["server_error"] is None for e in entries)
+    assert {e["api"] for e in entries} == {"mcp"}
+
+    async def still() -> Any:
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            return await mcp.call_tool("lookup_order", {"order_id": "A1"})
+
+    assert run(still()).content[0].text == "Order A1: shipped on 2026-11-30"
+
+
+def test_an_oversized_body_is_refused_with_413(server: ServerProcess, session: str) -> None:
+    """The shared server runs with --max-body 1MB: the SDK's own limit is set from it."""
+    server.http.post(
+        "/_mockllm/scenarios",
+        content=block("yaml", "orders.yaml"),
+        headers={"content-type": "application/yaml"},
+    )
+    url = f"{server.url}/s/orders-loop/{session}/mcp/orders"
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"x" * 1_100_000 + b'"}}'
+    r = httpx.post(
+        url,
+        content=big,
+        headers={
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        },
+    )
+    assert r.status_code == 413
+    entry = server.requests(session=session)[-1]
+    assert entry["response"]["status"] == 413 and len(entry["request"]) <= 1_048_576
