@@ -553,9 +553,10 @@ def _status(entry: dict[str, Any]) -> int | None:
 
 
 def _refused(entry: dict[str, Any]) -> bool:
-    """An error answer that is not a scripted or chaos fault: the harness did something wrong."""
+    """An error answer that is not a scripted or chaos fault, nor a refused WebSocket upgrade
+    (the client falls back to HTTP): the harness did something wrong."""
     error = (entry.get("response") or {}).get("error") or {}
-    return _status(entry) != 200 and error.get("kind") != "fault"
+    return _status(entry) != 200 and error.get("kind") not in ("fault", "upgrade_required")
 
 
 def _answer_line(entry: dict[str, Any]) -> str:

@@ -3,9 +3,15 @@ Shared by `mockllm serve` and `mockllm record`, so both read a URL the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from mockllm.providers import Adapter
+
+# Token counting, answered beside the turns (side_routes.py): Anthropic's, and Gemini's
+# with the model in the path (a Gemini path is a route already: its model listing's).
+ANTHROPIC_COUNT = "v1/messages/count_tokens"
+GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
 
 
 class Routes:
@@ -50,7 +56,8 @@ class Routes:
 
     def _is_route(self, rest: str) -> bool:
         return (
-            self.post(rest) is not None
+            rest == ANTHROPIC_COUNT
+            or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None
         )
