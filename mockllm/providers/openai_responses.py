@@ -132,10 +132,11 @@ class Responses(Adapter):
             if isinstance(instructions, str) and instructions
             else ()
         )
+        offered = _offered(body.get("tools"), items or [])
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
-            tools=_tools(body.get("tools")),
+            tools=tuple(t for t, _ in offered),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
         )
@@ -149,6 +150,8 @@ class Responses(Adapter):
             "encrypted": isinstance(include, list) and ENCRYPTED in include,
             "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
+            # flat name → (namespace, name, kind) of the tools that are not plain functions
+            "wire_names": {t.name: w for t, w in offered if w is not None},
         }
         return Parsed(conversation, options)
 
@@ -226,7 +229,7 @@ class Responses(Adapter):
         events.append(event("response.in_progress", {"response": start}, "head"))
         calls = itertools.count()
         for index, item in enumerate(self._output(resolved, parsed)):
-            call = next(calls) if item["type"] == "function_call" else -1
+            call = next(calls) if item["type"] in CALL_ITEMS else -1
             events += _item_events(event, index, item, resolved, call)
         final = json.loads(self.render(resolved, parsed))
         kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
@@ -285,17 +288,31 @@ class Responses(Adapter):
                     "role": "assistant",
                 }
             )
+        wire_names = parsed.options.get("wire_names") or {}
         for i, call in enumerate(reply.tool_calls):
-            items.append(
-                {
+            call_id = self.call_id(resolved.scenario, resolved.turn, i)
+            namespace, bare, kind = wire_names.get(call.name, (None, call.name, "function"))
+            if kind == "custom":  # a free-form tool: its input is text, not JSON arguments
+                item = {
+                    "id": derive("ctc_", 50, name, turn, i, alphabet=HEX),
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "input": call.arguments,
+                    "name": bare,
+                }
+            else:
+                item = {
                     "id": derive("fc_", 50, name, turn, i, alphabet=HEX),
                     "type": "function_call",
                     "status": "completed",
                     "arguments": call.arguments,
-                    "call_id": self.call_id(resolved.scenario, resolved.turn, i),
-                    "name": call.name,
+                    "call_id": call_id,
+                    "name": bare,
                 }
-            )
+            if namespace is not None:
+                item["namespace"] = namespace
+            items.append(item)
         return items
 
     def get(self, rest: str) -> tuple[int, bytes]:
@@ -550,15 +567,20 @@ def _call_events(
     event: Any, index: int, item: dict[str, Any], pieces: int, call: int
 ) -> list[Event]:
     at = {"item_id": item["id"], "output_index": index}
-    added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
-    done = {"arguments": item["arguments"], **at}  # no name: the API sends none here
+    field_, kind = (
+        ("input", "custom_tool_call_input")
+        if item["type"] == "custom_tool_call"
+        else ("arguments", "function_call_arguments")
+    )
+    added = {"output_index": index, "item": {**item, field_: "", "status": "in_progress"}}
+    done = {field_: item[field_], **at}  # no name: the API sends none here
     return [
         event("response.output_item.added", added, f"call:{call}"),
         *(
-            event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
-            for p in fragments(item["arguments"], pieces)
+            event(f"response.{kind}.delta", {**at, "delta": p}, f"args:{call}")
+            for p in fragments(item[field_], pieces)
         ),
-        event("response.function_call_arguments.done", done, f"done:{call}"),
+        event(f"response.{kind}.done", done, f"done:{call}"),
     ]
 
 
@@ -658,7 +680,10 @@ def _add_output_item(run: _Run, item: dict[str, Any], i: int) -> None:
         if not isinstance(item.get("call_id"), str):
             raise missing(f"input[{i}].call_id")
         arguments = item.get("arguments", item.get("input", ""))
-        run.calls.append(ToolCall(item["call_id"], str(item.get("name", "")), str(arguments)))
+        name, namespace = str(item.get("name", "")), item.get("namespace")
+        if isinstance(namespace, str):  # a namespace tool's call: read by its flat name
+            name = flat_name(namespace, name)
+        run.calls.append(ToolCall(item["call_id"], name, str(arguments)))
 
 
 def _input_message(item: dict[str, Any], i: int) -> Message:
@@ -675,20 +700,55 @@ def _input_message(item: dict[str, Any], i: int) -> Message:
     return Message("user" if role == "user" else "system", text, at=f"input[{i}]")
 
 
-def _tools(tools: Any) -> tuple[Tool, ...]:
+WireName = tuple[str | None, str, str]  # (namespace, name, "function" | "custom")
+CALL_ITEMS = ("function_call", "custom_tool_call")
+# Codex's own namespace for its built-in tools (the `additional_tools` of its "lite"
+# requests): its tools are named bare, as plain functions are.
+DEFAULT_NAMESPACE = "functions"
+
+
+def flat_name(namespace: str, name: str) -> str:
+    """`mcp__orders` + `lookup_order` → `mcp__orders__lookup_order`: a namespace tool's
+    name in expectations and calls, joined as Codex joins them (codex-rs tool_name.rs)."""
+    if namespace == DEFAULT_NAMESPACE:
+        return name
+    return namespace.rstrip("_") + "__" + name.lstrip("_")
+
+
+def _offered(tools: Any, items: list[Any]) -> list[tuple[Tool, WireName | None]]:
+    """The tools of `tools` and of `additional_tools` input items (Codex), namespaces
+    flattened; each with how a call to it is written when it is not a plain function."""
+    out = _tools(tools, "tools")
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            out += _tools(item.get("tools"), f"input[{i}].tools")
+    return out
+
+
+def _tools(tools: Any, at: str, namespace: str | None = None) -> list[tuple[Tool, WireName | None]]:
     if tools is None:
-        return ()
+        return []
     if not isinstance(tools, list):
-        raise wrong_type("tools", "an array of objects", tools)
-    out = []
+        raise wrong_type(at, "an array of objects", tools)
+    out: list[tuple[Tool, WireName | None]] = []
     for i, t in enumerate(tools):
         if not isinstance(t, dict):
-            raise wrong_type(f"tools[{i}]", "an object", t)
-        if t.get("type", "function") == "function" and not isinstance(t.get("name"), str):
-            raise missing(f"tools[{i}].name")
-        name = str(t.get("name") or t.get("type"))
-        out.append(Tool(name, t.get("parameters"), t.get("strict") is True))
-    return tuple(out)
+            raise wrong_type(f"{at}[{i}]", "an object", t)
+        kind = t.get("type", "function")
+        if kind in ("function", "namespace", "custom") and not isinstance(t.get("name"), str):
+            raise missing(f"{at}[{i}].name")
+        if kind == "namespace" and namespace is None:
+            out += _tools(t.get("tools"), f"{at}[{i}].tools", t["name"])
+            continue
+        name = str(t.get("name") or kind)
+        wire: WireName | None = None
+        if namespace is not None or kind == "custom":
+            wire = (namespace, name, "custom" if kind == "custom" else "function")
+            if namespace is not None:
+                name = flat_name(namespace, name)
+                wire = (None if namespace == DEFAULT_NAMESPACE else namespace, *wire[1:])
+        out.append((Tool(name, t.get("parameters"), t.get("strict") is True), wire))
+    return out
 
 
 def _tool_choice(choice: Any) -> ToolChoice | None:
