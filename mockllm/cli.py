@@ -230,6 +230,13 @@ def _serve_parser(sub: Any) -> None:
     )
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.add_argument(
+        "--no-websocket",
+        dest="websocket",
+        action="store_false",
+        help="refuse WebSocket upgrades with 426 (clients fall back to HTTP); by default the "
+        "Responses API is served over WebSocket too, as Codex uses it",
+    )
+    s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"
     )
     s.add_argument(

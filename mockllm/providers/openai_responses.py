@@ -7,7 +7,7 @@ import base64
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -72,6 +72,8 @@ ECHOED: dict[str, Any] = {
     "metadata": {},
 }
 ENCRYPTED = "reasoning.encrypted_content"
+# The header serving/websocket.py marks its requests with (one per response.create frame).
+TRANSPORT_HEADER = b"x-mockllm-transport"
 STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 
 
@@ -112,7 +114,16 @@ class Responses(Adapter):
 
     # --- parse -------------------------------------------------------------------------
 
+    # Set on the requests serving/websocket.py hands over: one per `response.create` frame.
+    parse_headers = (TRANSPORT_HEADER,)
+
+    def parse_headed(self, body: Any, route: str, headers: Mapping[bytes, str]) -> Parsed:
+        return self._parse(body, headers.get(TRANSPORT_HEADER) == "websocket")
+
     def parse(self, body: Any) -> Parsed:
+        return self._parse(body, False)
+
+    def _parse(self, body: Any, connection: bool) -> Parsed:
         if not isinstance(body, dict):
             raise wrong_type("body", "an object", body)
         if not body.get("model"):
@@ -152,6 +163,9 @@ class Responses(Adapter):
             "stored_messages": messages,  # instructions are not carried to the next response
             # flat name → (namespace, name, kind) of the tools that are not plain functions
             "wire_names": {t.name: w for t, w in offered if w is not None},
+            # over WebSocket a response is kept for the connection's next request to name
+            # (previous_response_id) even with `store: false`, though never for a GET
+            "connection": connection,
         }
         return Parsed(conversation, options)
 
@@ -191,8 +205,10 @@ class Responses(Adapter):
         return _finished(resolved, parsed, status, output)
 
     def served(self, resolved: Resolved, parsed: Parsed, body: bytes | None = None) -> None:
-        """Keep the response for previous_response_id and GET, unless `store: false`."""
-        if not parsed.options["store"]:
+        """Keep the response for previous_response_id and GET, unless `store: false`
+        (over WebSocket, then, for previous_response_id alone)."""
+        stored = parsed.options["store"]
+        if not stored and not parsed.options.get("connection"):
             return
         reply = resolved.reply
         calls = tuple(
@@ -201,8 +217,27 @@ class Responses(Adapter):
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
         messages = (*parsed.options["stored_messages"], own)
-        rendered = body if body is not None else self.render(resolved, parsed)
+        rendered = (body if body is not None else self.render(resolved, parsed)) if stored else None
         self._keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
+
+    def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
+        """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
+        request is kept so that the next one may continue it (previous_response_id). The
+        events' JSON, `response.created` then `response.completed`."""
+        options = parsed.options
+        response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
+        self._keep(response_id, Stored.of(options["stored_messages"], None))
+        echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
+        head = {"id": response_id, "object": "response", "created_at": created}
+        model = snapshot(parsed.conversation.model)
+        out = []
+        for n, (kind, status) in enumerate(
+            (("response.created", "in_progress"), ("response.completed", "completed"))
+        ):
+            usage = _ZERO_USAGE if status == "completed" else None
+            body = {**head, "status": status, "model": model, "output": [], **echo, "usage": usage}
+            out.append(dumps({"type": kind, "sequence_number": n, "response": body}))
+        return out
 
     def _keep(self, response_id: str, stored: Stored) -> None:
         self._store[response_id] = stored
@@ -376,6 +411,15 @@ class Responses(Adapter):
 
     def models_body(self) -> bytes:
         return openai_models_body()
+
+
+_ZERO_USAGE = {
+    "input_tokens": 0,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 0,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 0,
+}
 
 
 def reasoning_item_id(scenario: str, turn: int) -> str:

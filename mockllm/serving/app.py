@@ -67,6 +67,9 @@ class MockLLM:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             return
         path: str = scope["path"]
@@ -89,6 +92,16 @@ class MockLLM:
             await self._get(send, getter, route.removeprefix(getter.get_prefix or ""))
         else:
             await self._not_found(scope, receive, send, route)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from mockllm.serving import websocket  # loaded by the first WebSocket client
+
+        scenario, session, route = self.routes.split(scope["path"])
+        adapter = self.routes.post(route)
+        names = (scenario, session)
+        await websocket.serve(
+            scope, receive, send, adapter, route, names, self.exchanges, self.options
+        )
 
     def _side(self, scope: Scope, route: str) -> bool:
         method = scope["method"]
@@ -115,7 +128,9 @@ class MockLLM:
         adapter = self.routes.post(route)
         assert adapter is not None
         why = "WebSocket is off on this server (--no-websocket, or no WebSocket library)"
-        await side_routes.upgrade_required(scope, receive, send, self.journal, adapter, why)
+        scenario, session, _ = self.routes.split(scope["path"])
+        names = (scenario, session)
+        await side_routes.upgrade_required(scope, receive, send, self.journal, adapter, names, why)
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its

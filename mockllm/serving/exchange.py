@@ -374,6 +374,7 @@ _WANTED = (
     b"content-type",
     b"content-length",
     b"anthropic-beta",  # Messages.parse_headers
+    b"x-mockllm-transport",  # Responses.parse_headers: set by serving/websocket.py
 )
 
 

@@ -94,11 +94,18 @@ def wants_websocket(scope: Scope) -> bool:
 
 
 async def upgrade_required(
-    scope: Scope, receive: Receive, send: Send, journal: Journal, adapter: Adapter, why: str
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    journal: Journal,
+    adapter: Adapter,
+    names: tuple[str | None, str | None],
+    why: str,
 ) -> None:
     """426 in the provider's error shape, logged: the client should use HTTP."""
     entry = journal.open(scope["path"], scope["headers"], scope["method"])
     entry.api = adapter.api
+    entry.scenario, entry.session = names[0], names[1] or "default"
     entry.note(why)
     reply = Responder(journal, entry, send, receive, adapter, 0)
     error = RequestError(
