@@ -353,6 +353,8 @@ def test_namespace_tools_are_flattened_emitted_with_their_namespace_and_joined_b
     entries = server.requests(session=session)
     assert [(e["turn"], e["response"]["status"]) for e in entries] == [(0, 200), (1, 200), (2, 200)]
     assert entries[0]["tools"] == ["mcp__orders__lookup_order", "exec"]
+    # a custom tool takes text: its call is no "arguments are not valid JSON" for the verdict
+    assert "problem" not in entries[1]["response"]["tool_calls"][0]
     assert entries[1]["conversation"][-2]["tool_calls"][0]["name"] == "mcp__orders__lookup_order"
 
 

@@ -791,7 +791,8 @@ def _tools(tools: Any, at: str, namespace: str | None = None) -> list[tuple[Tool
             if namespace is not None:
                 name = flat_name(namespace, name)
                 wire = (None if namespace == DEFAULT_NAMESPACE else namespace, *wire[1:])
-        out.append((Tool(name, t.get("parameters"), t.get("strict") is True), wire))
+        tool = Tool(name, t.get("parameters"), t.get("strict") is True, kind == "custom")
+        out.append((tool, wire))
     return out
 
 

@@ -20,8 +20,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 BIN = HERE / "node_modules" / ".bin"
-# Where Python CLIs (aider, llm) are: the suite's venv, or aider's own (Makefile).
-PYBIN = Path(sys.executable).parent
+# Where the Python CLIs (aider, llm) are: their own virtualenv (Makefile, requirements.txt).
+AGENTS_VENV = ROOT / ".venv-agents" / "bin"
 
 
 @functools.cache
@@ -65,7 +65,7 @@ class Run:
 def base_env(home: Path) -> dict[str, str]:
     """A clean environment: no proxy, no user config, a throwaway HOME."""
     return {
-        "PATH": f"{BIN}:{PYBIN}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{BIN}:{AGENTS_VENV}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "TERM": "dumb",
