@@ -20,10 +20,11 @@ def recipes() -> dict[str, str]:
     return found
 
 
-def script(name: str, prompt: str) -> str:
-    """The recipe `name`, its prompt (the `$PROMPT` variable) given."""
+def script(name: str, prompt: str, **variables: str) -> str:
+    """The recipe `name`, its prompt (the `$PROMPT` variable) and other variables given."""
     body = recipes()[name]
-    return f"set -e\nPROMPT={_quote(prompt)}\n{body}"
+    given = "".join(f"{k}={_quote(v)}\n" for k, v in {"PROMPT": prompt, **variables}.items())
+    return f"set -e\n{given}{body}"
 
 
 def _quote(text: str) -> str:

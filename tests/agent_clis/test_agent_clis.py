@@ -34,14 +34,19 @@ def needs(binary: Path) -> None:
 
 
 def go(
-    tmp: Path, recipe: str, scenario: str, prompt: str = WRITE, serve_args: list[str] | None = None
+    tmp: Path,
+    recipe: str,
+    scenario: str,
+    prompt: str = WRITE,
+    serve_args: list[str] | None = None,
+    **variables: str,
 ) -> Run:
     """Run recipe `recipe` once against `scenario` (session `run`) in a fresh directory."""
     home = tmp / "home"
     home.mkdir(parents=True)
     env = base_env(home)
     env["MOCKLLM_URL"] = "{url}/s/" + scenario + "/run"
-    argv = ["sh", "-c", recipes.script(recipe, prompt)]
+    argv = ["sh", "-c", recipes.script(recipe, prompt, **variables)]
     return run(tmp, argv, env, [str(SCENARIOS)], timeout=180, serve_args=serve_args)
 
 
