@@ -9,7 +9,11 @@ STAMP  := $(VENV)/.installed
 NODE_CLIENT := clients/node/node_modules/.installed
 NODE_STAMPS := tests/node/node_modules/.installed \
                tests/frameworks/vercel/node_modules/.installed \
-               clients/node/examples/vitest/node_modules/.installed
+               clients/node/examples/vitest/node_modules/.installed \
+               tests/agent_clis/node_modules/.installed
+# The Python agent CLIs (aider, llm) tests/agent_clis runs, in their own virtualenv: aider
+# pins openai and litellm releases the suite's own pins exclude (docs/agents.md).
+AGENTS := .venv-agents/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -63,7 +67,12 @@ REDIS    := sh tests/ensure-debian.sh "the shared-state tests" "redis-server" re
 # to a whole run, not to one narrowed by ARGS.
 COV_FLOOR ?= 64
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(AGENTS): tests/agent_clis/requirements.txt
+	test -x .venv-agents/bin/python || $(PYTHON) -m venv .venv-agents
+	.venv-agents/bin/python -m pip install --quiet -r tests/agent_clis/requirements.txt
+	touch $(AGENTS)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
@@ -95,7 +104,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage clients/node/dist \
+	rm -rf $(VENV) .venv-agents .pytest_cache .mypy_cache .ruff_cache .coverage clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 
 bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")

@@ -232,6 +232,13 @@ def _serve_parser(sub: Any) -> None:
     )
     s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
     s.add_argument(
+        "--no-websocket",
+        dest="websocket",
+        action="store_false",
+        help="refuse WebSocket upgrades with 426 (clients fall back to HTTP); by default the "
+        "Responses API is served over WebSocket too, as Codex uses it",
+    )
+    s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"
     )
     s.add_argument(
@@ -612,9 +619,10 @@ def _status(entry: dict[str, Any]) -> int | None:
 
 
 def _refused(entry: dict[str, Any]) -> bool:
-    """An error answer that is not a scripted or chaos fault: the harness did something wrong."""
+    """An error answer that is not a scripted or chaos fault, nor a refused WebSocket upgrade
+    (the client falls back to HTTP): the harness did something wrong."""
     error = (entry.get("response") or {}).get("error") or {}
-    return _status(entry) != 200 and error.get("kind") != "fault"
+    return _status(entry) != 200 and error.get("kind") not in ("fault", "upgrade_required")
 
 
 def _answer_line(entry: dict[str, Any]) -> str:

@@ -51,6 +51,9 @@ class ServerOptions:
     """Seconds a shared store keeps a session's attempts and a stored response unused."""
     workers: int = 1
     """Processes serving one port; more than one needs a shared `state`."""
+    websocket: bool = True
+    """Serve the Responses API over WebSocket too (Codex's default transport); off, an
+    upgrade gets 426 and the client falls back to HTTP."""
 
 
 DEFAULTS = ServerOptions()

@@ -236,6 +236,7 @@ def test_serve_flags_become_the_server_options(
         "--max-stall", "2.5",
         "--ready-file", str(ready),
         "--real-time",
+        "--no-websocket",
     ]  # fmt: skip
     assert run(capsys, *argv) == (0, "", "")
     ((app, host, port, ready_file, banner),) = started
@@ -251,6 +252,7 @@ def test_serve_flags_become_the_server_options(
         log_body_cap=65536,
         max_body=10 * 1024 * 1024,
         max_stall=2.5,
+        websocket=False,
     )
     assert (host, port, ready_file) == ("::1", 0, str(ready))
     assert 'OpenAI(base_url="{url}/s/hello/v1"' in banner

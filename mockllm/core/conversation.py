@@ -73,6 +73,7 @@ class Tool:
     name: str
     parameters: Any = None  # the JSON Schema as sent, or None
     strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
+    freeform: bool = False  # takes text, not JSON arguments (a Responses custom tool)
 
 
 @value

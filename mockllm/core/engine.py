@@ -293,6 +293,11 @@ def _resolve_now(
     )
 
 
+def input_tokens(conversation: Conversation) -> int:
+    """The request's input tokens as every reply's `usage` counts them (token counting)."""
+    return _tokens(conversation.input_chars)
+
+
 def _tokens(chars: int) -> int:
     """A deterministic stand-in for a tokenizer: about four characters a token."""
     return max(1, math.ceil(chars / 4))

@@ -173,6 +173,7 @@ class LiveEntry:
         from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
         tools = {t.name: t.parameters for t in conv.tools} if conv else {}
+        freeform = frozenset(t.name for t in conv.tools if t.freeform) if conv else frozenset()
         out = []
         for i, call in enumerate(resolved.reply.tool_calls):
             served = {
@@ -180,7 +181,7 @@ class LiveEntry:
                 "name": call.name,
                 "arguments": call.arguments,
             }
-            problem = call_problem(call.name, call.arguments, tools)
+            problem = call_problem(call.name, call.arguments, tools, freeform)
             out.append({**served, "problem": problem} if problem else served)
         return out
 

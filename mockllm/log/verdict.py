@@ -207,11 +207,16 @@ def _time(entry: EntryJson) -> float:
     return datetime.fromisoformat(str(entry["time"]).replace("Z", "+00:00")).timestamp()
 
 
-def call_problem(name: str, arguments: str, tools: dict[str, Any]) -> str | None:
+def call_problem(
+    name: str, arguments: str, tools: dict[str, Any], freeform: frozenset[str] = frozenset()
+) -> str | None:
     """What is wrong with a served call that a careful harness must refuse to execute:
-    a tool not offered, arguments that are not a JSON object, or that break its schema."""
+    a tool not offered, arguments that are not a JSON object, or that break its schema.
+    A `freeform` tool takes any text (a Responses custom tool: Codex's `exec`)."""
     if name not in tools:
         return "not offered"
+    if name in freeform:
+        return None
     try:
         value = json.loads(arguments)
     except ValueError:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Hashable
+import re
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -81,6 +82,57 @@ def _signature(resolved: Resolved) -> str:
     return signature(resolved.scenario.name, resolved.turn, resolved.reply.reasoning or "")
 
 
+def _reasoning(resolved: Resolved, parsed: Parsed) -> str | None:
+    """The thinking block's text. With thinking on, a tool-use turn scripted without
+    `reasoning:` still starts with one, empty and signed, as the API never serves a tool_use
+    without it there (and refuses the echo of one that lacks it: rule A5)."""
+    reply = resolved.reply
+    if reply.reasoning is None and reply.tool_calls and parsed.options.get("thinking"):
+        return ""
+    return reply.reasoning
+
+
+# `{"role": "system"}` inside `messages` (a system message mid-conversation): Claude Opus
+# 4.8 and later take it without a beta, others with this beta; the texts are the API's.
+# https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages
+MID_CONVERSATION_SYSTEM = "mid-conversation-system-2026-04-07"
+_OPUS = re.compile(r"claude-opus-(\d+)(?:-(\d{1,2}))?(?![\d])")
+SYSTEM_UNSUPPORTED = "role 'system' is not supported on this model"
+_DIRECTIVE = "the directive-only form (content: [] with output_config) is accepted at any position"
+
+
+def takes_system_messages(model: str, betas: str) -> bool:
+    if MID_CONVERSATION_SYSTEM in (b.strip() for b in betas.split(",")):
+        return True
+    found = _OPUS.match(model)
+    return found is not None and (int(found[1]), int(found[2] or 0)) >= (4, 8)
+
+
+def system_message_refusal(body: dict[str, Any], betas: str) -> RequestError | None:
+    """The API's 400 for a system message inside `messages` it does not take here."""
+    messages = body["messages"]
+    placed = [i for i, m in enumerate(messages) if isinstance(m, dict) and m["role"] == "system"]
+    if not placed:
+        return None
+    if not takes_system_messages(str(body["model"]), betas):
+        return bad(SYSTEM_UNSUPPORTED)
+    for i in placed:
+        if messages[i].get("content") == []:
+            continue  # a directive alone goes anywhere
+        if i == 0:
+            return bad(
+                f"messages.0: use the top-level 'system' parameter for the initial system "
+                f"prompt; {_DIRECTIVE}"
+            )
+        after = messages[i + 1] if i + 1 < len(messages) else None
+        if isinstance(after, dict) and after.get("role") != "assistant":
+            return bad(
+                f"messages.{i}: role 'system' must precede an 'assistant' message or end the "
+                f"array; {_DIRECTIVE}"
+            )
+    return None
+
+
 def bad(message: str) -> RequestError:
     return RequestError(400, message)
 
@@ -118,6 +170,15 @@ class Messages(Adapter):
 
     # --- parse -------------------------------------------------------------------------
 
+    parse_headers = (b"anthropic-beta",)
+
+    def parse_headed(self, body: Any, route: str, headers: Mapping[bytes, str]) -> Parsed:
+        parsed = self.parse(body)
+        refused = system_message_refusal(body, headers.get(b"anthropic-beta", ""))
+        if refused is not None:
+            raise refused
+        return parsed
+
     def parse(self, body: Any) -> Parsed:
         if not isinstance(body, dict):
             raise bad("Input should be a valid dictionary")
@@ -137,12 +198,14 @@ class Messages(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
         )
-        return Parsed(conversation)
+        thinking = body.get("thinking")
+        on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+        return Parsed(conversation, {"thinking": True} if on else {})
 
     # --- render ------------------------------------------------------------------------
 
     def render_key(self, parsed: Parsed) -> Hashable:
-        return parsed.conversation.model
+        return parsed.conversation.model, bool(parsed.options.get("thinking"))
 
     def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
         return scripted_id(scenario, turn, index, "toolu_01", 22)
@@ -150,9 +213,10 @@ class Messages(Adapter):
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         content: list[dict[str, Any]] = []
         reply = resolved.reply
-        if reply.reasoning is not None:
+        reasoning = _reasoning(resolved, parsed)
+        if reasoning is not None:
             content.append(
-                {"type": "thinking", "thinking": reply.reasoning, "signature": _signature(resolved)}
+                {"type": "thinking", "thinking": reasoning, "signature": _signature(resolved)}
             )
         if _has_text_block(resolved):
             content.append({"type": "text", "text": reply.text})
@@ -177,7 +241,7 @@ class Messages(Adapter):
         start["stop_reason"] = None
         start["usage"] = {**_usage(resolved), "output_tokens": 1}
         events = [_event("message_start", {"message": start}, "head")]
-        for index, block in enumerate(self._blocks(resolved)):
+        for index, block in enumerate(self._blocks(resolved, parsed)):
             events += block.events(index)
             if index == 0:  # the API pings right after the first block starts
                 events.insert(2, _event("ping", {}, block.start_part))
@@ -196,12 +260,13 @@ class Messages(Adapter):
         events.append(_event("message_stop", {}, "done"))
         return events
 
-    def _blocks(self, resolved: Resolved) -> list[_Block]:
+    def _blocks(self, resolved: Resolved, parsed: Parsed) -> list[_Block]:
         reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
         blocks: list[_Block] = []
-        if reply.reasoning is not None:
+        reasoning = _reasoning(resolved, parsed)
+        if reasoning is not None:
             deltas: list[dict[str, Any]] = [
-                {"type": "thinking_delta", "thinking": p} for p in chunks(reply.reasoning, size)
+                {"type": "thinking_delta", "thinking": p} for p in chunks(reasoning, size)
             ]
             deltas.append({"type": "signature_delta", "signature": _signature(resolved)})
             thinking = {"type": "thinking", "thinking": "", "signature": ""}
@@ -421,7 +486,7 @@ def _message(m: Any, i: int) -> list[Message]:
     if not isinstance(m, dict):
         raise bad(f"messages.{i}: Input should be a valid dictionary")
     role = m.get("role")
-    if role not in ("user", "assistant"):
+    if role not in ("user", "assistant", "system"):
         raise bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
     if "content" not in m:
         raise bad(f"messages.{i}.content: Field required")
@@ -430,6 +495,8 @@ def _message(m: Any, i: int) -> list[Message]:
     if not isinstance(blocks, list):
         raise bad(f"messages.{i}.content: Input should be a valid list")
     at = f"messages[{i}]"
+    if role == "system":  # accepted only where the model or a beta allows (parse_headed)
+        return [Message("system", text_of(blocks), at=at)]
     if role == "assistant":
         return [_assistant(blocks, i, at)]
     results = tuple(

@@ -97,6 +97,15 @@ class Adapter(ABC):
         """`parse`, for a wire whose path says part of the request (Gemini: model, stream)."""
         return self.parse(body)
 
+    # Request headers that decide whether a body is accepted (Anthropic's betas): the
+    # server hands them to `parse_headed` and caches prepared bodies by them too.
+    parse_headers: ClassVar[tuple[bytes, ...]] = ()
+
+    def parse_headed(self, body: Any, route: str, headers: Mapping[bytes, str]) -> Parsed:
+        """`parse_at` as a live request is read, with its `parse_headers`; `parse` alone
+        (the log, the recorder) accepts what some header would allow."""
+        return self.parse_at(body, route)
+
     @abstractmethod
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes: ...
 

@@ -7,7 +7,7 @@ import base64
 import itertools
 import json
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -72,6 +72,8 @@ ECHOED: dict[str, Any] = {
     "metadata": {},
 }
 ENCRYPTED = "reasoning.encrypted_content"
+# The header serving/websocket.py marks its requests with (one per response.create frame).
+TRANSPORT_HEADER = b"x-mockllm-transport"
 STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
 
 
@@ -112,7 +114,16 @@ class Responses(Adapter):
 
     # --- parse -------------------------------------------------------------------------
 
+    # Set on the requests serving/websocket.py hands over: one per `response.create` frame.
+    parse_headers = (TRANSPORT_HEADER,)
+
+    def parse_headed(self, body: Any, route: str, headers: Mapping[bytes, str]) -> Parsed:
+        return self._parse(body, headers.get(TRANSPORT_HEADER) == "websocket")
+
     def parse(self, body: Any) -> Parsed:
+        return self._parse(body, False)
+
+    def _parse(self, body: Any, connection: bool) -> Parsed:
         if not isinstance(body, dict):
             raise wrong_type("body", "an object", body)
         if not body.get("model"):
@@ -132,10 +143,11 @@ class Responses(Adapter):
             if isinstance(instructions, str) and instructions
             else ()
         )
+        offered = _offered(body.get("tools"), items or [])
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
-            tools=_tools(body.get("tools")),
+            tools=tuple(t for t, _ in offered),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
         )
@@ -149,6 +161,11 @@ class Responses(Adapter):
             "encrypted": isinstance(include, list) and ENCRYPTED in include,
             "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
+            # flat name → (namespace, name, kind) of the tools that are not plain functions
+            "wire_names": {t.name: w for t, w in offered if w is not None},
+            # over WebSocket a response is kept for the connection's next request to name
+            # (previous_response_id) even with `store: false`, though never for a GET
+            "connection": connection,
         }
         return Parsed(conversation, options)
 
@@ -188,8 +205,10 @@ class Responses(Adapter):
         return _finished(resolved, parsed, status, output)
 
     def served(self, resolved: Resolved, parsed: Parsed, body: bytes | None = None) -> None:
-        """Keep the response for previous_response_id and GET, unless `store: false`."""
-        if not parsed.options["store"]:
+        """Keep the response for previous_response_id and GET, unless `store: false`
+        (over WebSocket, then, for previous_response_id alone)."""
+        stored = parsed.options["store"]
+        if not stored and not parsed.options.get("connection"):
             return
         reply = resolved.reply
         calls = tuple(
@@ -198,8 +217,27 @@ class Responses(Adapter):
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
         messages = (*parsed.options["stored_messages"], own)
-        rendered = body if body is not None else self.render(resolved, parsed)
+        rendered = (body if body is not None else self.render(resolved, parsed)) if stored else None
         self._keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
+
+    def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
+        """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
+        request is kept so that the next one may continue it (previous_response_id). The
+        events' JSON, `response.created` then `response.completed`."""
+        options = parsed.options
+        response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
+        self._keep(response_id, Stored.of(options["stored_messages"], None))
+        echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
+        head = {"id": response_id, "object": "response", "created_at": created}
+        model = snapshot(parsed.conversation.model)
+        out = []
+        for n, (kind, status) in enumerate(
+            (("response.created", "in_progress"), ("response.completed", "completed"))
+        ):
+            usage = _ZERO_USAGE if status == "completed" else None
+            body = {**head, "status": status, "model": model, "output": [], **echo, "usage": usage}
+            out.append(dumps({"type": kind, "sequence_number": n, "response": body}))
+        return out
 
     def _keep(self, response_id: str, stored: Stored) -> None:
         self._store[response_id] = stored
@@ -226,7 +264,7 @@ class Responses(Adapter):
         events.append(event("response.in_progress", {"response": start}, "head"))
         calls = itertools.count()
         for index, item in enumerate(self._output(resolved, parsed)):
-            call = next(calls) if item["type"] == "function_call" else -1
+            call = next(calls) if item["type"] in CALL_ITEMS else -1
             events += _item_events(event, index, item, resolved, call)
         final = json.loads(self.render(resolved, parsed))
         kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
@@ -285,17 +323,31 @@ class Responses(Adapter):
                     "role": "assistant",
                 }
             )
+        wire_names = parsed.options.get("wire_names") or {}
         for i, call in enumerate(reply.tool_calls):
-            items.append(
-                {
+            call_id = self.call_id(resolved.scenario, resolved.turn, i)
+            namespace, bare, kind = wire_names.get(call.name, (None, call.name, "function"))
+            if kind == "custom":  # a free-form tool: its input is text, not JSON arguments
+                item = {
+                    "id": derive("ctc_", 50, name, turn, i, alphabet=HEX),
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "input": call.arguments,
+                    "name": bare,
+                }
+            else:
+                item = {
                     "id": derive("fc_", 50, name, turn, i, alphabet=HEX),
                     "type": "function_call",
                     "status": "completed",
                     "arguments": call.arguments,
-                    "call_id": self.call_id(resolved.scenario, resolved.turn, i),
-                    "name": call.name,
+                    "call_id": call_id,
+                    "name": bare,
                 }
-            )
+            if namespace is not None:
+                item["namespace"] = namespace
+            items.append(item)
         return items
 
     def get(self, rest: str) -> tuple[int, bytes]:
@@ -359,6 +411,15 @@ class Responses(Adapter):
 
     def models_body(self) -> bytes:
         return openai_models_body()
+
+
+_ZERO_USAGE = {
+    "input_tokens": 0,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 0,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 0,
+}
 
 
 def reasoning_item_id(scenario: str, turn: int) -> str:
@@ -550,15 +611,20 @@ def _call_events(
     event: Any, index: int, item: dict[str, Any], pieces: int, call: int
 ) -> list[Event]:
     at = {"item_id": item["id"], "output_index": index}
-    added = {"output_index": index, "item": {**item, "arguments": "", "status": "in_progress"}}
-    done = {"arguments": item["arguments"], **at}  # no name: the API sends none here
+    field_, kind = (
+        ("input", "custom_tool_call_input")
+        if item["type"] == "custom_tool_call"
+        else ("arguments", "function_call_arguments")
+    )
+    added = {"output_index": index, "item": {**item, field_: "", "status": "in_progress"}}
+    done = {field_: item[field_], **at}  # no name: the API sends none here
     return [
         event("response.output_item.added", added, f"call:{call}"),
         *(
-            event("response.function_call_arguments.delta", {**at, "delta": p}, f"args:{call}")
-            for p in fragments(item["arguments"], pieces)
+            event(f"response.{kind}.delta", {**at, "delta": p}, f"args:{call}")
+            for p in fragments(item[field_], pieces)
         ),
-        event("response.function_call_arguments.done", done, f"done:{call}"),
+        event(f"response.{kind}.done", done, f"done:{call}"),
     ]
 
 
@@ -658,7 +724,10 @@ def _add_output_item(run: _Run, item: dict[str, Any], i: int) -> None:
         if not isinstance(item.get("call_id"), str):
             raise missing(f"input[{i}].call_id")
         arguments = item.get("arguments", item.get("input", ""))
-        run.calls.append(ToolCall(item["call_id"], str(item.get("name", "")), str(arguments)))
+        name, namespace = str(item.get("name", "")), item.get("namespace")
+        if isinstance(namespace, str):  # a namespace tool's call: read by its flat name
+            name = flat_name(namespace, name)
+        run.calls.append(ToolCall(item["call_id"], name, str(arguments)))
 
 
 def _input_message(item: dict[str, Any], i: int) -> Message:
@@ -675,20 +744,56 @@ def _input_message(item: dict[str, Any], i: int) -> Message:
     return Message("user" if role == "user" else "system", text, at=f"input[{i}]")
 
 
-def _tools(tools: Any) -> tuple[Tool, ...]:
+WireName = tuple[str | None, str, str]  # (namespace, name, "function" | "custom")
+CALL_ITEMS = ("function_call", "custom_tool_call")
+# Codex's own namespace for its built-in tools (the `additional_tools` of its "lite"
+# requests): its tools are named bare, as plain functions are.
+DEFAULT_NAMESPACE = "functions"
+
+
+def flat_name(namespace: str, name: str) -> str:
+    """`mcp__orders` + `lookup_order` → `mcp__orders__lookup_order`: a namespace tool's
+    name in expectations and calls, joined as Codex joins them (codex-rs tool_name.rs)."""
+    if namespace == DEFAULT_NAMESPACE:
+        return name
+    return namespace.rstrip("_") + "__" + name.lstrip("_")
+
+
+def _offered(tools: Any, items: list[Any]) -> list[tuple[Tool, WireName | None]]:
+    """The tools of `tools` and of `additional_tools` input items (Codex), namespaces
+    flattened; each with how a call to it is written when it is not a plain function."""
+    out = _tools(tools, "tools")
+    for i, item in enumerate(items):
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            out += _tools(item.get("tools"), f"input[{i}].tools")
+    return out
+
+
+def _tools(tools: Any, at: str, namespace: str | None = None) -> list[tuple[Tool, WireName | None]]:
     if tools is None:
-        return ()
+        return []
     if not isinstance(tools, list):
-        raise wrong_type("tools", "an array of objects", tools)
-    out = []
+        raise wrong_type(at, "an array of objects", tools)
+    out: list[tuple[Tool, WireName | None]] = []
     for i, t in enumerate(tools):
         if not isinstance(t, dict):
-            raise wrong_type(f"tools[{i}]", "an object", t)
-        if t.get("type", "function") == "function" and not isinstance(t.get("name"), str):
-            raise missing(f"tools[{i}].name")
-        name = str(t.get("name") or t.get("type"))
-        out.append(Tool(name, t.get("parameters"), t.get("strict") is True))
-    return tuple(out)
+            raise wrong_type(f"{at}[{i}]", "an object", t)
+        kind = t.get("type", "function")
+        if kind in ("function", "namespace", "custom") and not isinstance(t.get("name"), str):
+            raise missing(f"{at}[{i}].name")
+        if kind == "namespace" and namespace is None:
+            out += _tools(t.get("tools"), f"{at}[{i}].tools", t["name"])
+            continue
+        name = str(t.get("name") or kind)
+        wire: WireName | None = None
+        if namespace is not None or kind == "custom":
+            wire = (namespace, name, "custom" if kind == "custom" else "function")
+            if namespace is not None:
+                name = flat_name(namespace, name)
+                wire = (None if namespace == DEFAULT_NAMESPACE else namespace, *wire[1:])
+        tool = Tool(name, t.get("parameters"), t.get("strict") is True, kind == "custom")
+        out.append((tool, wire))
+    return out
 
 
 def _tool_choice(choice: Any) -> ToolChoice | None:

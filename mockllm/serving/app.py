@@ -15,7 +15,7 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed
-from mockllm.serving import guard
+from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
@@ -69,6 +69,9 @@ class MockLLM:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             return
         path: str = scope["path"]
@@ -90,6 +93,8 @@ class MockLLM:
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):
             await self._bad_path(scope, send, path)
+        elif self._side(scope, route):
+            await self._side_route(scope, receive, send, route)
         elif scope["method"] != "GET":
             await self._not_found(scope, receive, send, route)
         elif (listing := self.routes.listing(route)) is not None:
@@ -144,6 +149,45 @@ class MockLLM:
         await self._mcp.handle(
             scope, receive, send, scenario or self.engine.default, session, server
         )
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from mockllm.serving import websocket  # loaded by the first WebSocket client
+
+        scenario, session, route = self.routes.split(scope["path"])
+        adapter = self.routes.post(route)
+        names = (scenario, session)
+        await websocket.serve(
+            scope, receive, send, adapter, route, names, self.exchanges, self.options
+        )
+
+    def _side(self, scope: Scope, route: str) -> bool:
+        method = scope["method"]
+        return (
+            side_routes.is_probe(scope, route)
+            or (method == "POST" and side_routes.counting_api(route) is not None)
+            or (
+                method == "GET"
+                and side_routes.wants_websocket(scope)
+                and self.routes.post(route) is not None
+            )
+        )
+
+    async def _side_route(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
+        """What an agent CLI sends besides its turns (side_routes.py)."""
+        if side_routes.is_probe(scope, route):
+            await side_routes.probe(scope, send)
+            return
+        api = side_routes.counting_api(route)
+        if api is not None:
+            counter = next(a for a in self.adapters if a.api == api)
+            await side_routes.count_tokens(receive, send, counter, route, self.options.max_body)
+            return
+        adapter = self.routes.post(route)
+        assert adapter is not None
+        why = "WebSocket is off on this server (--no-websocket, or no WebSocket library)"
+        scenario, session, _ = self.routes.split(scope["path"])
+        names = (scenario, session)
+        await side_routes.upgrade_required(scope, receive, send, self.journal, adapter, names, why)
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from starlette.types import Receive, Scope, Send
+    from starlette.types import Message, Receive, Scope, Send
 else:  # starlette is imported on the first admin request, not at start-up
-    Scope = dict[str, Any]
+    Scope = Message = dict[str, Any]
     Receive = Send = Any
 
-__all__ = ["Receive", "Scope", "Send"]
+__all__ = ["Message", "Receive", "Scope", "Send"]

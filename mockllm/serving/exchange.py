@@ -140,7 +140,7 @@ class Exchanges:
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
-        prepared = self._prepare(adapter, route, wanted.get(b"content-type"), entry.body)
+        prepared = self._prepare(adapter, route, wanted, entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
@@ -214,8 +214,9 @@ class Exchanges:
         return scenario, answer
 
     def _prepare(
-        self, adapter: Adapter, route: str, content_type: str | None, raw: bytes
+        self, adapter: Adapter, route: str, wanted: dict[bytes, str], raw: bytes
     ) -> Prepared:
+        content_type = wanted.get(b"content-type")
         if content_type is not None and "json" not in content_type:
             message = f"mockllm: unsupported Content-Type {content_type!r}; send application/json"
             raise RequestError(
@@ -224,7 +225,10 @@ class Exchanges:
         cache = self._prepared.get(adapter.api)
         if cache is None:  # not setdefault: that would build an Lru per request
             cache = self._prepared[adapter.api] = Lru(256)
-        key = (route, raw)  # the path can say part of the request (Gemini's model and stream)
+        # The path can say part of the request (Gemini's model and stream), headers too.
+        key: tuple[Any, ...] = (route, raw)
+        if adapter.parse_headers:
+            key += tuple(wanted.get(h) for h in adapter.parse_headers)
         prepared = cache.get(key)
         if prepared is not None:
             return prepared
@@ -232,12 +236,12 @@ class Exchanges:
             body = wirejson.loads(raw)
         except wirejson.InvalidJson as e:
             raise adapter.invalid_json(e.detail) from None
-        prepared = Prepared(raw, body, adapter.parse_at(body, route))
+        prepared = Prepared(raw, body, adapter.parse_headed(body, route, wanted))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
             cache.put(key, prepared)
         return prepared
 
-    def _again(self, request: tuple[str, bytes]) -> bool:
+    def _again(self, request: tuple[Any, ...]) -> bool:
         """Whether this (route, body) was seen before (and remember it now)."""
         key = hash(request)
         if self._seen.get(key):
@@ -366,7 +370,14 @@ def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
     )
 
 
-_WANTED = (b"x-mockllm-session", b"x-mockllm-scenario", b"content-type", b"content-length")
+_WANTED = (
+    b"x-mockllm-session",
+    b"x-mockllm-scenario",
+    b"content-type",
+    b"content-length",
+    b"anthropic-beta",  # Messages.parse_headers
+    b"x-mockllm-transport",  # Responses.parse_headers: set by serving/websocket.py
+)
 
 
 # A session or scenario name becomes a log field and a header value: no control characters.

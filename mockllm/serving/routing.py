@@ -4,12 +4,17 @@ behind an optional /f/FLAVOR prefix (docs/flavours.md). Shared by `mockllm serve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from mockllm.providers import Adapter
 
 # `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
 MCP_PREFIX = "mcp/"
+# Token counting, answered beside the turns (side_routes.py): Anthropic's, and Gemini's
+# with the model in the path (a Gemini path is a route already: its model listing's).
+ANTHROPIC_COUNT = "v1/messages/count_tokens"
+GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
 
 
 class Routes:
@@ -64,6 +69,7 @@ class Routes:
     def _is_route(self, rest: str) -> bool:
         return (
             (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
+            or rest == ANTHROPIC_COUNT
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None

@@ -96,7 +96,20 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         server_header=False,
         date_header=False,  # byte-identical responses, headers included
         timeout_graceful_shutdown=1,
+        # Codex's Responses over WebSocket (serving/websocket.py); "none" hands an upgrade
+        # to the app as plain HTTP, answered 426.
+        ws="websockets-sansio" if app.options.websocket and _has_websockets() else "none",
+        ws_max_size=app.options.max_body,
     )
+
+
+def _has_websockets() -> bool:
+    try:
+        import websockets  # noqa: F401
+
+        return True
+    except ImportError:
+        return False
 
 
 def announce(url: str, banner: str, ready_file: str | None) -> None:

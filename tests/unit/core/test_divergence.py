@@ -170,3 +170,16 @@ def test_same_json_tells_booleans_from_numbers_but_not_ints_from_floats(
     a: object, b: object, same: bool
 ) -> None:
     assert same_json(a, b) is same
+
+
+def test_a_call_scripted_with_text_arguments_may_come_back_renamed() -> None:
+    """opencode renames a call it cannot parse to its own `invalid` tool, same id."""
+    assert (
+        check((WEATHER, TIME), (ToolCall("call_1_0", "invalid", '{"tool":"get_weather"}'),)) is None
+    )
+
+
+def test_a_call_with_json_arguments_renamed_is_still_a_difference() -> None:
+    found = check((ToolCall("call_0_0", "invalid", '{"city":"Paris"}'), TIME))
+    assert found is not None
+    assert "tool_calls[0].name: expected 'get_weather', got 'invalid'" in found.message

@@ -1,0 +1,122 @@
+"""Requests an agent CLI sends besides its turns, answered outside the scenario.
+
+- `HEAD`/`GET` on the base URL (`/`, `/v1`, `/s/SCENARIO[/SESSION]`): a preconnect or
+  reachability probe (Claude Code's `HEAD` before its first request). 200, not logged, as
+  `GET /v1/models` is not: it is no model request, so the verdict never sees it.
+- Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`): the same
+  deterministic estimate the turns' `usage` carries, from the request's conversation.
+  Not a turn and not logged; a body the provider would refuse gets its 400.
+- A WebSocket upgrade where this server takes none (`--no-websocket`, or no WebSocket
+  library): 426 Upgrade Required at once, logged, so a client (Codex) falls back to HTTP
+  without retrying; the report does not count it against the session.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mockllm._version import __version__
+from mockllm.core import wirejson
+from mockllm.core.engine import input_tokens
+from mockllm.errors import RequestError
+from mockllm.log.journal import Journal
+from mockllm.providers import Adapter
+from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.exchange import read_body
+from mockllm.serving.responder import Responder
+from mockllm.serving.routing import ANTHROPIC_COUNT, GEMINI_COUNT
+
+PROBE_ROUTES = frozenset({"", "v1", "v1beta"})
+# The kind of a refused upgrade: logged, never a failure of the session (cli._refused).
+UPGRADE_REQUIRED = "upgrade_required"
+
+
+def is_probe(scope: Scope, route: str) -> bool:
+    return scope["method"] in ("HEAD", "GET") and route.rstrip("/") in PROBE_ROUTES
+
+
+async def probe(scope: Scope, send: Send) -> None:
+    body = b"" if scope["method"] == "HEAD" else json.dumps({"mockllm": __version__}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def counting_api(route: str) -> str | None:
+    """The API whose token-counting route this is, if any."""
+    if route == ANTHROPIC_COUNT:
+        return "anthropic"
+    if GEMINI_COUNT.fullmatch(route):
+        return "gemini"
+    return None
+
+
+async def count_tokens(
+    receive: Receive, send: Send, adapter: Adapter, route: str, max_body: int
+) -> None:
+    try:
+        raw = await read_body(receive, max_body)
+        try:
+            body = wirejson.loads(raw)
+        except wirejson.InvalidJson as e:
+            raise adapter.invalid_json(e.detail) from None
+        if adapter.api == "gemini":
+            found = GEMINI_COUNT.fullmatch(route)
+            assert found is not None
+            # countTokens takes `contents`, or a whole `generateContentRequest`.
+            inner = body.get("generateContentRequest") if isinstance(body, dict) else None
+            request = inner if isinstance(inner, dict) else body
+            parsed = adapter.parse_at(request, f"v1beta/models/{found['model']}:generateContent")
+            answer = {"totalTokens": input_tokens(parsed.conversation)}
+        else:
+            if isinstance(body, dict) and "messages" in body and "model" in body:
+                body = {**body, "max_tokens": 1}  # count_tokens takes none
+            parsed = adapter.parse(body)
+            answer = {"input_tokens": input_tokens(parsed.conversation)}
+        status, out = 200, json.dumps(answer).encode()
+    except RequestError as error:
+        status, out = error.status, adapter.error_body(error, "")
+    except Exception as error:  # a body whose types are off: the provider's 400
+        refusal = adapter.refusal(error, raw if "raw" in locals() else b"")
+        if refusal is None:
+            raise
+        status, out = refusal.status, adapter.error_body(refusal, "")
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": out})
+
+
+def wants_websocket(scope: Scope) -> bool:
+    for key, value in scope["headers"]:
+        if key == b"upgrade" and value.lower() == b"websocket":
+            return True
+    return False
+
+
+async def upgrade_required(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    journal: Journal,
+    adapter: Adapter,
+    names: tuple[str | None, str | None],
+    why: str,
+) -> None:
+    """426 in the provider's error shape, logged: the client should use HTTP."""
+    entry = journal.open(scope["path"], scope["headers"], scope["method"])
+    entry.api = adapter.api
+    entry.scenario, entry.session = names[0], names[1] or "default"
+    entry.note(why)
+    reply = Responder(journal, entry, send, receive, adapter, 0)
+    error = RequestError(
+        426,
+        "mockllm: this server takes no WebSocket here; use HTTP (POST /v1/responses). " + why,
+        kind=UPGRADE_REQUIRED,
+        code="upgrade_required",
+        headers=(("upgrade", "websocket"), ("connection", "Upgrade")),
+    )
+    try:
+        await reply.error(error)
+    finally:
+        if (written := journal.close(entry)) is not None:
+            await written

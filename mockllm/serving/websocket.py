@@ -1,0 +1,265 @@
+"""The Responses API over WebSocket, as Codex uses it (its default transport).
+
+One connection per session at the Responses path (`/v1/responses`, behind the optional
+`/s/SCENARIO[/SESSION]`). Each text frame is `{"type": "response.create", ...}` with the
+HTTP body's fields; the answer is the SSE stream's events, one JSON object per text frame
+(no `event:` line, no `[DONE]`). A frame with `generate: false` is a warm-up: an empty
+`response.created`/`response.completed`, no turn, not logged, but kept so the next frame
+may continue it. A frame naming `previous_response_id` sends only the new input items:
+the conversation is rebuilt from what this server kept (over WebSocket even with
+`store: false`).
+
+Every other frame is answered exactly as the HTTP request with that body would be: it goes
+through `Exchanges.handle` (turn choice, validation, faults, the log), marked by an
+`x-mockllm-transport: websocket` header, and what it would send over HTTP is translated:
+SSE frames become text frames; an HTTP error (a 429, a 400) becomes the error event Codex
+reads (`{"type": "error", "status_code": N, "error": {...}, "headers": {...}}`); a cut
+stream's connection is closed, and a dropped connection is just that.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from mockllm.core import wirejson
+from mockllm.core.engine import FIXED_CREATED
+from mockllm.errors import RequestError
+from mockllm.options import ServerOptions
+from mockllm.providers import Adapter
+from mockllm.providers.openai_responses import TRANSPORT_HEADER, Responses
+from mockllm.serving.asgi import Message, Receive, Scope, Send
+from mockllm.serving.exchange import Exchanges
+
+# Close codes: 1000 normal, 1008 policy (no such route), 1011 a cut stream.
+NORMAL, POLICY, CUT = 1000, 1008, 1011
+
+
+async def serve(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    adapter: Adapter | None,
+    route: str,
+    names: tuple[str | None, str | None],
+    exchanges: Exchanges,
+    options: ServerOptions,
+) -> None:
+    """One WebSocket connection, until the client closes it or a fault drops it."""
+    first = await receive()
+    if first["type"] != "websocket.connect":
+        return
+    if not isinstance(adapter, Responses):  # only the Responses API speaks WebSocket
+        await send({"type": "websocket.close", "code": POLICY})
+        return
+    await send({"type": "websocket.accept"})
+    connection = _Connection(scope, receive, send, adapter, route, names, exchanges, options)
+    await connection.run()
+
+
+class _Connection:
+    def __init__(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        adapter: Responses,
+        route: str,
+        names: tuple[str | None, str | None],
+        exchanges: Exchanges,
+        options: ServerOptions,
+    ) -> None:
+        self.scope, self._receive, self._send = scope, receive, send
+        self.adapter, self.route, self.names = adapter, route, names
+        self.exchanges, self.options = exchanges, options
+        self.pending: list[Message] = []  # frames that arrived while a response was going out
+        self.closed = False
+        # The upgrade request's headers, marked, for every request made from its frames.
+        headers = [(k, v) for k, v in scope["headers"] if k not in _HOP_BY_HOP]
+        self.headers = [
+            *headers,
+            (b"content-type", b"application/json"),
+            (TRANSPORT_HEADER, b"websocket"),
+        ]
+
+    async def run(self) -> None:
+        while not self.closed:
+            message = self.pending.pop(0) if self.pending else await self._receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message["type"] != "websocket.receive":
+                continue
+            text = message.get("text")
+            if text is None:
+                await self._error_event(400, "mockllm: send text frames (JSON), not binary ones")
+                continue
+            await self._frame(text)
+
+    async def _frame(self, text: str) -> None:
+        try:
+            frame = wirejson.loads(text.encode("utf-8", "surrogatepass"))
+        except wirejson.InvalidJson:
+            await self._exchange(text.encode("utf-8", "replace"))  # the API's own 400, logged
+            return
+        if not isinstance(frame, dict) or frame.get("type") != "response.create":
+            kind = frame.get("type") if isinstance(frame, dict) else None
+            await self._error_event(
+                400,
+                f"mockllm: unsupported WebSocket message type {kind!r}: send "
+                '{"type": "response.create", ...} with the fields of a POST /v1/responses body',
+            )
+            return
+        body = {k: v for k, v in frame.items() if k not in ("type", "generate")}
+        body["stream"] = True  # every answer over WebSocket is the stream's events
+        if frame.get("generate") is False:
+            await self._warm_up(body)
+            return
+        await self._exchange(json.dumps(body, ensure_ascii=False).encode())
+
+    async def _warm_up(self, body: dict[str, Any]) -> None:
+        try:
+            parsed = self.adapter.parse_headed(body, self.route, {TRANSPORT_HEADER: "websocket"})
+        except RequestError as error:
+            await self._error_event(error.status, error.message, error)
+            return
+        except Exception as error:  # a body whose types are off
+            refusal = self.adapter.refusal(error, json.dumps(body).encode())
+            if refusal is None:
+                raise
+            await self._error_event(refusal.status, refusal.message, refusal)
+            return
+        created = int(time.time()) if self.options.real_time else FIXED_CREATED
+        for event in self.adapter.warm_up(parsed, created):
+            await self.send_text(event.decode())
+
+    async def _exchange(self, raw: bytes) -> None:
+        """The frame as an HTTP request through the exchange, its answer sent as frames."""
+        scope = {
+            **self.scope,
+            "type": "http",
+            "method": "POST",
+            "headers": [*self.headers, (b"content-length", str(len(raw)).encode())],
+        }
+        reply = _Reply(self)
+        body_sent = False
+
+        async def receive() -> Message:
+            nonlocal body_sent
+            if not body_sent:
+                body_sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            message = await self._receive()  # only while a fault pauses: a hang-up, or more
+            if message["type"] == "websocket.disconnect":
+                self.closed = True
+                return {"type": "http.disconnect"}
+            self.pending.append(message)
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        scenario, session = self.names
+        await self.exchanges.handle(
+            scope, receive, reply.send, self.adapter, self.route, scenario, session
+        )
+        await reply.finish()
+
+    async def send_text(self, data: str) -> None:
+        await self._send({"type": "websocket.send", "text": data})
+
+    async def drop(self) -> None:
+        self.closed = True
+        await self._send({"type": "websocket.close", "code": CUT})
+
+    async def _error_event(
+        self, status: int, message: str, error: RequestError | None = None
+    ) -> None:
+        """A protocol error of the connection itself (not logged: no request was made)."""
+        if error is not None:
+            body = json.loads(self.adapter.error_body(error, ""))["error"]
+        else:
+            body = {"type": "invalid_request_error", "message": message, "param": None}
+        await self.error_event(status, body, [])
+
+    async def error_event(
+        self, status: int, error: Any, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        """What Codex reads as an HTTP error over WebSocket (codex-rs responses_websocket.rs:
+        a `type: error` event with `status_code`, the error object and headers)."""
+        wanted = {k.decode(): v.decode() for k, v in headers if k in _ERROR_HEADERS}
+        event = {"type": "error", "status_code": status, "error": error, "headers": wanted}
+        await self.send_text(json.dumps(event))
+
+
+class _Reply:
+    """What the exchange sends over HTTP, sent as WebSocket frames."""
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.buffer = b""
+        self.complete = False
+
+    async def send(self, message: Message) -> None:
+        if self.connection.closed:
+            return
+        if message["type"] == "http.response.start":
+            self.status, self.headers = message["status"], list(message.get("headers", []))
+            return
+        if message["type"] != "http.response.body":
+            return
+        self.buffer += message.get("body", b"")
+        if self.status == 200:  # SSE: every complete frame out as one text frame
+            *frames, self.buffer = self.buffer.split(b"\n\n")
+            for frame in frames:
+                data = _data(frame)
+                if data is not None:
+                    await self.connection.send_text(data)
+        if not message.get("more_body"):
+            self.complete = True
+            if self.status != 200:
+                await self._error(self.buffer)
+
+    async def finish(self) -> None:
+        """A response the exchange left unfinished (a cut stream, a stall): the connection
+        goes, as it would have over HTTP."""
+        if not self.complete and not self.connection.closed:
+            await self.connection.drop()
+
+    async def _error(self, body: bytes) -> None:
+        try:
+            error = json.loads(body).get("error")
+        except (ValueError, AttributeError):
+            error = {"message": body.decode(errors="replace")}
+        await self.connection.error_event(self.status, error, self.headers)
+
+
+def _data(frame: bytes) -> str | None:
+    """The data of one SSE frame (`event:` lines dropped), or None if it has none."""
+    lines = [line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:")]
+    if not lines:
+        return None
+    return b"\n".join(lines).decode()
+
+
+_HOP_BY_HOP = frozenset(
+    {
+        b"upgrade",
+        b"connection",
+        b"sec-websocket-key",
+        b"sec-websocket-version",
+        b"sec-websocket-extensions",
+        b"sec-websocket-protocol",
+        b"content-length",
+        b"content-type",
+        TRANSPORT_HEADER,
+    }
+)
+# Headers of an HTTP error the error event carries (Codex reads retry and rate limits there).
+_ERROR_HEADERS = frozenset(
+    {b"retry-after", b"retry-after-ms", b"x-request-id"}
+    | {
+        f"x-ratelimit-{k}-{w}".encode()
+        for k in ("limit", "remaining", "reset")
+        for w in ("requests", "tokens")
+    }
+)
