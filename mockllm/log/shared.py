@@ -85,8 +85,9 @@ class SharedJournal(Journal):
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
+        line = entry_line(entry)  # never raises; built before counting, which readers wait on
         self._closed += 1
-        self._waiting.append((self._closed, entry, entry_line(entry)))
+        self._waiting.append((self._closed, entry, line))
         if entry.reparse is not None:
             entry.conversation = None
         if len(self._waiting) > self.store.limit:

@@ -179,7 +179,7 @@ class Exchanges:
         """Load the stored response a request names (previous_response_id) from the shared
         store, before the adapter's parse looks for it."""
         try:
-            body = wirejson.loads(raw)
+            body = wirejson.loads(raw, self.options.max_number_digits)
         except wirejson.InvalidJson:
             return  # _prepare refuses it
         referred = adapter.referred(body)
@@ -227,9 +227,9 @@ class Exchanges:
         if prepared is not None:
             return prepared
         try:
-            body = wirejson.loads(raw)
+            body = wirejson.loads(raw, self.options.max_number_digits)
         except wirejson.InvalidJson as e:
-            raise adapter.invalid_json(e.detail) from None
+            raise (adapter.limit_refused if e.limit else adapter.invalid_json)(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse_at(body, route))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
             cache.put(key, prepared)
