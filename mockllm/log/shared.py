@@ -171,6 +171,14 @@ class SharedJournal(Journal):
             self._answer(batch[-1][0], {n: error for n, _, _ in batch})
             return True
         self._batch = None
+        if (store or self.store).lost:
+            print(
+                f"mockllm: ERROR: the fleet log on {self.store.url} lost its keys (evicted, "
+                "flushed, or Redis restarted empty): entries are missing; its readers get a 503 "
+                "until DELETE /_mockllm/requests or POST /_mockllm/reset",
+                file=sys.stderr,
+                flush=True,
+            )
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
         self._lost_store = False

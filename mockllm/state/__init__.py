@@ -94,3 +94,15 @@ class StoreUnavailable(Exception):
             "it was cut, in one write): if that write reached Redis, this 503 consumed the "
             "attempt; if not, nothing was counted"
         )
+
+
+class LogLost(StoreUnavailable):
+    """The fleet log's keys were found gone (evicted, flushed, a Redis restarted empty):
+    its readers get a 503 saying so until the log is cleared, never a log with a silent hole."""
+
+    def __init__(self, url: str, what: str) -> None:
+        super().__init__(url, what)
+        self.args = (f"mockllm: the shared state store {self.url}: {what}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
