@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,7 +16,7 @@ from mockllm.state.redis_log import _APPEND, _CLEAR, _TOUCHED
 
 # The log's scripts pass through always: the test is of the state written for one answer.
 LOG_SCRIPTS = {hashlib.sha1(s.encode()).hexdigest().encode() for s in (_APPEND, _CLEAR, _TOUCHED)}
-LOG_TEXTS = (b"local base, limit, ttl", b"local base, since", b"local base, session")
+LOG_TEXTS = (b"local base, limit, token", b"local base, since", b"local base, session")
 
 
 def _commands(buffer: bytearray) -> Iterator[bytes]:
@@ -61,6 +62,7 @@ class Proxy:
         self.lock = threading.Lock()
         self.allowed: int | None = None  # state scripts still forwarded; None: all
         self.cut = 0  # connections cut so far
+        self.hold_log = False  # hold back the replies to log writes (they ran: the reply waits)
         threading.Thread(target=self._accept, daemon=True).start()
 
     def url(self, db: int = 0) -> str:
@@ -82,8 +84,9 @@ class Proxy:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.redis_port))
-            threading.Thread(target=self._up, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._down, args=(upstream, client), daemon=True).start()
+            held = threading.Event()
+            threading.Thread(target=self._up, args=(client, upstream, held), daemon=True).start()
+            threading.Thread(target=self._down, args=(upstream, client, held), daemon=True).start()
 
     def _pass(self, command: bytes) -> bool:
         if not _is_state_script(command):
@@ -97,7 +100,7 @@ class Proxy:
             self.cut += 1
             return False
 
-    def _up(self, client: socket.socket, upstream: socket.socket) -> None:
+    def _up(self, client: socket.socket, upstream: socket.socket, held: threading.Event) -> None:
         buffer = bytearray()
         try:
             while data := client.recv(65536):
@@ -105,6 +108,9 @@ class Proxy:
                 for command in _commands(buffer):
                     if not self._pass(command):
                         raise OSError("cut")
+                    if self.hold_log and b"EVAL" in command[:40].upper():
+                        if not _is_state_script(command):
+                            held.set()
                     upstream.sendall(command)
         except OSError:
             pass
@@ -112,9 +118,11 @@ class Proxy:
             for s in (client, upstream):
                 s.close()
 
-    def _down(self, upstream: socket.socket, client: socket.socket) -> None:
+    def _down(self, upstream: socket.socket, client: socket.socket, held: threading.Event) -> None:
         try:
             while data := upstream.recv(65536):
+                while held.is_set() and self.hold_log:
+                    time.sleep(0.02)
                 client.sendall(data)
         except OSError:
             pass

@@ -17,10 +17,9 @@ Cluster.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Sequence
 from typing import Any
-
-import uuid
 
 from mockllm.state import LogLost, StoreUnavailable, connect, redacted
 
@@ -56,7 +55,8 @@ end
 _APPEND = (
     _FORGET
     + """
-local base, limit, token, known, floor = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local base, limit, token, known = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local floor = tonumber(ARGV[5])
 local epoch = redis.call('GET', base .. ':epoch')
 local lost = 0
 if not epoch then
@@ -178,6 +178,18 @@ class RedisLog:
         seqs = [int(seq) for seq in given]
         self.floor = max(self.floor, *seqs) if seqs else self.floor
         return seqs
+
+    async def batch_lines(self, token: str) -> tuple[list[str], int]:
+        """The lines the batch `token` was given, as stored, and how many of them the ring
+        no longer holds; nothing when the batch never reached the store."""
+        done = await self._run(self.client.hget(f"{self.base}:batches", token))
+        if done is None:
+            return [], 0
+        first, count = map(int, done.decode().split(","))
+        seqs = list(range(first, first + count))
+        found = await self._run(self.client.hmget(f"{self.base}:lines", seqs))
+        lines = [line.decode() for line in found if line is not None]
+        return lines, count - len(lines)
 
     async def check(self) -> None:
         """LogLost when the log was found to have lost its keys (until it is cleared)."""
