@@ -108,9 +108,9 @@ class Proxy:
                 for command in _commands(buffer):
                     if not self._pass(command):
                         raise OSError("cut")
-                    if self.hold_log and b"EVAL" in command[:40].upper():
-                        if not _is_state_script(command):
-                            held.set()
+                    is_eval = b"EVAL" in command[:40].upper()
+                    if self.hold_log and is_eval and not _is_state_script(command):
+                        held.set()
                     upstream.sendall(command)
         except OSError:
             pass

@@ -28,8 +28,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an entry's JSON
 
-# Header names that carry credentials: their values never reach the log (docs/security.md).
-SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
+# Header names that carry credentials, or name an account (OpenAI-Organization,
+# OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
+# log (docs/security.md).
+SECRET_HEADER = re.compile(
+    r"auth|token|key|secret|passw|cookie|credential|organi[sz]ation|project|account|tenant",
+    re.IGNORECASE,
+)
 
 
 class LiveEntry:
