@@ -22,7 +22,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-profile bench-spy bench-viewer screenshots fuzz clean
+.PHONY: help serve test lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -80,6 +80,10 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) ## run the 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
 fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends
 	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
+
+fault-soak: $(STAMP) ## a fleet on a full, hung and restarted redis-server, 300 sessions a run
+	@$(REDIS)
+	$(BIN)/python -m tests.fleet_soak --sessions 300 $(ARGS)
 
 lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
 	$(BIN)/ruff check mockllm tests bench examples

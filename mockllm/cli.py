@@ -185,6 +185,14 @@ def _serve_parser(sub: Any) -> None:
         help="longest a stall fault holds a connection (default %(default)s)",
     )
     s.add_argument(
+        "--max-number-digits",
+        type=_number_digits,
+        default=d.max_number_digits,
+        metavar="N",
+        help="digits one number of a request body may have, 1 to 4300 (default %(default)s); "
+        "a longer one is the provider's 400",
+    )
+    s.add_argument(
         "--max-sessions",
         type=int,
         default=d.max_sessions,
@@ -278,6 +286,17 @@ def _chaos(text: str) -> Chaos:
         raise argparse.ArgumentTypeError("the rates add up to more than 1")
     order = list(CHAOS_FAULTS)  # a fixed order, so the same draw picks the same fault
     return Chaos(tuple(sorted(rates, key=lambda kr: order.index(kr[0]))))
+
+
+def _number_digits(text: str) -> int:
+    from mockllm.core.wirejson import HIGHEST_NUMBER_DIGITS
+
+    if not text.isdigit() or not 1 <= int(text) <= HIGHEST_NUMBER_DIGITS:
+        # Python converts no longer integer (sys.get_int_max_str_digits)
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a count from 1 to {HIGHEST_NUMBER_DIGITS}"
+        )
+    return int(text)
 
 
 def _size(text: str) -> int:

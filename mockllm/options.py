@@ -36,6 +36,8 @@ class ServerOptions:
     """Response bytes kept per log entry."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
+    max_number_digits: int = 1000
+    """Digits one number of a request body may have; a longer one is the provider's 400."""
     max_stall: float = 30.0
     """Seconds a `stall` fault holds a connection at most."""
     max_sessions: int = 10_000

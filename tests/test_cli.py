@@ -234,6 +234,7 @@ def test_serve_flags_become_the_server_options(
         "--chaos", "truncate=0.05, 429=0.1,",
         "--seed", "7",
         "--max-stall", "2.5",
+        "--max-number-digits", "50",
         "--ready-file", str(ready),
         "--real-time",
         "--no-websocket",
@@ -253,6 +254,7 @@ def test_serve_flags_become_the_server_options(
         max_body=10 * 1024 * 1024,
         max_stall=2.5,
         websocket=False,
+        max_number_digits=50,
     )
     assert (host, port, ready_file) == ("::1", 0, str(ready))
     assert 'OpenAI(base_url="{url}/s/hello/v1"' in banner

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mockllm.log.shared import SharedJournal
 from mockllm.state import connect
-from mockllm.state.redis_log import BATCH_TTL, LOG_TTL, PAGE, RedisLog
+from mockllm.state.redis_log import BATCHES, PAGE, RedisLog
 
 from .redis_server import RedisServer, redis_server
 from .unit.log.test_journal import opened
@@ -68,8 +68,15 @@ async def scenario(url: str, entries: list[tuple[str, str | None]], limit: int) 
         await _no_stale_index(client, {seq for seq, (s, _) in kept if s != first})
         assert await log.clear() == sum(1 for _, (s, _) in kept if s != first)
         left = await client.keys("t:log:*")
-        assert sorted(left) == [b"t:log:batch:batch-1", b"t:log:seq"]  # the seq goes on
-        assert 0 < await client.ttl("t:log:seq") <= LOG_TTL
+        # the seq goes on, with the log's epoch and the batches remembered
+        assert sorted(left) == [
+            b"t:log:batch-order",
+            b"t:log:batches",
+            b"t:log:epoch",
+            b"t:log:seq",
+        ]
+        for key in left:
+            assert await client.ttl(key) == -1  # no TTL: no eviction policy takes them
     finally:
         await client.aclose()
 
@@ -103,7 +110,10 @@ def test_a_batch_sent_again_is_stored_once(redis: RedisServer) -> None:
         assert await log.append([(line(1), "s", None), (line(2), "s", None)], "p:1") == [1, 2]
         assert await log.append([(line(3), "s", None)], "p:2") == [3]
         assert [json.loads(t)["i"] for t in await log.lines()] == [1, 2, 3]
-        assert 0 < await log.client.ttl("t:log:batch:p:1") <= BATCH_TTL
+        assert await log.client.hget("t:log:batches", "p:1") == b"1,2"
+        for i in range(BATCHES):  # the oldest tokens are forgotten past BATCHES
+            await log.append([(line(i), "s", None)], f"q:{i}")
+        assert await log.client.hlen("t:log:batches") == BATCHES
         await log.client.aclose()
 
     asyncio.run(story())

@@ -10,7 +10,9 @@ that fail are never stored, so errors always come from the file itself) and `sch
 (whether a tool's JSON Schema is valid, and why not).
 
 Location: $MOCKLLM_CACHE_DIR, else $XDG_CACHE_HOME/mockllm, else ~/.cache/mockllm.
-MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignored.
+MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignored. Bounded
+per namespace by MOCKLLM_CACHE_MAX_ENTRIES (default 1000) and MOCKLLM_CACHE_MAX_BYTES
+(default 16 MB): past either, the oldest written go first.
 """
 
 from __future__ import annotations
@@ -56,17 +58,38 @@ def put(namespace: str, raw: bytes, value: Any) -> None:
 MAX_ENTRIES = 1000
 """Entries kept per namespace: every distinct tool schema a client sends is one, so the
 oldest go (by modification time) rather than the folder growing for ever."""
+MAX_BYTES = 16 << 20
+"""Bytes kept per namespace: a few big schemas must not fill a disk either."""
+
+
+def _limit(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    return int(text) if text.isdigit() else default
 
 
 def _trim(folder: Path) -> None:
     """Only a miss writes, and a miss has just run jsonschema: listing the folder is cheap
     beside it."""
-    entries = list(folder.glob("*.json"))
-    if len(entries) <= MAX_ENTRIES:
+    most, room = (
+        _limit("MOCKLLM_CACHE_MAX_ENTRIES", MAX_ENTRIES),
+        _limit("MOCKLLM_CACHE_MAX_BYTES", MAX_BYTES),
+    )
+    entries = []
+    for path in folder.glob("*.json"):
+        try:
+            entries.append((path.stat(), path))
+        except OSError:
+            continue  # trimmed by another process meanwhile
+    total = sum(stat.st_size for stat, _ in entries)
+    if len(entries) <= most and total <= room:
         return
-    by_age = sorted(entries, key=lambda p: p.stat().st_mtime)
-    for old in by_age[: len(entries) - MAX_ENTRIES]:
+    entries.sort(key=lambda e: e[0].st_mtime)  # oldest first
+    for stat, old in entries:
+        if len(entries) <= most and total <= room:
+            break
         old.unlink(missing_ok=True)
+        total -= stat.st_size
+        entries = entries[1:]
 
 
 def _entry(namespace: str, raw: bytes) -> Path | None:

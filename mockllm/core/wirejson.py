@@ -21,7 +21,9 @@ path (orjson refuses lone surrogates itself) and only when a body holds a `\\u` 
 from __future__ import annotations
 
 import json
+import math
 import re
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -36,46 +38,84 @@ _SURROGATE_ESCAPE = re.compile(
 
 
 MAX_DEPTH = 200  # arrays and objects inside each other shown as JSON in the log
+# Digits one number may have (integer, fraction and exponent together; --max-number-digits).
+# Python converts at most 4,300 digits to an int (sys.get_int_max_str_digits), and a number
+# it cannot convert must be a 400, not a ValueError: so that is the highest limit allowed.
+MAX_NUMBER_DIGITS = 1000
+HIGHEST_NUMBER_DIGITS = 4300
 
 
 class InvalidJson(ValueError):
     """The body is not JSON a provider accepts; `detail` says why and where."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, limit: bool = False) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.limit = limit  # refused for mockllm's own limit, not as the grammar has it
 
 
 def _constant(name: str) -> Any:
     raise InvalidJson(f"{name} is not valid JSON")
 
 
-_DECODER = json.JSONDecoder(
-    parse_constant=_constant
-)  # built once: json.loads(…, kw) builds one a call
+def _too_long(token: str, limit: int) -> None:
+    if len(token) > limit and sum(map(str.isdigit, token)) > limit:
+        shown = token if len(token) <= 24 else f"{token[:10]}…{token[-10:]}"
+        raise InvalidJson(
+            f"a number of more than {limit} digits ({shown}, {sum(map(str.isdigit, token))} "
+            f"digits; the limit is --max-number-digits)",
+            limit=True,
+        )
 
 
-def loads(raw: bytes) -> Any:
-    """The parsed body, or InvalidJson: the standard library's value and words, faster."""
+@lru_cache(maxsize=8)
+def _decoder(limit: int) -> json.JSONDecoder:
+    """The standard library's parser with every number checked: built once per limit
+    (json.loads(…, kw) builds one a call)."""
+
+    def integer(token: str) -> int:
+        _too_long(token, limit)
+        return int(token)
+
+    def real(token: str) -> float:
+        _too_long(token, limit)
+        value = float(token)
+        if math.isinf(value):  # Infinity in disguise: refused as the literal is
+            shown = token if len(token) <= 24 else f"{token[:10]}…{token[-10:]}"
+            raise InvalidJson(f"the number {shown} is out of range (beyond a double)")
+        return value
+
+    return json.JSONDecoder(parse_constant=_constant, parse_int=integer, parse_float=real)
+
+
+def loads(raw: bytes, max_digits: int = MAX_NUMBER_DIGITS) -> Any:
+    """The parsed body, or InvalidJson: the standard library's value and words, faster.
+    A number of more than `max_digits` digits, or beyond a double, is InvalidJson too."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return _loads_stdlib(raw)  # refused: the standard library says why, as it always did
-    if _read_differently(raw, value):
-        return _loads_stdlib(raw)
+        return _loads_stdlib(raw, max_digits)  # refused: the standard library says why
+    if _read_differently(raw, value, max_digits):
+        return _loads_stdlib(raw, max_digits)
     return value
 
 
 # Every digit becomes 0 and every other byte a space: a run of 19 digits is then a substring.
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
-_INT64_DIGITS = b"0" * 19  # the shortest integer that may not fit 64 bits (-9223372036854775809)
+_INT64_DIGITS = 19  # the shortest integer that may not fit 64 bits (-9223372036854775809)
 _DUMPS_DEPTH = 254  # orjson.dumps refuses deeper nesting
 
 
-def _read_differently(raw: bytes, value: Any) -> bool:
-    """Whether the standard library may read `raw` otherwise than orjson did (as `value`)."""
-    if _INT64_DIGITS in raw.translate(_DIGITS_ONLY):
-        return True  # perhaps an integer beyond 64 bits, which orjson turns into a float
+def _read_differently(raw: bytes, value: Any, max_digits: int) -> bool:
+    """Whether the standard library may read `raw` otherwise than orjson did (as `value`),
+    or would refuse a number in it as longer than `max_digits`."""
+    # A number past the limit has a run of at least a third of it (integer, fraction and
+    # exponent are the runs), so the same search finds both.
+    run = min(_INT64_DIGITS, -(-(max_digits + 1) // 3))
+    if b"0" * run in raw.translate(_DIGITS_ONLY):
+        # perhaps an integer beyond 64 bits, which orjson turns into a float, or a number
+        # past the digit limit (orjson takes any): the standard library checks each number
+        return True
     if raw.count(b"[") + raw.count(b"{") <= _DUMPS_DEPTH:
         return False  # the usual case: too few brackets to nest deeper
     # orjson.loads nests up to 1024 deep, the standard library as deep as Python recurses
@@ -88,15 +128,15 @@ def _read_differently(raw: bytes, value: Any) -> bool:
     return False
 
 
-def _loads_stdlib(raw: bytes) -> Any:
+def _loads_stdlib(raw: bytes, max_digits: int = MAX_NUMBER_DIGITS) -> Any:
     try:
         text = raw.decode("utf-8")
-        value = _DECODER.decode(text)
+        value = _decoder(max_digits).decode(text)
     except InvalidJson:
         raise
     except UnicodeDecodeError as e:
         raise InvalidJson(f"invalid UTF-8 at byte {e.start}") from None
-    except json.JSONDecodeError as e:
+    except ValueError as e:  # json.JSONDecodeError, or a number Python cannot convert
         raise InvalidJson(str(e)) from None
     except RecursionError:
         raise InvalidJson("nested too deeply") from None

@@ -9,6 +9,7 @@ scenario file is actually parsed: a server restarted on unchanged files never ne
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import yaml
@@ -63,6 +64,8 @@ def _parse(text: str, source: str) -> tuple[Any, Marks, Marks]:
         loader.dispose()
 
 
+_INT_DIGITS = sys.get_int_max_str_digits() or 4300  # 0: no limit set; keep Python's default
+
 ALIAS_BUDGET = 10_000
 """Nodes that aliases may add to a document: a few hundred bytes of nested aliases ("billion
 laughs") would otherwise expand to millions of nodes for every reader of the tree."""
@@ -109,6 +112,11 @@ class _Walk:
         elif isinstance(node, yaml.SequenceNode):
             for i, item in enumerate(node.value):
                 self.node(item, (*path, i), aliased)
+        elif node.tag == "tag:yaml.org,2002:int" and len(node.value) > _INT_DIGITS:
+            # Python converts no longer integer: a ValueError at construction, not a problem
+            line, col = self.marks[path]
+            message = f"an integer of {len(node.value)} characters: more than {_INT_DIGITS} digits"
+            self.duplicates.append(Problem(self.source, dotted(path), message, line, col))
 
 
 def _alias_problem(text: str, source: str) -> Problem:

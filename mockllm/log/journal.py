@@ -27,9 +27,15 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 E = TypeVar("E", bound="LiveEntry")
+Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an entry's JSON
 
-# Header names that carry credentials: their values never reach the log (docs/security.md).
-SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
+# Header names that carry credentials, or name an account (OpenAI-Organization,
+# OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
+# log (docs/security.md).
+SECRET_HEADER = re.compile(
+    r"auth|token|key|secret|passw|cookie|credential|organi[sz]ation|project|account|tenant",
+    re.IGNORECASE,
+)
 
 
 class LiveEntry:
@@ -122,11 +128,14 @@ class LiveEntry:
         return self.conversation
 
     def to_json(self) -> dict[str, Any]:
-        conv = self.parsed()
-        stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
+        return self.json_parts(self.parsed(), _built)
+
+    def json_parts(self, conv: Conversation | None, part: Part) -> dict[str, Any]:
+        """The entry as JSON, each part that could fail built through `part(name, make,
+        instead)`: `_built` just makes it, `_salvaged` replaces what fails."""
         return {
             "seq": self.seq,
-            "time": stamp.replace("+00:00", "Z"),
+            "time": part("time", self._stamp, None),
             "session": self.session,
             "scenario": self.scenario,
             "api": self.api,
@@ -135,18 +144,38 @@ class LiveEntry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
-            "headers": _headers_json(self.headers),
-            "request": _decode_request(self.body),
-            "conversation": [m.to_json() for m in conv.messages] if conv else None,
-            "tools": list(conv.tool_names) if conv else [],
-            "tool_results": [result_json(r) for r in conv.latest_tool_results] if conv else [],
-            "violations": [f.to_json() for f in self.violations],
-            "expectation_failures": [f.to_json() for f in self.expectation_failures],
-            "response": None if self.status is None else self._response_json(conv),
+            "headers": part("headers", lambda: _headers_json(self.headers), {}),
+            "request": part(
+                "request", lambda: _decode_request(self.body), self.body.decode("utf-8", "replace")
+            ),
+            "conversation": part(
+                "conversation",
+                lambda: [m.to_json() for m in conv.messages] if conv else None,
+                None,
+            ),
+            "tools": part("tools", lambda: list(conv.tool_names) if conv else [], []),
+            "tool_results": part(
+                "tool_results",
+                lambda: [result_json(r) for r in conv.latest_tool_results] if conv else [],
+                [],
+            ),
+            "violations": part("violations", lambda: [f.to_json() for f in self.violations], []),
+            "expectation_failures": part(
+                "expectation_failures",
+                lambda: [f.to_json() for f in self.expectation_failures],
+                [],
+            ),
+            "response": None
+            if self.status is None
+            else part("response", lambda: self._response_json(conv), None),
             "duration_ms": self.duration_ms,
             "client_disconnected": self.client_disconnected,
             "server_error": self.server_error,
         }
+
+    def _stamp(self) -> str:
+        stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
+        return stamp.replace("+00:00", "Z")
 
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         # What the scenario would have said is not what an error answer (a fault's 429) said.
@@ -200,7 +229,7 @@ def _decode_request(body: bytes) -> Any:
     """The body as JSON, or as text when it is not JSON its readers can take."""
     text = body.decode("utf-8", "replace")
     try:
-        value = wirejson.loads(body)
+        value = wirejson.loads(body, wirejson.HIGHEST_NUMBER_DIGITS)
     except wirejson.InvalidJson:
         return text
     return text if wirejson.too_deep(value, text) else value
@@ -208,14 +237,60 @@ def _decode_request(body: bytes) -> Any:
 
 def entry_line(entry: LiveEntry) -> str:
     """One entry as JSON text a strict parser reads, whatever the client sent: a request
-    nested too deeply to write out is shown as its text instead."""
+    nested too deeply to write out is shown as its text instead, and a part that cannot be
+    written at all is replaced and said so (`entry_json`). Never raises: an entry that could
+    not be written would be lost, and a log read that fails on it would fail for everyone."""
     try:
         return wirejson.dumps_line(entry.to_json())
     except (RecursionError, ValueError):
-        shown = entry.to_json()
-        shown["request"] = entry.body.decode("utf-8", "replace")
-        shown["conversation"] = None
-        return wirejson.dumps_line(shown)
+        try:
+            shown = entry.to_json()
+            shown["request"] = entry.body.decode("utf-8", "replace")
+            shown["conversation"] = None
+            return wirejson.dumps_line(shown)
+        except Exception:
+            pass
+    except Exception:
+        pass
+    return wirejson.dumps_line(_salvaged(entry))
+
+
+def entry_json(entry: LiveEntry) -> dict[str, Any]:
+    """`entry.to_json()`, or, when a part of it fails, the entry with that part replaced."""
+    try:
+        return entry.to_json()
+    except Exception:
+        return _salvaged(entry)
+
+
+def _salvaged(entry: LiveEntry) -> dict[str, Any]:
+    """The entry part by part: each part that fails to build or to write as JSON is
+    replaced (null, [], the body as text) and named in `server_error`, so the rest of the
+    entry is logged, and the failure is as loud as any other of mockllm's own."""
+    failed: list[str] = []
+
+    def part(name: str, make: Callable[[], Any], instead: Any) -> Any:
+        try:
+            value = make()
+            wirejson.dumps_line(value)
+        except Exception as error:
+            failed.append(f"{name} ({type(error).__name__}: {str(error)[:200]})")
+            return instead
+        return value
+
+    try:
+        conv = entry.parsed()
+    except Exception as error:
+        failed.append(f"conversation ({type(error).__name__}: {str(error)[:200]})")
+        conv = None
+    shown = entry.json_parts(conv, part)
+    said = "mockllm: the log could not write " + "; ".join(dict.fromkeys(failed)) + ": replaced"
+    shown["server_error"] = f"{entry.server_error}\n{said}" if entry.server_error else said
+    return shown
+
+
+def _built(name: str, make: Callable[[], Any], instead: Any) -> Any:
+    return make()
 
 
 def open_log(path: str) -> IO[str]:
@@ -316,13 +391,13 @@ class Journal:
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[dict[str, Any]]:
         found = list(self.entries(session, scenario, since))
-        return await off_loop(lambda: [e.to_json() for e in found], found)
+        return await off_loop(lambda: [entry_json(e) for e in found], found)
 
     async def read_touched(self, since: int) -> list[dict[str, Any]]:
         """Every entry of the sessions with an entry after `since`."""
         touched = {e.session for e in self.entries(since=since)}
         found = [e for e in self.entries() if e.session in touched]
-        return await off_loop(lambda: [e.to_json() for e in found], found)
+        return await off_loop(lambda: [entry_json(e) for e in found], found)
 
     async def delete(self, session: str | None = None) -> int:
         return self.clear(session)

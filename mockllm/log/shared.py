@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import json
+import os
 import sys
 import threading
 import time
@@ -38,6 +40,31 @@ def open_journal(options: ServerOptions) -> Journal:
     return SharedJournal(store, options.log, options.log_body_cap)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _seq_of(line: str) -> int | None:
+    head = line[: line.find(",")]
+    digits = head.rpartition(" ")[2]
+    return int(digits) if digits.isdigit() else None
+
+
+def _tail_seqs(path: str, tail: int = 8 << 20) -> set[int | None]:
+    """The seqs of the file's last lines (a batch is at most BATCH_BYTES): those a killed
+    process did write before it died are not appended twice."""
+    with open(path, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+        text = f.read().decode("utf-8", "replace")
+    return {_seq_of(line) for line in text.splitlines() if line.startswith('{"seq": ')}
+
+
 BATCH_ENTRIES = 500  # the most entries one write stores
 BATCH_BYTES = 4 << 20  # and their most bytes (one entry more when it alone is bigger)
 RETRY_FIRST, RETRY_MOST = 0.5, 5.0  # seconds between tries while the store is lost
@@ -56,6 +83,8 @@ class SharedJournal(Journal):
     ) -> None:
         super().__init__(0, path, body_cap, console)  # no ring here: the store keeps it
         self.store = store
+        self._path = path
+        self._pending: str | None = None  # PATH.pending-PID: the batch being written, if any
         self._waiting: deque[Waiting] = deque()  # closed, not in a write yet
         self._batch: tuple[str, list[Waiting]] | None = None  # (token, entries) being written
         self._closed = 0  # entries closed so far: each close's ordinal
@@ -90,8 +119,9 @@ class SharedJournal(Journal):
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
+        line = entry_line(entry)  # never raises; built before counting, which readers wait on
         self._closed += 1
-        self._waiting.append((self._closed, entry, entry_line(entry)))
+        self._waiting.append((self._closed, entry, line))
         if entry.reparse is not None:
             entry.conversation = None
         if len(self._waiting) > self.store.limit:
@@ -117,15 +147,20 @@ class SharedJournal(Journal):
     def _start_writer(self, retry: bool = False) -> None:
         if self._writer is None or self._writer.done():
             # Anew in each process and loop: workers forked from one parent never share it.
+            first = self._writer is None
             self._token, self._batches = uuid.uuid4().hex, 0
             self._wake, self._retry = asyncio.Event(), asyncio.Event()
-            self._writer = asyncio.get_running_loop().create_task(self._write_forever())
+            if self._path is not None:
+                self._pending = f"{self._path}.pending-{os.getpid()}"
+            self._writer = asyncio.get_running_loop().create_task(self._write_forever(first))
         (self._retry if retry else self._wake).set()
 
-    async def _write_forever(self) -> None:
+    async def _write_forever(self, first: bool = False) -> None:
         """Write what waits, a batch at a time; while the store is lost, try again after a
         pause that doubles up to RETRY_MOST (a reader cuts it short). A cancelled write
         keeps its batch, and its token: sent again, it is stored once."""
+        if first and self._path is not None:
+            await self._catch_up(self._path)
         pause = RETRY_FIRST
         while True:
             if self._batch is None and not self._waiting:
@@ -157,6 +192,9 @@ class SharedJournal(Journal):
         """One try at the batch; whether it was stored."""
         token, batch = self._next_batch()
         self._tries += 1
+        if self._pending is not None:  # what a process killed before the file has it left
+            with open(self._pending, "w", encoding="utf-8") as intent:
+                intent.write(token)
         try:
             given = await (store or self.store).append(
                 [(line, e.session, e.scenario) for _, e, line in batch], token
@@ -175,6 +213,14 @@ class SharedJournal(Journal):
             self._answer(batch[-1][0], {n: error for n, _, _ in batch})
             return True
         self._batch = None
+        if (store or self.store).lost:
+            print(
+                f"mockllm: ERROR: the fleet log on {self.store.url} lost its keys (evicted, "
+                "flushed, or Redis restarted empty): entries are missing; its readers get a 503 "
+                "until DELETE /_mockllm/requests or POST /_mockllm/reset",
+                file=sys.stderr,
+                flush=True,
+            )
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
         self._lost_store = False
@@ -185,8 +231,44 @@ class SharedJournal(Journal):
                 self.written(entry, with_seq(line, seq))
             except Exception as error:  # told to the request that waits
                 failed[ordinal] = error
+        if self._pending is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._pending)
         self._answer(batch[-1][0], failed)
         return True
+
+    async def _catch_up(self, path: str) -> None:
+        """The fleet log is the record of truth; the --log file catches up with it. A
+        process killed after its batch reached the store and before the lines reached its
+        file left `PATH.pending-PID` naming the batch: the lines the store gave that batch,
+        and the file lacks, are appended now (byte for byte the fleet's lines); entries
+        trimmed from the store meanwhile are said on stderr, a gap the file cannot fill."""
+        for intent in glob.glob(glob.escape(path) + ".pending-*"):
+            pid = intent.rpartition("-")[2]
+            if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+                continue  # a live process's (a sibling worker's) write in progress
+            try:
+                with open(intent, encoding="utf-8") as f:
+                    token = f.read().strip()
+                lines, missing = await self.store.batch_lines(token)
+            except StoreUnavailable:
+                return  # tried again when this process next starts
+            except OSError:
+                continue
+            present = _tail_seqs(path)
+            added = [line for line in lines if _seq_of(line) not in present]
+            if self._file is not None and added:
+                self._file.write("".join(line + "\n" for line in added))
+                self._file.flush()
+            if added or missing:
+                print(
+                    f"mockllm: {path}: a killed process left {len(added) + missing} entries in "
+                    f"the fleet log and not in the file: {len(added)} appended now"
+                    + (f", {missing} no longer in the store (a gap)" if missing else ""),
+                    file=sys.stderr,
+                )
+            with contextlib.suppress(OSError):
+                os.unlink(intent)
 
     def _answer(self, settled: int, failed: dict[int, BaseException]) -> None:
         """Entries up to `settled` are stored (or given up): their requests and readers go on."""

@@ -132,6 +132,14 @@ class Adapter(ABC):
         """The provider's answer to a body that is not JSON it reads; `detail` says why."""
         return RequestError(400, self.invalid_json_message, kind="invalid_json")
 
+    def limit_refused(self, detail: str) -> RequestError:
+        """The invalid-JSON 400 for a body past one of mockllm's limits (a number's digits):
+        the provider's text, and the limit named (docs/security.md)."""
+        error = self.invalid_json(detail)
+        if detail in error.message:
+            return error
+        return RequestError(400, f"{error.message} (mockllm: {detail})", kind="invalid_json")
+
     def refusal(self, error: Exception, raw: bytes) -> RequestError | None:
         """The 400 for a body that made reading it fail with `error`: it nests too deeply, or
         the first field whose type is off; None when the body is not to blame."""
@@ -140,7 +148,7 @@ class Adapter(ABC):
         if not raw:
             return None  # failed before the body was read: not the body's doing
         try:
-            found = mismatch(wirejson.loads(raw), self.shape)
+            found = mismatch(wirejson.loads(raw, wirejson.HIGHEST_NUMBER_DIGITS), self.shape)
         except wirejson.InvalidJson as e:
             return self.invalid_json(e.detail)
         except RecursionError:
@@ -211,7 +219,7 @@ class Adapter(ABC):
         of parsed histories would make every garbage collection walk them. `raw` is a body
         `wirejson.loads` read when it arrived, and reads the same way again."""
         try:
-            return self.parse(wirejson.loads(raw)).conversation
+            return self.parse(wirejson.loads(raw, wirejson.HIGHEST_NUMBER_DIGITS)).conversation
         except (ValueError, RequestError):
             return None
 

@@ -11,7 +11,8 @@ MASK = "[REDACTED]"
 # masked wherever an upstream echoes them (an error message quoting the key).
 SECRET_HEADERS = re.compile(
     r"^(authorization|proxy-authorization|cookie|set-cookie|api-key|x-api-key)$"
-    r"|key|token|secret|auth|cookie|passw|session-id|credential",
+    r"|key|token|secret|auth|cookie|passw|session-id|credential"
+    r"|organi[sz]ation|project|account|tenant",  # headers that name an account
     re.I,
 )
 MIN_SECRET = 8  # shorter values ("test") would mask ordinary words

@@ -100,6 +100,9 @@ class Exchanges:
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except StoreUnavailable as lost:  # before anything was sent: nothing half-written
+            if lost.consumed is not None:  # unless it was lost while counting (shared.py)
+                entry.turn, entry.attempt = lost.consumed
+                entry.note(lost.consumed_note())
             await responder.error(store_error(lost))
         except Exception as error:
             # A body whose types are off (or that nests deeper than Python recurses) trips
@@ -181,7 +184,7 @@ class Exchanges:
         """Load the stored response a request names (previous_response_id) from the shared
         store, before the adapter's parse looks for it."""
         try:
-            body = wirejson.loads(raw)
+            body = wirejson.loads(raw, self.options.max_number_digits)
         except wirejson.InvalidJson:
             return  # _prepare refuses it
         referred = adapter.referred(body)
@@ -192,26 +195,10 @@ class Exchanges:
     async def _answer_shared(
         self, adapter: Adapter, prepared: Prepared, scenario: Scenario, session: str
     ) -> tuple[Scenario, Answer]:
-        """`answer_in_memory` on the shared store: one round trip, two when this replica's
-        scenarios were behind (then the scenario may have been replaced)."""
         assert self.shared is not None
-        conv = self.engine.joined(scenario, prepared.parsed.conversation, adapter.call_id)
-        begun = await self.shared.begin(session, scenario.name, conv.turn)
-        if begun is None:
-            await self.shared.refresh()
-            scenario = self.engine.find(scenario.name)
-            conv = self.engine.joined(scenario, prepared.parsed.conversation, adapter.call_id)
-            begun = await self.shared.begin(session, scenario.name, conv.turn, checked=False)
-            assert begun is not None
-        attempt, cuts = begun
-        violations = self._violations(adapter, prepared, scenario)
-        answer = self.engine.answer(
-            scenario, session, conv, attempt, cuts, violations, adapter.call_id
-        )
-        if answer.cut != cuts.get(answer.turn):
-            cut = (session, scenario.name, answer.turn, attempt, answer.cut)
-            await self.shared.store.cut(*cut)
-        return scenario, answer
+        checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
+        conv = prepared.parsed.conversation
+        return await self.shared.answer(scenario, session, conv, adapter.call_id, checks)
 
     def _prepare(
         self, adapter: Adapter, route: str, wanted: dict[bytes, str], raw: bytes
@@ -233,9 +220,9 @@ class Exchanges:
         if prepared is not None:
             return prepared
         try:
-            body = wirejson.loads(raw)
+            body = wirejson.loads(raw, self.options.max_number_digits)
         except wirejson.InvalidJson as e:
-            raise adapter.invalid_json(e.detail) from None
+            raise (adapter.limit_refused if e.limit else adapter.invalid_json)(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse_headed(body, route, wanted))
         if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
             cache.put(key, prepared)
@@ -295,7 +282,12 @@ class Exchanges:
         if self.shared is not None and adapter.refers_back:
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
-                await self.shared.store.keep_response(*kept)
+                try:
+                    await self.shared.store.keep_response(*kept)
+                except StoreUnavailable as lost:  # after the attempt was counted
+                    entry = responder.entry
+                    lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True
+                    raise
         if kind == "stream":
             if fault is None:
                 delivery = Delivery([rendered.body])

@@ -70,7 +70,39 @@ class StoreUnavailable(Exception):
     """The shared store cannot be reached (or was lost mid-request). The serving path answers
     503 in the provider's shape naming the store, and nothing is half-written."""
 
-    def __init__(self, url: str, reason: str) -> None:
+    def __init__(self, url: str, reason: str, timed_out: bool = False) -> None:
         url = redacted(url)
         super().__init__(f"mockllm: the shared state store {url} is unreachable ({reason})")
         self.url, self.reason = url, reason
+        self.timed_out = timed_out  # the command may still have run (a slow Redis)
+        # (turn, attempt) when the store was lost while or after counting that attempt: the
+        # 503's log entry says so (the one case where a 503 may spend an attempt)
+        self.consumed: tuple[int, int] | None = None
+        self.counted = False  # True: the attempt was counted for certain before the loss
+
+    def consumed_note(self) -> str:
+        assert self.consumed is not None
+        turn, attempt = self.consumed
+        if self.counted:
+            return (
+                f"mockllm: attempt {attempt} of turn {turn} was counted before the store was "
+                f"lost: this 503 consumed it (the turn's next request is attempt {attempt + 1})"
+            )
+        how = "timed out" if self.timed_out else "failed"
+        return (
+            f"mockllm: the store {how} while counting attempt {attempt} of turn {turn} (and how "
+            "it was cut, in one write): if that write reached Redis, this 503 consumed the "
+            "attempt; if not, nothing was counted"
+        )
+
+
+class LogLost(StoreUnavailable):
+    """The fleet log's keys were found gone (evicted, flushed, a Redis restarted empty):
+    its readers get a 503 saying so until the log is cleared, never a log with a silent hole."""
+
+    def __init__(self, url: str, what: str) -> None:
+        super().__init__(url, what)
+        self.args = (f"mockllm: the shared state store {self.url}: {what}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])

@@ -10,19 +10,20 @@ process dying mid-request leaves nothing half-written. Keys, under PREFIX:log (d
     sessions, scenarios hash seq -> the entry's session / scenario
     session:NAME        sorted set of that session's seqs (likewise scenario:NAME)
 
-Every write renews a TTL (`LOG_TTL`) on the keys it touches, so a prefix nobody serves any
-more leaves Redis. Scripts name the index keys themselves: one Redis, not a Cluster.
+No key has a TTL (an evictable log loses entries silently); a log whose keys went anyway is
+found out and said so (`lost`). Scripts name the index keys themselves: one Redis, not a
+Cluster.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
-from mockllm.state import StoreUnavailable, connect, redacted
+from mockllm.state import LogLost, StoreUnavailable, connect, redacted
 
-LOG_TTL = 24 * 3600  # seconds a log lives after its last write
-BATCH_TTL = 300  # seconds a batch's seqs are remembered, for it being sent again
+BATCHES = 1000  # batches whose seqs are remembered, for one being sent again
 PAGE = 500  # entries read per round trip: a big read never holds Redis up for long
 
 # Removes one entry from every key that names it.
@@ -39,23 +40,48 @@ local function forget(base, seq)
 end
 """
 
-# ARGV: base, limit, ttl, token, then (line, session, scenario) per entry; "" = none. A line
-# starts with its process's own seq ({"seq": 17, ...}): the script puts the fleet's there. The
-# token names the batch: a batch sent again (its reply was lost) gets the seqs it was given
-# the first time, and is stored once.
+# ARGV: base, limit, token, epoch, floor, fresh, then (line, session, scenario) per entry;
+# "" = none. A line starts with its process's own seq ({"seq": 17, ...}): the script puts the
+# fleet's there. The token names the batch: a batch sent again (its reply was lost) gets the
+# seqs it was given the first time, and is stored once.
+# No log key has a TTL: under `maxmemory-policy volatile-ttl` (docs/scale.md) Redis never
+# evicts them, and the ring is bounded by the limit. Should they go all the same (another
+# policy, a FLUSHALL, a Redis restarted empty), the epoch tells: it is a token set when the
+# log starts, and a process that wrote under one (ARGV[4]) and finds another, or none, or the
+# counter gone, marks the log lost (`lost`: what readers are told until the log is cleared),
+# and the counter goes on above the highest seq that process was given (ARGV[5]), so a seq
+# it ever saw is not given again. ARGV[6] is the epoch to start with when there is none.
+# Reply: {epoch, lost (0/1), seq, seq, ...}.
 _APPEND = (
     _FORGET
     + """
-local base, limit, ttl, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local done = redis.call('GET', base .. ':batch:' .. token)
+local base, limit, token, known = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local floor = tonumber(ARGV[5])
+local epoch = redis.call('GET', base .. ':epoch')
+local lost = 0
+if not epoch then
+  epoch = ARGV[6]
+  redis.call('SET', base .. ':epoch', epoch)
+  if known ~= '' then lost = 1 end
+elseif known ~= '' and (epoch ~= known or redis.call('EXISTS', base .. ':seq') == 0) then
+  lost = 1
+end
+local last = tonumber(redis.call('GET', base .. ':seq') or '0')
+if last < floor then redis.call('SET', base .. ':seq', floor) end
+if lost == 1 then
+  redis.call('SET', base .. ':lost', 'the fleet log lost its keys (evicted, flushed, or Redis '
+    .. 'restarted empty) before seq ' .. (math.max(last, floor) + 1) .. '; entries before it '
+    .. 'are missing. DELETE /_mockllm/requests (or POST /_mockllm/reset) starts it afresh')
+end
+local done = redis.call('HGET', base .. ':batches', token)
 if done then
   local first, count = string.match(done, '(%d+),(%d+)')
-  local given = {}
+  local given = {epoch, lost}
   for i = 0, tonumber(count) - 1 do given[#given + 1] = tonumber(first) + i end
   return given
 end
-local given = {}
-for i = 5, #ARGV, 3 do
+local given = {epoch, lost}
+for i = 7, #ARGV, 3 do
   local line, session, scenario = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local seq = redis.call('INCR', base .. ':seq')
   local comma = string.find(line, ',', 1, true)
@@ -64,25 +90,26 @@ for i = 5, #ARGV, 3 do
   for _, index in ipairs({{'session', session}, {'scenario', scenario}}) do
     if index[2] ~= '' then
       redis.call('HSET', base .. ':' .. index[1] .. 's', seq, index[2])
-      local key = base .. ':' .. index[1] .. ':' .. index[2]
-      redis.call('ZADD', key, seq, seq)
-      redis.call('EXPIRE', key, ttl)
+      redis.call('ZADD', base .. ':' .. index[1] .. ':' .. index[2], seq, seq)
     end
   end
   given[#given + 1] = seq
 end
-redis.call('SET', base .. ':batch:' .. token, given[1] .. ',' .. #given, 'EX', BATCH_TTL)
+if #given > 2 then
+  redis.call('HSET', base .. ':batches', token, given[3] .. ',' .. (#given - 2))
+  redis.call('RPUSH', base .. ':batch-order', token)
+  if redis.call('LLEN', base .. ':batch-order') > BATCHES then
+    redis.call('HDEL', base .. ':batches', redis.call('LPOP', base .. ':batch-order'))
+  end
+end
 local over = redis.call('ZCARD', base .. ':ring') - limit
 if over > 0 then
   for _, seq in ipairs(redis.call('ZRANGE', base .. ':ring', 0, over - 1)) do
     forget(base, seq)
   end
 end
-for _, key in ipairs({'seq', 'ring', 'lines', 'sessions', 'scenarios'}) do
-  redis.call('EXPIRE', base .. ':' .. key, ttl)
-end
 return given
-""".replace("BATCH_TTL", str(BATCH_TTL))
+""".replace("BATCHES", str(BATCHES))
 )
 
 # ARGV: base, since. The sessions with an entry after `since`.
@@ -105,6 +132,7 @@ local index = base .. ':ring'
 if session ~= '' then index = base .. ':session:' .. session end
 local seqs = redis.call('ZRANGE', index, 0, -1)
 for _, seq in ipairs(seqs) do forget(base, seq) end
+if session == '' then redis.call('DEL', base .. ':lost') end
 return #seqs
 """
 )
@@ -124,10 +152,15 @@ class RedisLog:
         self._append = client.register_script(_APPEND)
         self._touched = client.register_script(_TOUCHED)
         self._clear = client.register_script(_CLEAR)
+        self.epoch = ""  # the log's epoch this process wrote under ("" before its first write)
+        self.floor = 0  # the highest seq this process was given: never given again
+        self.lost = False  # the last write found the log's keys gone (and marked it so)
 
     def anew(self) -> RedisLog:
         """The same log on a client of its own: for a last write from another event loop."""
-        return RedisLog(connect(self._url), self._url, self._prefix, self.limit)
+        log = RedisLog(connect(self._url), self._url, self._prefix, self.limit)
+        log.epoch, log.floor = self.epoch, self.floor
+        return log
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -137,16 +170,39 @@ class RedisLog:
     ) -> list[int]:
         """Store (line, session, scenario) entries in order; the fleet seq each was given.
         The same `token` again returns the first call's seqs and stores nothing."""
-        args: list[Any] = [self.base, self.limit, LOG_TTL, token]
+        args: list[Any] = [self.base, self.limit, token, self.epoch, self.floor, uuid.uuid4().hex]
         for line, session, scenario in entries:
             args += [line, session or "", scenario or ""]
-        return [int(seq) for seq in await self._run(self._append(args=args))]
+        epoch, lost, *given = await self._run(self._append(args=args))
+        self.epoch, self.lost = epoch.decode(), bool(int(lost))
+        seqs = [int(seq) for seq in given]
+        self.floor = max(self.floor, *seqs) if seqs else self.floor
+        return seqs
+
+    async def batch_lines(self, token: str) -> tuple[list[str], int]:
+        """The lines the batch `token` was given, as stored, and how many of them the ring
+        no longer holds; nothing when the batch never reached the store."""
+        done = await self._run(self.client.hget(f"{self.base}:batches", token))
+        if done is None:
+            return [], 0
+        first, count = map(int, done.decode().split(","))
+        seqs = list(range(first, first + count))
+        found = await self._run(self.client.hmget(f"{self.base}:lines", seqs))
+        lines = [line.decode() for line in found if line is not None]
+        return lines, count - len(lines)
+
+    async def check(self) -> None:
+        """LogLost when the log was found to have lost its keys (until it is cleared)."""
+        lost = await self._run(self.client.get(f"{self.base}:lost"))
+        if lost is not None:
+            raise LogLost(self._url, lost.decode())
 
     async def lines(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
     ) -> list[str]:
         """The lines after `since`, in seq order, a page per round trip: one big reply
         would hold Redis (and every replica waiting on it) up for seconds."""
+        await self.check()
         index = f"{self.base}:ring"
         if session:
             index = f"{self.base}:session:{session}"
@@ -170,6 +226,7 @@ class RedisLog:
     async def touched_lines(self, since: int) -> list[str]:
         """Every line of the sessions with an entry after `since`, in seq order: the
         sessions' seqs in one round trip, then their lines a page at a time."""
+        await self.check()
         sessions = await self._run(self._touched(args=[self.base, since]))
         if not sessions:
             return []

@@ -53,6 +53,45 @@ redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1
 """
 
+# Count an attempt and record how it was cut in one atomic step, or nothing: the answer was
+# computed for attempt ARGV[4] + 1 with the session's cuts as ARGV[6..] list them (field,
+# value, ...); if either changed meanwhile (another replica counted), or the scenarios'
+# version is not ARGV[3] ("" accepts any), nothing is written and the state as it is comes
+# back, to answer again. So a request that fails after this step has written all it changes,
+# and one that fails before it nothing: a 503 never spends an attempt, or a scripted fault,
+# without the cut that goes with it.
+# Reply: {1, version, attempt} done; {0, version, attempts so far, cuts} changed; {-1, version}.
+COMMIT = """
+local version = redis.call('GET', KEYS[3]) or '0'
+if ARGV[3] ~= '' and version ~= ARGV[3] then return {-1, version} end
+local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local same = before == tonumber(ARGV[4]) and redis.call('HLEN', KEYS[2]) == (#ARGV - 5) / 2
+if same then
+  for i = 6, #ARGV, 2 do
+    if redis.call('HGET', KEYS[2], ARGV[i]) ~= ARGV[i + 1] then same = false; break end
+  end
+end
+if not same then return {0, version, before, redis.call('HGETALL', KEYS[2])} end
+redis.call('HSET', KEYS[1], ARGV[1], before + 1)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if ARGV[5] == '' then redis.call('HDEL', KEYS[2], ARGV[1])
+else redis.call('HSET', KEYS[2], ARGV[1], ARGV[5]) end
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
+return {1, version, before + 1}
+"""
+
+Cuts = dict[bytes, bytes]  # a session's cuts hash as stored: field -> how it was cut
+
+
+def cuts_of(cuts: Cuts, scenario: str) -> dict[int, str]:
+    """The cut turns of one scenario, from the session's cuts hash."""
+    found: dict[int, str] = {}
+    for field, how in cuts.items():
+        turn_text, _, name = field.decode().partition("\x1f")
+        if name == scenario:
+            found[int(turn_text)] = how.decode()
+    return found
+
 
 class RedisStore:
     def __init__(self, url: str, prefix: str, ttl: int) -> None:
@@ -62,6 +101,7 @@ class RedisStore:
         self._begin = self.client.register_script(BEGIN)
         self._read_scenarios = self.client.register_script(SCENARIOS)
         self._cut = self.client.register_script(CUT)
+        self._commit = self.client.register_script(COMMIT)
         self._version = f"{prefix}:scenarios:version"
         self._scenarios = f"{prefix}:scenarios"
 
@@ -79,11 +119,14 @@ class RedisStore:
         """Any Redis failure (connection, timeout, authentication, a refused command) as
         StoreUnavailable: the store cannot serve, whatever the reason."""
         from redis.exceptions import RedisError
+        from redis.exceptions import TimeoutError as RedisTimeout
 
         try:
             yield
         except (RedisError, OSError) as error:
-            raise StoreUnavailable(self.url, str(error) or type(error).__name__) from None
+            timed_out = isinstance(error, RedisTimeout | TimeoutError)
+            reason = str(error) or type(error).__name__
+            raise StoreUnavailable(self.url, reason, timed_out) from None
 
     async def begin(
         self, session: str, scenario: str, turn: int, version: str
@@ -112,6 +155,31 @@ class RedisStore:
         keys = [self._attempts(session), self._cuts(session)]
         async with self._reachable():
             await self._cut(keys, [_field(scenario, turn), attempt, how or "", self.ttl])
+
+    async def commit(
+        self,
+        session: str,
+        scenario: str,
+        turn: int,
+        version: str,
+        before: int,
+        cuts: Cuts,
+        how: str | None,
+    ) -> tuple[int, str, int, Cuts | None]:
+        """Count attempt `before` + 1 of a turn and record how it was cut (None: whole), as
+        one write, if the turn still had `before` attempts and the session the `cuts`:
+        (1, version, attempt, None). Else nothing is written: (0, version, attempts so far,
+        the session's cuts now), or (-1, version, 0, None) when `version` is behind."""
+        keys = [self._attempts(session), self._cuts(session), self._version]
+        args = [_field(scenario, turn), self.ttl, version, before, how or ""]
+        async with self._reachable():
+            found = await self._commit(keys, [*args, *(x for pair in cuts.items() for x in pair)])
+        done, current = int(found[0]), found[1].decode()
+        if done != 0:
+            return done, current, int(found[2]) if done == 1 else 0, None
+        pairs = found[3]
+        now = {pairs[i]: pairs[i + 1] for i in range(0, len(pairs), 2)}
+        return 0, current, int(found[2]), now
 
     async def keep_response(self, response_id: str, data: bytes) -> None:
         async with self._reachable():

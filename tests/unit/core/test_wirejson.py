@@ -4,6 +4,7 @@ the same types, or the same InvalidJson words."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -139,8 +140,8 @@ def test_each_divergent_body_does_tell_orjson_from_the_standard_library(raw: byt
 
 
 def test_integers_keep_their_type_and_value() -> None:
-    assert wirejson.loads(b"[18446744073709551616, -0, -0.0, 1.0, 1e400]") == [
-        2**64, 0, -0.0, 1.0, float("inf")
+    assert wirejson.loads(b"[18446744073709551616, -0, -0.0, 1.0, 1e-400]") == [
+        2**64, 0, -0.0, 1.0, 0.0
     ]  # fmt: skip
     value = wirejson.loads(b"[123456789012345678901234567890, -0.0]")
     assert type(value[0]) is int and str(value[1]) == "-0.0"
@@ -166,3 +167,75 @@ def test_refusals_keep_the_standard_librarys_words() -> None:
 @pytest.mark.parametrize("depth", [254, 255, 600, 995, 1000, 1024, 1025])
 def test_deep_nesting_reads_as_the_standard_library_reads_it(depth: int) -> None:
     reads_alike(nested(depth))
+
+
+# Numbers at and past every limit (issue 24): digits (mockllm's --max-number-digits and
+# Python's 4,300-digit int conversion), exponents past a double, nesting past each parser's.
+@st.composite
+def long_number(draw: st.DrawFn, limit: int) -> tuple[bytes, int]:
+    """A JSON number whose digits total about `limit` (a few under, at, or past it)."""
+    total = max(1, limit + draw(st.integers(-3, 3)))
+    kind = draw(st.sampled_from(["int", "fraction", "exponent", "all"]))
+    sign = draw(st.sampled_from(["", "-"]))
+    digit = draw(st.sampled_from("123456789"))
+    if kind == "int" or total < 3:
+        text = sign + digit * total
+    elif kind == "fraction":
+        text = f"{sign}0.{'0' * (total - 2)}{digit}"
+    elif kind == "exponent":
+        text = f"{sign}1e-{'0' * (total - 2)}{digit}"
+    else:
+        third = total // 3
+        text = f"{sign}{digit * third}.{digit * third}e-{digit * (total - 2 * third)}"
+    return text.encode(), total
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), limit=st.sampled_from([1, 2, 5, 18, 19, 20, 56, 57, 1000, 4300]))
+def test_a_number_is_read_within_the_digit_limit_and_refused_past_it(
+    data: st.DataObject, limit: int
+) -> None:
+    number, digits = data.draw(long_number(limit))
+    where = data.draw(st.sampled_from([b"%s", b'{"x": [%s]}', b'{"a": "1", "b": {"c": %s}}']))
+    raw = where % number
+    try:
+        value = wirejson.loads(raw, limit)
+    except wirejson.InvalidJson as e:
+        assert digits > limit or "out of range" in e.detail, (raw[:60], e.detail)
+        assert e.limit == (digits > limit)
+        return
+    assert digits <= limit
+    assert wirejson.dumps_line(value)  # what was read, the log writes
+    assert outcome(lambda r: wirejson.loads(r, limit), raw) == outcome(
+        lambda r: wirejson._loads_stdlib(r, limit), raw
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    exponent=st.integers(300, 5000),
+    negative=st.booleans(),
+    mantissa=st.sampled_from(["1", "9.99", "0.5", "17976931348623157"]),
+)
+def test_an_exponent_past_a_double_is_refused_not_infinity(
+    exponent: int, negative: bool, mantissa: str
+) -> None:
+    raw = f'{{"t": {"-" if negative else ""}{mantissa}e{exponent}}}'.encode()
+    try:
+        value = wirejson.loads(raw)
+    except wirejson.InvalidJson as e:
+        assert "out of range" in e.detail
+        return
+    assert abs(value["t"]) != float("inf")
+    assert wirejson.dumps_line(value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(depth=st.integers(240, 1100), inner=st.sampled_from([b"", b"1", b"1" * 30, b'"x"']))
+def test_nesting_at_and_past_each_parsers_limit_reads_alike_and_never_raises_else(
+    depth: int, inner: bytes
+) -> None:
+    raw = b"[" * depth + inner + b"]" * depth
+    reads_alike(raw)
+    with contextlib.suppress(wirejson.InvalidJson):
+        wirejson.loads(raw)
