@@ -23,7 +23,10 @@ ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|all
 def verdict(
     session: str, entries: list[EntryJson], max_calls: int = DEFAULT_MAX_CALLS
 ) -> dict[str, Any]:
-    entries = sorted(entries, key=lambda e: int(e["seq"]))
+    # Side requests (a title, a router) are not turns of the agent loop: no turn check
+    # judges them (docs/scenarios.md, "Side requests").
+    side = sum(1 for e in entries if e.get("side"))
+    entries = sorted((e for e in entries if not e.get("side")), key=lambda e: int(e["seq"]))
     cut = [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
     checks = [
         _check("calls_answered", _unanswered(entries), cut),
@@ -39,6 +42,7 @@ def verdict(
         "session": session,
         "ok": all(c["ok"] for c in checks),
         "requests": len(entries),
+        **({"side_requests": side} if side else {}),
         "checks": checks,
     }
 
