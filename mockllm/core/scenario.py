@@ -204,6 +204,7 @@ class Turn:
     repeat: bool = False
     fault: Fault | None = None
     has_reply: bool = True  # False: only an unconditional HTTP fault answers this turn
+    allow: Mapping[str, str] = field(default_factory=dict, compare=False)  # check -> reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +223,7 @@ class Scenario:
     stream: StreamConfig = field(default_factory=StreamConfig)
     chaos: Chaos | None = None  # None: the server's --chaos
     source: str = "<mapping>"
+    allow: Mapping[str, str] = field(default_factory=dict, compare=False)  # check -> reason
     # Whether a reply makes two calls or more, which a client may split over messages
     # (core/rejoin.py): derived once here, asked by every request.
     parallel_calls: bool = field(init=False, compare=False, repr=False)
@@ -236,6 +238,14 @@ class Scenario:
             return self.turns[index]
         last = self.turns[-1]
         return last if last.repeat else None
+
+    def allowances(self, index: int | None) -> Mapping[str, str]:
+        """The verdict checks waived for a request at turn `index`: the scenario's and the
+        turn's (the turn's reason wins)."""
+        turn = self.turn(index) if index is not None else None
+        if turn is None or not turn.allow:
+            return self.allow
+        return {**self.allow, **turn.allow}
 
     def tools(self) -> tuple[str, ...]:
         """The tool names a request must offer: what the turns expect, else what they call."""
@@ -272,6 +282,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         stream=StreamConfig(**stream),
         chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
+        allow=dict(data.get("allow") or {}),
     )
 
 
@@ -403,6 +414,7 @@ def _turn(data: Mapping[str, Any]) -> Turn:
         repeat=data.get("repeat", False),
         fault=_fault(fault) if fault is not None else None,
         has_reply="reply" in data,
+        allow=dict(data.get("allow") or {}),
     )
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence, Sized
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence, Sized
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mockllm.core.engine import Resolved
 
 T = TypeVar("T")
+_NO_ALLOWANCE: Mapping[str, str] = {}
 
 # Header names that carry credentials: their values never reach the log (docs/security.md).
 SECRET_HEADER = re.compile(r"auth|token|key|secret|passw|cookie|credential", re.IGNORECASE)
@@ -36,6 +37,7 @@ class LiveEntry:
     that needs formatting is computed in `to_json`, when somebody reads the log."""
 
     __slots__ = (
+        "allow",
         "api",
         "attempt",
         "body",
@@ -107,6 +109,7 @@ class LiveEntry:
         self.duration_ms: float | None = None
         self.client_disconnected = False
         self.server_error: str | None = None
+        self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
         self.closed = False
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
@@ -145,6 +148,7 @@ class LiveEntry:
             "duration_ms": self.duration_ms,
             "client_disconnected": self.client_disconnected,
             "server_error": self.server_error,
+            **({"allow": dict(self.allow)} if self.allow else {}),
         }
 
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:

@@ -153,6 +153,7 @@ class Exchanges:
         else:
             scenario, answer = await self._answer_shared(adapter, prepared, scenario, session)
         entry.turn, entry.attempt = answer.turn, answer.attempt
+        entry.allow = scenario.allowances(answer.turn)
         entry.violations = answer.violations
         entry.expectation_failures = answer.expectation_failures
         responder.request_id = adapter.request_id(
