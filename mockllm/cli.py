@@ -530,7 +530,9 @@ def _report(args: argparse.Namespace) -> int:
             if c["status"] == "waived"
         ]
         # Faults the scenario scripted: not failures, but what the harness had to handle.
-        lines += [_answer_line(e) for e in found if _status(e) not in (200, None) and not _refused(e)]
+        lines += [
+            _answer_line(e) for e in found if _status(e) not in (200, None) and not _refused(e)
+        ]
         print(
             f"{result['label']}  {session} ({plural(result['requests'], 'request')})"
             + "".join(f"\n     {line}" for line in lines)

@@ -12,7 +12,7 @@ what was expected and what happened (the transcript is added by the client).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 EntryJson = Mapping[str, Any]
@@ -47,7 +47,9 @@ def tool_uses(entries: Iterable[EntryJson]) -> list[dict[str, Any]]:
                 continue
             seen.add(call["id"])
             seq = int(e["seq"])
-            answer = next(((s, r) for s, r in results if s > seq and r["call_id"] == call["id"]), None)
+            answer = next(
+                ((s, r) for s, r in results if s > seq and r["call_id"] == call["id"]), None
+            )
             uses.append(
                 {
                     "id": call["id"],
@@ -58,22 +60,28 @@ def tool_uses(entries: Iterable[EntryJson]) -> list[dict[str, Any]]:
                     "seq": seq,
                     "result": None
                     if answer is None
-                    else {"content": answer[1].get("content", ""), "is_error": answer[1].get("is_error")},
+                    else {
+                        "content": answer[1].get("content", ""),
+                        "is_error": answer[1].get("is_error"),
+                    },
                     "answered_in": None if answer is None else answer[0],
                 }
             )
     return uses
 
 
-def matching(uses: Iterable[Mapping[str, Any]], name: str | None = None,
-             args: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
+def matching(
+    uses: Iterable[Mapping[str, Any]],
+    name: str | None = None,
+    args: Mapping[str, Any] | None = None,
+) -> list[Mapping[str, Any]]:
     """The uses of tool `name` (any tool when None) whose arguments hold every key of
     `args` with an equal value (a subset match: other keys may be there too)."""
     return [u for u in uses if (name is None or u["name"] == name) and _holds(u["args"], args)]
 
 
 def tool_called(
-    uses: list[Mapping[str, Any]],
+    uses: Sequence[Mapping[str, Any]],
     name: str,
     args: Mapping[str, Any] | None = None,
     times: int | None = None,
@@ -85,12 +93,14 @@ def tool_called(
     what = name + (f" with {_compact(args)}" if args else "")
     count = "at least once" if times is None else _times(times)
     headline = (
-        f"{what} was never called" if not found else f"{what} was called {_times(len(found))}, expected {count}"
+        f"{what} was never called"
+        if not found
+        else f"{what} was called {_times(len(found))}, expected {count}"
     )
     return Failure(headline, f"{what} called {count}", _made(uses))
 
 
-def called_before(uses: list[Mapping[str, Any]], first: str, then: str) -> Failure | None:
+def called_before(uses: Sequence[Mapping[str, Any]], first: str, then: str) -> Failure | None:
     """The first call of `first` had its result sent back before the model made the
     first call of `then`: `then` was decided knowing what `first` returned."""
     a = next((u for u in uses if u["name"] == first), None)
@@ -114,7 +124,7 @@ def called_before(uses: list[Mapping[str, Any]], first: str, then: str) -> Failu
 
 
 def result_reached_model(
-    uses: list[Mapping[str, Any]],
+    uses: Sequence[Mapping[str, Any]],
     entries: Iterable[EntryJson],
     call_id: str,
     content: str | None = None,
@@ -130,10 +140,15 @@ def result_reached_model(
     expected += " and stays in every later request's history"
     if use is None:
         known = ", ".join(u["id"] for u in uses) or "none"
-        return Failure(f"no tool call {call_id} in this session", expected, [f"calls made: {known}"])
+        return Failure(
+            f"no tool call {call_id} in this session", expected, [f"calls made: {known}"]
+        )
     if use["result"] is None:
-        return Failure(f"the result of {label} never reached the model", expected,
-                       [f"no request after #{use['seq']} carried a result for {call_id}"])
+        return Failure(
+            f"the result of {label} never reached the model",
+            expected,
+            [f"no request after #{use['seq']} carried a result for {call_id}"],
+        )
     got = use["result"]
     problems = []
     if content is not None and not _same(got["content"], content):
@@ -141,7 +156,9 @@ def result_reached_model(
             f"request #{use['answered_in']} carried {_short(got['content'])}, not {_short(content)}"
         )
     if is_error is not None and bool(got["is_error"]) != is_error:
-        problems.append(f"request #{use['answered_in']} flagged is_error={got['is_error']}, not {is_error}")
+        problems.append(
+            f"request #{use['answered_in']} flagged is_error={got['is_error']}, not {is_error}"
+        )
     for e in sorted(entries, key=lambda e: int(e["seq"])):
         if int(e["seq"]) > use["answered_in"] and e.get("conversation") is not None:
             kept = [r for r in _results(e) if r["call_id"] == call_id]
@@ -161,14 +178,16 @@ def result_reached_model(
 CHECKS = ("tool_called", "called_before", "result_reached_model")
 
 
-def run_check(entries: list[EntryJson], spec: Mapping[str, Any]) -> Failure | None:
+def run_check(entries: Sequence[EntryJson], spec: Mapping[str, Any]) -> Failure | None:
     """One check as the server's `POST /_mockllm/check` takes it: `{check, ...its
     arguments}`. Raises ValueError naming what is wrong with `spec`."""
     uses = tool_uses(entries)
     check = spec.get("check")
     if check == "tool_called":
         times = spec.get("times")
-        if times is not None and (not isinstance(times, int) or isinstance(times, bool) or times < 0):
+        if times is not None and (
+            not isinstance(times, int) or isinstance(times, bool) or times < 0
+        ):
             raise ValueError("times must be a whole number >= 0")
         return tool_called(uses, _text(spec, "name"), _mapping(spec.get("args")), times)
     if check == "called_before":
@@ -222,7 +241,7 @@ def _same(got: str, wanted: str) -> bool:
     return a is not None and b is not None and a == b
 
 
-def _made(uses: list[Mapping[str, Any]]) -> list[str]:
+def _made(uses: Sequence[Mapping[str, Any]]) -> list[str]:
     if not uses:
         return ["the model made no tool call"]
     return [_line(u) for u in uses]

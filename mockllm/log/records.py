@@ -224,7 +224,9 @@ class ToolUse:
             seq=int(data["seq"]),
             result=None
             if result is None
-            else ToolResult(str(data["id"]), str(result.get("content", "")), result.get("is_error")),
+            else ToolResult(
+                str(data["id"]), str(result.get("content", "")), result.get("is_error")
+            ),
             answered_in=data.get("answered_in"),
         )
 

@@ -56,8 +56,10 @@ def verdict_lines(
     judged = verdict(session, [dict(e.raw) for e in entries], allow=allow)
     checks = judged["checks"]
     failed = [c for c in checks if c["status"] == "failed"]
-    counted = f"{len(failed)} of {plural(len(checks), 'check')} failed" if failed else (
-        f"{plural(len(checks), 'check')}"
+    counted = (
+        f"{len(failed)} of {plural(len(checks), 'check')} failed"
+        if failed
+        else (f"{plural(len(checks), 'check')}")
     )
     lines = [f"  {judged['label']} ({counted})"]
     lines += [f"     ✗ {c['name']}: {short(c['message'], width)}" for c in failed]

@@ -121,7 +121,9 @@ def _notes(name: str, entries: list[EntryJson]) -> list[str]:
     """What a passed check left out."""
     if name != "calls_answered":
         return []
-    return [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
+    return [
+        f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)
+    ]
 
 
 # Faults that end a 200 response before its body is whole: the client never had its calls.

@@ -127,7 +127,9 @@ def admin_router(
         q = request.query_params
         session = q.get("session", "default")
         entries = [LogEntry.from_json(e) for e in await journal.read_json(session)]
-        text = transcript(entries, session, full=q.get("full", "1") != "0", allow=allowed.get(session))
+        text = transcript(
+            entries, session, full=q.get("full", "1") != "0", allow=allowed.get(session)
+        )
         return PlainTextResponse(text + "\n")
 
     async def calls_of(request: Request) -> Response:
@@ -140,7 +142,7 @@ def admin_router(
         except ValueError:
             args = []
         if args is not None and not isinstance(args, dict):
-            return _error(400, "args must be a JSON object, e.g. args={\"order_id\":\"A2024\"}")
+            return _error(400, 'args must be a JSON object, e.g. args={"order_id":"A2024"}')
         uses = tool_uses(await journal.read_json(q.get("session", "default")))
         return JSONResponse(matching(uses, q.get("name"), args))
 

@@ -232,8 +232,9 @@ def _recording(item: pytest.Item) -> Path | None:
             pytrace=False,
         )
     if len(wanted) > 1:
-        pytest.fail(f"mockllm: {item.name} records one scenario file, not {len(wanted)}",
-                    pytrace=False)
+        pytest.fail(
+            f"mockllm: {item.name} records one scenario file, not {len(wanted)}", pytrace=False
+        )
     return wanted[0] if wanted else None
 
 
@@ -264,8 +265,10 @@ def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
     try:
         from mockllm.recording.in_test import TestRecorder
     except ImportError as e:  # httpx: the one dependency only the recorder needs
-        pytest.fail(f"mockllm: recording needs {e.name}: pip install 'mockllm-server[record]'",
-                    pytrace=False)
+        pytest.fail(
+            f"mockllm: recording needs {e.name}: pip install 'mockllm-server[record]'",
+            pytrace=False,
+        )
     recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact")).start()
     yield recorder
     recorder.stop()
@@ -415,8 +418,9 @@ def _marker_allowances(item: pytest.Item) -> dict[str, str]:
         given = marker.kwargs.get("allow") or {}
         problem = allowance_problem(given)
         if problem:
-            pytest.fail(f"mockllm: @pytest.mark.mockllm(allow=...) on {item.name}: {problem}",
-                        pytrace=False)
+            pytest.fail(
+                f"mockllm: @pytest.mark.mockllm(allow=...) on {item.name}: {problem}", pytrace=False
+            )
         allow.update(given)
     return allow
 
