@@ -345,6 +345,13 @@ CHECKS: tuple[VerdictCheck, ...] = (
     VerdictCheck("no_server_errors", _refused_as("server_error")),
 )
 CHECK_NAMES = tuple(c.name for c in CHECKS)
+# The checks of a request's answer rather than of the tool protocol: what a provider refused.
+REQUEST_CHECKS = (
+    "requests_accepted",
+    "expectations_met",
+    "scenario_not_exhausted",
+    "no_server_errors",
+)
 
 
 def _time(entry: EntryJson) -> float:
