@@ -41,6 +41,13 @@ $(NODE_CLIENT): clients/node/package.json clients/node/package-lock.json \
 	cd clients/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The agent CLIs' lockfile records only the platform binaries the registry serves for this
+# machine's kind (opencode's others are absent), which `npm ci` calls a stale lockfile;
+# `npm install` honours the lockfile's pins and installs the same tree.
+tests/agent_clis/node_modules/.installed: tests/agent_clis/package.json tests/agent_clis/package-lock.json
+	cd tests/agent_clis && npm install --no-audit --no-fund --no-save --loglevel=error
+	touch $@
+
 %/node_modules/.installed: %/package.json %/package-lock.json $(NODE_CLIENT)
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
