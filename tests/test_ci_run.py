@@ -4,6 +4,7 @@ targets, in a copy of the script: the real targets are the suite itself."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,8 +24,10 @@ def ci_run(tmp_path: Path, lint: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / ".ci").mkdir()
     shutil.copy(ROOT / ".ci" / "run", tmp_path / ".ci" / "run")
     (tmp_path / "Makefile").write_text(MAKEFILE.format(lint=lint))
+    # Run as CI does, not as a sub-make of `make test` (MAKELEVEL would print directories).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
     return subprocess.run(
-        ["bash", ".ci/run"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        ["bash", ".ci/run"], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env
     )
 
 

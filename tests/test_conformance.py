@@ -138,7 +138,7 @@ def _request(api: str, exchange: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     }
     if exchange.get("bad_request"):
         body["messages"] = [{"role": "robot", "content": "hi"}]
-    return ("v1/messages/count_tokens" if exchange.get("unknown_route") else "v1/messages"), body
+    return ("v1/messages/no_such_route" if exchange.get("unknown_route") else "v1/messages"), body
 
 
 def _exchange(server: RunningServer, fixture: dict[str, Any], session: str) -> httpx.Response:

@@ -199,7 +199,7 @@ def test_anthropic_429_rate_limit_headers_agree_with_retry_after(
 
 def test_unknown_route_404_has_a_request_id(server: ServerProcess) -> None:
     r = httpx.post(
-        f"{server.url}/v1/messages/count_tokens",
+        f"{server.url}/v1/messages/count_token",
         json={},
         headers={"anthropic-version": "2023-06-01"},
     )

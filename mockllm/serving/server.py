@@ -124,6 +124,7 @@ def announce(url: str, banner: str, ready_file: str | None) -> None:
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
     """Serve until stopped; in `app.options.workers` processes when more than one."""
     quiet_scripted_aborts()
+    _has_websockets()  # imports the library (and importlib.metadata) before the freeze
     settle_heap()
     workers = app.options.workers
     sock = bind(host, port)

@@ -122,7 +122,7 @@ for (const streamed of [false, true]) {
     const { text, error } = await run("openai-chat", streamed, "deepseek-reasoning", model);
     assert.ok(APICallError.isInstance(error), String(error));
     assert.equal(error.statusCode, 400);
-    assert.match(error.message, /reasoning_content.* must be passed back/);
+    assert.match(error.message, /Missing `reasoning_content` field in the assistant message/);
     assert.equal(text, streamed ? "" : undefined);
     const [, second] = await mock.session.requests();
     assert.equal(second.request.messages[1].reasoning_content, undefined);
