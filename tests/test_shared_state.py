@@ -318,7 +318,9 @@ def test_a_lost_redis_gives_503s_naming_it_then_recovers(redis: RedisServer) -> 
         again.chat.completions.create(model="gpt-4o", messages=ASK)  # finds the keys gone
         lost = one.http.get("/_mockllm/requests")
         assert lost.status_code == 503
-        cleared = one.http.delete("/_mockllm/requests", headers={"content-type": "application/json"})
+        cleared = one.http.delete(
+            "/_mockllm/requests", headers={"content-type": "application/json"}
+        )
         assert cleared.status_code < 300
         for server in (one, two):
             again = openai.OpenAI(base_url=server.openai_url("rate-limited", "back2"), api_key="k")
