@@ -13,6 +13,7 @@ import asyncio
 import json
 import sys
 import traceback
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -301,12 +302,12 @@ class _Sdk(Server[Any]):
         )
 
 
-class McpLog:
+class McpLog(ABC):
     """Where a message's entry comes from and goes: over HTTP the wrapper opened it for
     the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message."""
 
-    def start(self, ctx: Any) -> McpEntry | None:
-        raise NotImplementedError
+    @abstractmethod
+    def start(self, ctx: Any) -> McpEntry | None: ...
 
     async def finish(self, entry: McpEntry) -> None:
         return None

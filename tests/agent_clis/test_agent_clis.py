@@ -30,7 +30,9 @@ pytestmark = pytest.mark.skipif(
 
 def needs(binary: Path) -> None:
     if not binary.exists():
-        pytest.skip(f"{binary} is not installed (make test installs it)")
+        # A failure, not a skip: `make test` installs every CLI, so a missing one is a
+        # broken install step that a skip would hide.
+        pytest.fail(f"{binary} is not installed (make test installs it)")
 
 
 def go(
