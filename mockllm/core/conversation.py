@@ -85,6 +85,18 @@ class ToolChoice:
         return f"{{tool: {self.name}}}" if self.mode == "tool" else self.mode
 
 
+@value
+class OutputFormat:
+    """JSON output the request asks for (docs/scenarios.md, "Structured output")."""
+
+    kind: Literal["json_schema", "json_object"]
+    schema: Any = None  # the JSON Schema asked for (json_schema), as sent
+    name: str | None = None  # the schema's name where the wire gives one
+
+    def schema_text(self) -> str | None:
+        return json.dumps(self.schema, sort_keys=True) if self.kind == "json_schema" else None
+
+
 @dataclass(frozen=True)  # no slots: the derived views below (`once`) are kept on the instance
 class Conversation:
     model: str
@@ -92,6 +104,7 @@ class Conversation:
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None  # None: the request did not set it
     stream: bool = False
+    output: OutputFormat | None = None  # JSON output asked for, if any
     # Work derived from this request, kept exactly as long as the request is (the engine's
     # resolved replies): a cache that dies with its key never holds a history alive.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)

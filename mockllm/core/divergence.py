@@ -11,14 +11,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mockllm.core.conversation import Conversation, ToolCall
 from mockllm.core.scenario import Reply, Scenario
 from mockllm.errors import Finding
 
-# call_id(scenario, turn, index): the id this wire gave call `index` of `turn`.
-CallId = Callable[[Scenario, int, int], str]
+
+class CallId(Protocol):
+    """call_id(scenario, turn, index, attempt): the id this wire gave call `index` of `turn`
+    on that attempt (a retry's ids are fresh: docs/scenarios.md, "Retries")."""
+
+    def __call__(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str: ...
+
+
+# A history carries the attempt whose reply it got; past this many attempts at one turn,
+# its ids are not looked for (a harness retrying more is reported as diverged).
+MAX_ATTEMPTS = 64
+
+
+def attempt_of(scenario: Scenario, turn: int, first_id: str, call_id: CallId) -> int | None:
+    """The attempt at `turn` whose first call had this id, or None."""
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        if call_id(scenario, turn, 0, attempt) == first_id:
+            return attempt
+    return None
+
+
 # served(turn): the reply that turn gave, made concrete for this request; None past the script.
 Served = Callable[[int], Reply | None]
 # failed(turn): how the latest delivery of that turn was cut short, or None if it arrived whole.
@@ -50,8 +69,12 @@ def diverged(
         if message.tool_calls == calls:  # the usual case: the calls echoed as served
             turn += 1
             continue
+        if message.tool_calls and calls:  # a retry's reply: compared with its own attempt
+            attempt = attempt_of(scenario, turn, message.tool_calls[0].id, call_id)
+            if attempt is not None and attempt > 1:
+                calls = served_calls(scenario, turn, reply, call_id, attempt)
         ids = [c.id for c in calls]
-        problem = _difference(message.tool_calls, reply, ids)
+        problem = difference(message.tool_calls, reply, ids)
         if problem:
             where = message.at or "an assistant message"
             cut = failed(turn)
@@ -79,20 +102,20 @@ CONTINUED = "continued_after_failed_stream"
 # an agent loop checks every earlier turn, and a turn's calls and ids are the scenario's, the
 # same for each request (a reply made concrete for one request is its own object, and misses).
 # A dict emptied when full: cheaper per look-up than an LRU, and refilled in one request.
-_SERVED: dict[tuple[int, int, CallId], tuple[Reply, Scenario, tuple[ToolCall, ...]]] = {}
+_SERVED: dict[tuple[int, int, CallId, int], tuple[Reply, Scenario, tuple[ToolCall, ...]]] = {}
 _SERVED_LIMIT = 4096
 
 
 def served_calls(
-    scenario: Scenario, turn: int, reply: Reply, call_id: CallId
+    scenario: Scenario, turn: int, reply: Reply, call_id: CallId, attempt: int = 1
 ) -> tuple[ToolCall, ...]:
-    """The calls `reply` served at `turn`, with the ids this wire gave them."""
-    key = (id(reply), turn, call_id)
+    """The calls `reply` served at `turn` on `attempt`, with the ids this wire gave them."""
+    key = (id(reply), turn, call_id, attempt)
     hit = _SERVED.get(key)
     if hit is not None and hit[0] is reply and hit[1] is scenario:  # never a recycled id()
         return hit[2]
     calls = tuple(
-        ToolCall(call_id(scenario, turn, i), c.name, c.arguments)
+        ToolCall(call_id(scenario, turn, i, attempt), c.name, c.arguments)
         for i, c in enumerate(reply.tool_calls)
     )
     if len(_SERVED) >= _SERVED_LIMIT:
@@ -109,7 +132,7 @@ def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> 
     return all(c.id == ids[i] and c.name == reply.tool_calls[i].name for i, c in enumerate(got))
 
 
-def _difference(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> str | None:
+def difference(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> str | None:
     calls = reply.tool_calls
     if len(got) == len(calls) and all(  # the usual case, checked without building anything
         g.id == i and g.name == c.name and g.arguments == c.arguments

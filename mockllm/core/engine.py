@@ -15,6 +15,7 @@ from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
+from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
 from mockllm.core.rejoin import rejoined
 from mockllm.core.scenario import (
     Chaos,
@@ -28,6 +29,8 @@ from mockllm.core.scenario import (
     Truncate,
     ValidationMode,
 )
+from mockllm.core.side import SideMatch
+from mockllm.core.structured import structured
 from mockllm.core.validation import RULE_HEADER, Violation
 from mockllm.core.values import value
 from mockllm.errors import Finding, RequestError, did_you_mean
@@ -49,6 +52,14 @@ class Resolved:
     output_tokens: int
     reasoning_tokens: int
     created: int  # unix time shown in `created` fields: fixed unless --real-time
+    attempt: int = 1  # the attempt at the turn it answers: ids derive from it past the first
+
+    @property
+    def id_turn(self) -> int | str:
+        """What response and call ids are derived from in place of the turn: the turn on a
+        first attempt, and `turn.attempt` on a retry, so that every answer's ids are fresh
+        (docs/scenarios.md, "Retries")."""
+        return self.turn if self.attempt == 1 else f"{self.turn}.{self.attempt}"
 
 
 @dataclass(slots=True)
@@ -62,6 +73,8 @@ class Answer:
     fault: Fault | None = None  # how the reply is delivered wrong, if at all
     fault_why: str = ""  # scripted (and which attempt), or the chaos draw
     cut: str | None = None  # how this turn's delivery is now cut short (None: whole)
+    side: SideMatch | None = None  # a side request: no turn, no attempt (core/side.py)
+    why: str | None = None  # which rule picked the turn, when not the plain count
 
 
 # Chaos faults, in the order the draw walks them (scenario.CHAOS_KINDS). HTTP ones carry
@@ -132,9 +145,39 @@ class Engine:
     def joined(
         self, scenario: Scenario, conv: Conversation, call_id: CallId | None
     ) -> Conversation:
-        """The conversation `answer` takes: split parallel calls joined back (its `turn`
-        is what the attempt is counted for)."""
-        return conv if call_id is None else rejoined(conv, scenario, call_id)
+        """The conversation `answer` takes: split parallel calls joined back, seeded
+        assistant messages left out, a keyed turn picked (its `turn` is what the attempt is
+        counted for; core/matching.py)."""
+        conv = conv if call_id is None else rejoined(conv, scenario, call_id)
+        return located(conv, scenario) if scenario.seeds or scenario.keyed else conv
+
+    def side(
+        self,
+        scenario: Scenario,
+        conv: Conversation,
+        found: SideMatch,
+        violations: tuple[Violation, ...] = (),
+    ) -> Answer:
+        """The answer to a side request (`core.side.side_request` found it). Never counted:
+        it has no turn and no attempt; its fault, if any, always applies."""
+        answer = Answer(found.turn, 0, side=found, why=found.why)
+        answer.violations = [v.finding() for v in violations] if violations else _NONE
+        if self.mode(scenario) == "strict" and violations:
+            answer.error = violations[0].error()
+            return answer
+        rule = found.rule
+        try:
+            reply = structured(
+                scenario, found.turn, rule.reply, conv, f"side request {rule.name!r}"
+            )
+        except RequestError as error:
+            answer.error = error
+            return answer
+        created = int(time.time()) if self.real_time else FIXED_CREATED
+        answer.resolved = _resolve(scenario, found.turn, reply, conv, created)
+        if rule.fault is not None:
+            answer.fault, answer.fault_why = rule.fault, found.why
+        return answer
 
     def answer(
         self,
@@ -163,8 +206,14 @@ class Engine:
         mode = self.mode(scenario)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
+        memo = conv.memo
+        if memo:
+            answer.why = memo.get(WHY)
+            answer.error = answer.error or memo.get(UNMATCHED)
         divergence = None
-        if call_id is not None and mode != "off" and index > 0:
+        if call_id is not None and mode != "off" and scenario.keyed:
+            divergence = diverged_keyed(conv, scenario, call_id, _ServedReplies(scenario, conv))
+        elif call_id is not None and mode != "off" and index > 0:
             divergence = diverged(conv, scenario, call_id, _ServedReplies(scenario, conv), cuts.get)
         if divergence is not None:
             answer.violations = [*answer.violations, divergence]
@@ -186,11 +235,12 @@ class Engine:
         if answer.error is None:
             try:
                 reply = concrete(scenario, index, turn.reply, conv)
+                reply = structured(scenario, index, reply, conv, f"turn {index}")
             except RequestError as error:
                 answer.error = error
                 return answer
             created = int(time.time()) if self.real_time else FIXED_CREATED
-            answer.resolved = _resolve(scenario, index, reply, conv, created)
+            answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
             answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
             if answer.fault is not None and answer.fault.cuts:
                 answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
@@ -265,20 +315,20 @@ def _refusal(finding: Finding, kind: str) -> RequestError:
 
 
 def _resolve(
-    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
+    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int = 1
 ) -> Resolved:
     """Memoised on the conversation: a harness repeats a request, and the request cache
     hands back the same conversation for it."""
-    key = ("resolved", id(scenario), index, id(reply), created)
+    key = ("resolved", id(scenario), index, id(reply), created, attempt)
     found: Resolved | None = conv.memo.get(key)
     if found is not None and found.reply is reply and found.scenario is scenario:
         return found  # the very same objects: a recycled id() never matches
-    resolved = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created)
+    resolved = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created, attempt)
     return resolved
 
 
 def _resolve_now(
-    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int
+    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int
 ) -> Resolved:
     out_chars = len(reply.text) + len(reply.reasoning or "")
     out_chars += sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
@@ -290,6 +340,7 @@ def _resolve_now(
         output_tokens=_tokens(out_chars) if reply.usage.output is None else reply.usage.output,
         reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
         created=created,
+        attempt=attempt,
     )
 
 

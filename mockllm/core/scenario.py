@@ -68,6 +68,46 @@ class Expect:
     tool_results: tuple[ResultMatch, ...] | None = None
 
 
+# What `json:` may ask of a structured-output reply: generate.py's kinds, and two more that
+# only make sense for a whole reply (docs/scenarios.md, "Structured output").
+JSON_KINDS = (
+    "valid",
+    "missing_required",
+    "wrong_type",
+    "enum_violation",
+    "extra_property",
+    "not_an_object",
+    "double_encoded",
+    "not_json",
+    "in_prose",
+)
+APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMatch:
+    """What identifies a request: a side request's rule, or a keyed turn's (core/matching.py).
+    Every condition given must hold; None means "any"."""
+
+    system: TextMatch | None = None
+    user: TextMatch | None = None  # the latest user message's text
+    model: TextMatch | None = None
+    tool_results: TextMatch | None = None  # any result sent after the last assistant reply
+    no_tools: bool | None = None  # True: no tools offered; False: some offered
+    tool: str | None = None  # this tool is among those offered
+    json: bool | None = None  # whether the request asks for JSON output
+    api: tuple[str, ...] | None = None
+
+    def texts(self) -> tuple[tuple[str, TextMatch], ...]:
+        found = (
+            ("system", self.system),
+            ("user", self.user),
+            ("model", self.model),
+            ("tool_results", self.tool_results),
+        )
+        return tuple((k, m) for k, m in found if m is not None)
+
+
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
     name: str  # with near_miss: the offered tool the wrong name is derived from
@@ -101,6 +141,8 @@ class Reply:
     tool_calls: tuple[ScriptedCall, ...] = ()
     finish: Finish = "stop"
     usage: Usage = Usage()
+    json: str | None = None  # a structured-output reply generated from the request's schema
+    refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +252,20 @@ class Turn:
     repeat: bool = False
     fault: Fault | None = None
     has_reply: bool = True  # False: only an unconditional HTTP fault answers this turn
+    match: RequestMatch | None = None  # a keyed turn: picked by what the request holds
+
+
+@dataclass(frozen=True, slots=True)
+class SideRequest:
+    """A request that is not a turn of the agent loop (a title, a router, a memory agent):
+    answered by its own rule, never counted as a turn or an attempt (core/side.py)."""
+
+    name: str
+    match: RequestMatch
+    reply: Reply
+    fault: Fault | None = None
+    origin: str = ""  # "" for the scenario's own, else the rule set it came from
+    has_reply: bool = True  # False: only its HTTP fault answers it
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,13 +285,24 @@ class Scenario:
     chaos: Chaos | None = None  # None: the server's --chaos
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
+    side_requests: tuple[SideRequest, ...] = ()
+    # Assistant messages the harness writes itself (never served by mockllm): not turns.
+    seeds: tuple[TextMatch, ...] = ()
+    includes: tuple[str, ...] = ()  # the rule sets it includes, as named
     # Whether a reply makes two calls or more, which a client may split over messages
     # (core/rejoin.py): derived once here, asked by every request.
     parallel_calls: bool = field(init=False, compare=False, repr=False)
 
+    # Whether some turn is keyed (picked by content, core/matching.py): derived once.
+    keyed: bool = field(init=False, compare=False, repr=False)
+    # The texts its turns serve: an assistant message with one is never taken for a seed.
+    served_texts: frozenset[str] = field(init=False, compare=False, repr=False)
+
     def __post_init__(self) -> None:
         parallel = any(len(t.reply.tool_calls) > 1 for t in self.turns)
         object.__setattr__(self, "parallel_calls", parallel)
+        object.__setattr__(self, "keyed", any(t.match is not None for t in self.turns))
+        object.__setattr__(self, "served_texts", frozenset(t.reply.text for t in self.turns))
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)
@@ -294,6 +361,9 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
         mcp_servers=servers,
+        side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
+        seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
+        includes=tuple(data.get("include", ())),
     )
 
 
@@ -339,6 +409,48 @@ def _mcp_texts(call: ScriptedCall, servers: tuple[McpServer, ...]) -> tuple[str,
     return tuple(dict.fromkeys(r.content_text() for r in picked))
 
 
+def _with_origin(data: Mapping[str, Any], key: str) -> list[tuple[Any, str]]:
+    """The scenario's own entries under `key`, then those of the rule sets it includes
+    (the loader puts them under `_included`: [(name, rule set), ...])."""
+    own = [(item, "") for item in data.get(key, ())]
+    for name, rules in data.get("_included", ()):
+        own += [(item, name) for item in rules.get(key, ())]
+    return own
+
+
+def _side(data: Mapping[str, Any], origin: str) -> SideRequest:
+    fault = data.get("fault")
+    return SideRequest(
+        name=data["name"],
+        match=_request_match(data["match"]),
+        reply=_reply(data.get("reply", {})),
+        fault=_fault(fault) if fault is not None else None,
+        origin=origin,
+        has_reply="reply" in data,
+    )
+
+
+def _request_match(data: Mapping[str, Any]) -> RequestMatch:
+    tools = data.get("tools")
+    api = data.get("api")
+    return RequestMatch(
+        system=_text_match(data.get("system")),
+        user=_text_match(data.get("user")),
+        model=_text_match(data.get("model")),
+        tool_results=_text_match(data.get("tool_results")),
+        no_tools={"none": True, "some": False}.get(tools) if isinstance(tools, str) else None,
+        tool=tools.get("includes") if isinstance(tools, Mapping) else None,
+        json=data.get("json"),
+        api=(api,) if isinstance(api, str) else tuple(api) if api is not None else None,
+    )
+
+
+def _text_match_required(value: str | Mapping[str, str]) -> TextMatch:
+    match = _text_match(value)
+    assert match is not None
+    return match
+
+
 def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
     """Mistakes the schema cannot see: they would only surface at request time."""
     problems: list[Problem] = []
@@ -369,8 +481,40 @@ def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
         ]
         problems += check_servers(scenario.mcp_servers, refs, locate)
     problems += _check_from_mcp(scenario, locate)
+    problems += _check_matches(scenario, locate)
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
         problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
+    return problems
+
+
+def _check_matches(scenario: Scenario, locate: Locate) -> list[Problem]:
+    """Regular expressions of side requests, seeds and keyed turns compile; a side request
+    answers every time (it has no attempts to count), so `times` makes no sense on it."""
+    problems: list[Problem] = []
+    own = [s for s in scenario.side_requests if not s.origin]
+    for j, side in enumerate(own):
+        for key, match in side.match.texts():
+            if match.how == "regex":
+                where = locate(("side_requests", j, "match", key, "regex"))
+                problems += _check_regex(match.value, where)
+        if not side.has_reply and (side.fault is None or side.fault.http is None):
+            message = "give a reply (text, json or refusal), or a fault: {http: …} to answer with"
+            problems.append(_at(locate(("side_requests", j)), message))
+        if side.fault is not None and side.fault.times is not None:
+            message = "a side request is never counted as an attempt: times cannot apply"
+            problems.append(_at(locate(("side_requests", j, "fault", "times")), message))
+        if side.fault is not None:
+            problems += _check_fault(side.fault, ("side_requests", j, "fault"), locate)
+    for j, seed in enumerate(scenario.seeds):  # the scenario's own first: their index is theirs
+        if seed.how == "regex":
+            problems += _check_regex(seed.value, locate(("seed", j, "regex")))
+    for i, turn in enumerate(scenario.turns):
+        for key, match in turn.match.texts() if turn.match else ():
+            if match.how == "regex":
+                problems += _check_regex(match.value, locate(("turns", i, "match", key, "regex")))
+        if turn.match is not None and turn.repeat:
+            message = "a keyed turn answers whatever it matches: repeat cannot apply"
+            problems.append(_at(locate(("turns", i, "repeat")), message))
     return problems
 
 
@@ -404,7 +548,7 @@ def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
                 _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
             )
     if fault is not None:
-        problems += _check_fault(fault, i, locate)
+        problems += _check_fault(fault, ("turns", i, "fault"), locate)
     for j, call in enumerate(turn.reply.tool_calls):
         if call.generate is not None and call.arguments != "{}":
             where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
@@ -428,9 +572,8 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
-def _check_fault(fault: Fault, i: int, locate: Locate) -> list[Problem]:
+def _check_fault(fault: Fault, where: tuple[str | int, ...], locate: Locate) -> list[Problem]:
     problems = []
-    where = ("turns", i, "fault")
     for first, second in _EXCLUSIVE:
         if getattr(fault, first) and getattr(fault, second):
             message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
@@ -494,6 +637,7 @@ def _turn(data: Mapping[str, Any]) -> Turn:
         repeat=data.get("repeat", False),
         fault=_fault(fault) if fault is not None else None,
         has_reply="reply" in data,
+        match=_request_match(data["match"]) if "match" in data else None,
     )
 
 
@@ -546,6 +690,8 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         tool_calls=calls,
         finish=data.get("finish", "tool_calls" if calls else "stop"),
         usage=Usage(usage.get("input"), usage.get("output")),
+        json=data.get("json"),
+        refusal=data.get("refusal"),
     )
 
 

@@ -73,8 +73,8 @@ def _load_file(file: Path) -> Scenario:
     schema; anything else is read and checked in full, and remembered when it passes."""
     raw = file.read_bytes()
     data = disk_cache.get("scenarios", raw)
-    if data is not None:
-        scenario = build_scenario(data, file.stem, str(file))
+    if data is not None and not _include_problems(data, _Locator(str(file), {}, {})):
+        scenario = build_scenario(_with_rule_sets(data), file.stem, str(file))
         if not check_scenario(scenario, _Locator(str(file), {}, {}).at):
             return scenario
     data, marks, keys = _yaml().parse(decode(raw, str(file)), str(file))
@@ -130,11 +130,60 @@ def load_mapping(
         problems.append(locator.at(()).with_message("missing required key 'name'"))
     if problems:
         raise ScenarioError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
-    scenario = build_scenario(data, default_name or "", source)
-    problems = check_scenario(scenario, locator.at)
+    scenario = build_scenario(_with_rule_sets(data), default_name or "", source)
+    problems = _include_problems(data, locator) + check_scenario(scenario, locator.at)
     if problems:
         raise ScenarioError(problems)
     return scenario
+
+
+# Bundled rule sets (`include: [harness/opencode]`): what a harness sends beside its agent
+# turns, shipped with the scenarios (scenarios/harness/*.yaml), never loaded as scenarios.
+RULE_SETS = BUNDLED / "harness"
+_RULE_SET_PREFIX = "harness/"
+
+
+def rule_set_names() -> list[str]:
+    return sorted(_RULE_SET_PREFIX + p.stem for p in RULE_SETS.glob("*.yaml"))
+
+
+@cache
+def rule_set(name: str) -> dict[str, Any] | None:
+    """The bundled rule set of this name, schema-checked; None when there is none."""
+    stem = name.removeprefix(_RULE_SET_PREFIX)
+    file = RULE_SETS / f"{stem}.yaml"
+    if not name.startswith(_RULE_SET_PREFIX) or "/" in stem or not file.is_file():
+        return None
+    data, marks, keys = _yaml().parse(file.read_text("utf-8"), str(file))
+    locator = _Locator(str(file), marks, keys)
+    import jsonschema
+
+    checker = jsonschema.Draft202012Validator({"$defs": schema()["$defs"], "$ref": "#/$defs/rule_set"})
+    problems = [_schema_problem(e, locator) for e in checker.iter_errors(data)]
+    if problems:  # a bundled file is checked by tests/test_side_requests.py: never at a user's
+        raise ScenarioError(problems)
+    found: dict[str, Any] = data
+    return found
+
+
+def _include_problems(data: Any, locator: _Locator) -> list[Problem]:
+    problems = []
+    for i, name in enumerate(data.get("include", ()) if isinstance(data, Mapping) else ()):
+        if rule_set(name) is None:
+            known = ", ".join(rule_set_names())
+            hint = difflib.get_close_matches(name, rule_set_names(), n=1)
+            tip = f"; did you mean {hint[0]!r}?" if hint else ""
+            message = f"no bundled rule set named {name!r} (known: {known}){tip}"
+            problems.append(locator.at(("include", i)).with_message(message))
+    return problems
+
+
+def _with_rule_sets(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The scenario with the rule sets it includes, for `build_scenario` to append."""
+    names = data.get("include")
+    if not names:
+        return data
+    return {**data, "_included": [(n, rule_set(n) or {}) for n in dict.fromkeys(names)]}
 
 
 def _status_keys_as_text(data: Any) -> Any:
@@ -152,7 +201,11 @@ def _scenario_files(paths: Iterable[str | Path], problems: list[Problem]) -> lis
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+            files += sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in (".yaml", ".yml") and p.resolve().parent != RULE_SETS  # no scenarios
+            )
         elif path.is_file():
             files.append(path)
         else:

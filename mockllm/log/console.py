@@ -76,6 +76,8 @@ class Console:
             where += f" turn={f['turn']}"
             if f["attempt"] and f["attempt"] > 1:
                 where += f" attempt={f['attempt']}"
+        if f.get("side"):
+            where += f" side={f['side']}"
         status = "..." if f["status"] is None else str(f["status"])
         outcome = f["error"] or f["finish"] or ""
         parts = [f"#{f['seq']} {f['method']} {f['path']}", where]
@@ -114,6 +116,7 @@ def line_fields(entry: LiveEntry) -> dict[str, Any]:
         "scenario": entry.scenario,
         "turn": entry.turn,
         "attempt": entry.attempt,
+        **({"side": entry.side["name"]} if entry.side else {}),
         "status": entry.status,
         "finish": reply.finish if reply is not None else None,
         "error": entry.error["kind"] if entry.error else None,

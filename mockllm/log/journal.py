@@ -68,12 +68,14 @@ class LiveEntry:
         "seq",
         "server_error",
         "session",
+        "side",
         "started",
         "status",
         "stream",
         "time",
         "turn",
         "violations",
+        "why",
     )
 
     def __init__(
@@ -93,6 +95,8 @@ class LiveEntry:
         self.stream = False
         self.turn: int | None = None
         self.attempt: int | None = None
+        self.why: str | None = None  # which rule picked the turn, when not the plain count
+        self.side: dict[str, str] | None = None  # a side request: its name and rule
         self.body = b""
         self.conversation: Conversation | None = None
         # Set when the conversation can be parsed again from `body`: then the entry drops it
@@ -144,6 +148,8 @@ class LiveEntry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
+            "why": self.why or self._counted(),
+            **({"side": self.side} if self.side is not None else {}),
             "headers": part("headers", lambda: _headers_json(self.headers), {}),
             "request": part(
                 "request", lambda: _decode_request(self.body), self.body.decode("utf-8", "replace")
@@ -177,6 +183,12 @@ class LiveEntry:
         stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
         return stamp.replace("+00:00", "Z")
 
+    def _counted(self) -> str | None:
+        """The plain rule, said only when the log is read: turn N for N assistant replies."""
+        if self.turn is None:
+            return None
+        return f"counted: {self.turn} assistant {'reply' if self.turn == 1 else 'replies'}"
+
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         # What the scenario would have said is not what an error answer (a fault's 429) said.
         reply = self.resolved.reply if self.resolved and self.status == 200 else None
@@ -206,7 +218,7 @@ class LiveEntry:
         out = []
         for i, call in enumerate(resolved.reply.tool_calls):
             served = {
-                "id": call_id(resolved.scenario, resolved.turn, i),
+                "id": call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
                 "name": call.name,
                 "arguments": call.arguments,
             }

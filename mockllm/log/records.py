@@ -74,6 +74,8 @@ class LogEntry:
     request: Any = field(default=None, compare=False, repr=False)  # the body as received
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     method: str = "POST"
+    why: str | None = None  # which rule picked the turn (docs/scenarios.md)
+    side: Mapping[str, str] | None = None  # a side request: {name, why, rules?}; turn is None
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -106,6 +108,8 @@ class LogEntry:
             request=data.get("request"),
             raw=data,
             method=str(data.get("method", "POST")),
+            why=data.get("why"),
+            side=data.get("side"),
         )
 
 

@@ -75,8 +75,12 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
         turn = "?" if entry.turn is None else entry.turn
         attempt = f" (attempt {entry.attempt})" if entry.attempt and entry.attempt > 1 else ""
         offered = ", ".join(entry.tools) or "none"
+        what = f"turn {turn}{attempt}"
+        if entry.side:  # not a turn: said so, with the rule set it came from
+            rules = f" ({entry.side['rules']})" if entry.side.get("rules") else ""
+            what = f"side request {entry.side.get('name')}{rules}"
         head = (
-            f"  request {number} (log seq {entry.seq}) · turn {turn}{attempt} · {entry.api} · "
+            f"  request {number} (log seq {entry.seq}) · {what} · {entry.api} · "
             f"scenario {entry.scenario} · tools offered: {offered}"
         )
         news = _new_messages(entry)

@@ -29,7 +29,12 @@ def verdict(
     mcp_tools: Declared | None = None,
 ) -> dict[str, Any]:
     """`mcp_tools`: each scenario's scripted MCP tools, when the judge knows the scenarios."""
-    entries, mcp = split(sorted(entries, key=lambda e: int(e["seq"])))
+    # Side requests (a title, a router) are not turns of the agent loop: no turn check
+    # judges them (docs/scenarios.md, "Side requests").
+    side = sum(1 for e in entries if e.get("side"))
+    entries, mcp = split(
+        sorted((e for e in entries if not e.get("side")), key=lambda e: int(e["seq"]))
+    )
     cut = [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
     checks = [
         _check("calls_answered", _unanswered(entries), cut),
@@ -46,6 +51,7 @@ def verdict(
         "session": session,
         "ok": all(c["ok"] for c in checks),
         "requests": len(entries) + len(mcp),
+        **({"side_requests": side} if side else {}),
         "checks": checks,
     }
 

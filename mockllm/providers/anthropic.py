@@ -19,7 +19,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Scenario, ScriptedCall
 from mockllm.errors import RequestError
-from mockllm.providers import shapes
+from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
     MODELS,
     Adapter,
@@ -197,6 +197,7 @@ class Messages(Adapter):
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
+            output=output_formats.anthropic(body),
         )
         thinking = body.get("thinking")
         on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
@@ -207,8 +208,8 @@ class Messages(Adapter):
     def render_key(self, parsed: Parsed) -> Hashable:
         return parsed.conversation.model, bool(parsed.options.get("thinking"))
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
-        return scripted_id(scenario, turn, index, "toolu_01", 22)
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        return scripted_id(scenario, turn, index, "toolu_01", 22, attempt)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         content: list[dict[str, Any]] = []
@@ -223,7 +224,7 @@ class Messages(Adapter):
         for i, call in enumerate(reply.tool_calls):
             tool_use = {
                 "type": "tool_use",
-                "id": self.call_id(resolved.scenario, resolved.turn, i),
+                "id": self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
                 "name": call.name,
             }
             content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
@@ -275,7 +276,7 @@ class Messages(Adapter):
             deltas = [{"type": "text_delta", "text": p} for p in chunks(reply.text, size)]
             blocks.append(_Block({"type": "text", "text": ""}, deltas, "text", "text", "text"))
         for i, call in enumerate(reply.tool_calls):
-            call_id = self.call_id(resolved.scenario, resolved.turn, i)
+            call_id = self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt)
             tool_use: dict[str, Any] = {
                 "type": "tool_use",
                 "id": call_id,
@@ -381,7 +382,7 @@ def _message_head(
 ) -> dict[str, Any]:
     return {
         "model": parsed.conversation.model,
-        "id": derive("msg_01", 22, resolved.scenario.name, resolved.turn),
+        "id": derive("msg_01", 22, resolved.scenario.name, resolved.id_turn),
         "type": "message",
         "role": "assistant",
         "content": content,

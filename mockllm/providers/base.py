@@ -116,8 +116,9 @@ class Adapter(ABC):
     def error_body(self, error: RequestError, request_id: str) -> bytes: ...
 
     @abstractmethod
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
-        """The id of call `index` in the reply of `turn`: what the client must answer it with."""
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        """The id of call `index` in the reply of `turn` on `attempt`: what the client must
+        answer it with (fresh on every attempt: docs/scenarios.md, "Retries")."""
 
     @abstractmethod
     def models_body(self) -> bytes: ...
@@ -285,12 +286,19 @@ def fragments(text: str, count: int) -> list[str]:
     return chunks(text, max(1, math.ceil(len(text) / count))) if text else []
 
 
-def scripted_id(scenario: Scenario, turn: int, index: int, prefix: str, length: int) -> str:
-    """The scenario's own id for call `index`, else one derived from scenario, turn, position."""
-    served = scenario.turn(turn)
+def scripted_id(
+    scenario: Scenario, turn: int, index: int, prefix: str, length: int, attempt: int = 1
+) -> str:
+    """The scenario's own id for call `index`, else one derived from scenario, turn, position
+    and, past the first attempt, the attempt."""
+    served = scenario.turn(turn) if turn >= 0 else None
     calls = served.reply.tool_calls if served else ()
     explicit = calls[index].id if index < len(calls) else None
-    return explicit if explicit is not None else derive(prefix, length, scenario.name, turn, index)
+    if explicit is not None:
+        return explicit
+    if attempt == 1:
+        return derive(prefix, length, scenario.name, turn, index)
+    return derive(prefix, length, scenario.name, turn, index, f"attempt {attempt}")
 
 
 def merge_assistants(messages: list[Message], sep: str = "\n") -> list[Message]:

@@ -23,6 +23,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
+from mockllm.providers import output_formats
 from mockllm.providers.base import Adapter, Parsed, chunks, dumps, merge_assistants
 
 ROUTE = re.compile(
@@ -123,6 +124,7 @@ class Gemini(Adapter):
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(field(body, "toolConfig")),
             stream=match["method"] == "streamGenerateContent",
+            output=output_formats.gemini(field(body, "generationConfig"), field),
         )
         return Parsed(conversation, {"signs": signs(model)})
 
@@ -131,8 +133,8 @@ class Gemini(Adapter):
     def render_key(self, parsed: Parsed) -> Hashable:
         return parsed.conversation.model
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
-        return call_key(turn, index)
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        return call_key(turn, index)  # Gemini's calls carry no id: pairing is by name
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         if _unsendable(resolved.reply) is not None:
@@ -311,7 +313,7 @@ def _envelope(
         "candidates": [candidate],
         "usageMetadata": _usage(resolved, prompt_only),
         "modelVersion": parsed.conversation.model,
-        "responseId": derive("", 23, "gemini", resolved.scenario.name, resolved.turn),
+        "responseId": derive("", 23, "gemini", resolved.scenario.name, resolved.id_turn),
     }
 
 

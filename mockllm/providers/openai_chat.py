@@ -14,7 +14,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
-from mockllm.providers import shapes
+from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
     MODELS,
     Adapter,
@@ -208,6 +208,7 @@ class ChatCompletions(Adapter):
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
+            output=output_formats.openai_chat(body.get("response_format")),
         )
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -218,10 +219,10 @@ class ChatCompletions(Adapter):
     def render_key(self, parsed: Parsed) -> Hashable:
         return parsed.conversation.model, bool(parsed.options.get("include_usage"))
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         if self._deepseek(scenario):  # call_00_…, call_01_…: the index shows in the id
-            return scripted_id(scenario, turn, index, f"call_{index:02d}_", 24)
-        return scripted_id(scenario, turn, index, "call_", 24)
+            return scripted_id(scenario, turn, index, f"call_{index:02d}_", 24, attempt)
+        return scripted_id(scenario, turn, index, "call_", 24, attempt)
 
     def _deepseek(self, scenario: Scenario) -> bool:
         return (scenario.flavor or self.flavor) == "deepseek"
@@ -233,16 +234,18 @@ class ChatCompletions(Adapter):
             "role": "assistant",
             "content": reply.text or (None if reply.tool_calls and not deepseek else ""),
         }
+        if reply.refusal is not None:  # the model declines: content null, the refusal said
+            message["content"] = None
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
         if not deepseek:
-            message["refusal"] = None
+            message["refusal"] = reply.refusal
             message["annotations"] = []
         if reply.tool_calls:
             message["tool_calls"] = [
                 {
                     **({"index": i} if deepseek else {}),
-                    "id": self.call_id(resolved.scenario, resolved.turn, i),
+                    "id": self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.arguments},
                 }
@@ -318,14 +321,17 @@ def _deltas(
             ({"content": None, "reasoning_content": p}, "reasoning")
             for p in chunks(reply.reasoning or "", size)
         ]
-    if not out and (reply.text or not reply.tool_calls):
+    if reply.refusal is not None:  # as OpenAI streams one: content null, refusal deltas
+        out.append(({"content": None, "refusal": ""}, "head"))
+        out += [({"refusal": p}, "text") for p in chunks(reply.refusal, size)]
+    elif not out and (reply.text or not reply.tool_calls):
         out.append(({"content": "", "refusal": None}, "head"))
     after = {"reasoning_content": None} if deepseek and thinking else {}
     out += [({"content": p, **after}, "text") for p in chunks(reply.text, size)]
     for i, call in enumerate(reply.tool_calls):
         start = {
             "index": i,
-            "id": adapter.call_id(resolved.scenario, resolved.turn, i),
+            "id": adapter.call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
@@ -349,7 +355,9 @@ def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict
         return {
             "id": str(
                 uuid.UUID(
-                    derive("", 32, "deepseek", resolved.scenario.name, resolved.turn, alphabet=HEX),
+                    derive(
+                        "", 32, "deepseek", resolved.scenario.name, resolved.id_turn, alphabet=HEX
+                    ),
                     version=4,
                 )
             ),
@@ -373,7 +381,7 @@ def _logprobs(parsed: Parsed, deepseek: bool) -> dict[str, None]:
 
 
 def _completion_id(resolved: Resolved) -> str:
-    return derive("chatcmpl-", 29, resolved.scenario.name, resolved.turn)
+    return derive("chatcmpl-", 29, resolved.scenario.name, resolved.id_turn)
 
 
 def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:

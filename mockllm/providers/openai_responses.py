@@ -22,7 +22,7 @@ from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
 from mockllm.core.wirejson import dumps_line
 from mockllm.errors import RequestError
-from mockllm.providers import shapes
+from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
     Adapter,
     Parsed,
@@ -150,6 +150,7 @@ class Responses(Adapter):
             tools=tuple(t for t, _ in offered),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
+            output=output_formats.openai_responses(body.get("text")),
         )
         include = body.get("include")
         canonical = canonical_json(body).encode()
@@ -192,8 +193,8 @@ class Responses(Adapter):
     def render_key(self, parsed: Parsed) -> Hashable:
         return str(parsed.options["fingerprint"])  # the whole request body, hashed
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
-        return scripted_id(scenario, turn, index, "call_", 24)
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        return scripted_id(scenario, turn, index, "call_", 24, attempt)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         """The finished response object (pure: storing it is `served`'s job)."""
@@ -212,7 +213,11 @@ class Responses(Adapter):
             return
         reply = resolved.reply
         calls = tuple(
-            ToolCall(self.call_id(resolved.scenario, resolved.turn, i), c.name, c.arguments)
+            ToolCall(
+                self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
+                c.name,
+                c.arguments,
+            )
             for i, c in enumerate(reply.tool_calls)
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
@@ -302,7 +307,7 @@ class Responses(Adapter):
         return {k: body[k] for k in _FIELD_ORDER if k in body}
 
     def _output(self, resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
-        reply, name, turn = resolved.reply, resolved.scenario.name, resolved.turn
+        reply, name, turn = resolved.reply, resolved.scenario.name, resolved.id_turn
         items: list[dict[str, Any]] = []
         if reply.reasoning is not None:
             item: dict[str, Any] = {"id": reasoning_item_id(name, turn), "type": "reasoning"}
@@ -314,6 +319,8 @@ class Responses(Adapter):
         if reply.text or not (reply.tool_calls or reply.reasoning is not None):
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
             content = [_output_text(reply.text)]
+            if reply.refusal is not None:  # the model declines: a refusal part, no text
+                content = [{"type": "refusal", "refusal": reply.refusal}]
             items.append(
                 {
                     "id": msg_id,
@@ -325,7 +332,7 @@ class Responses(Adapter):
             )
         wire_names = parsed.options.get("wire_names") or {}
         for i, call in enumerate(reply.tool_calls):
-            call_id = self.call_id(resolved.scenario, resolved.turn, i)
+            call_id = self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt)
             namespace, bare, kind = wire_names.get(call.name, (None, call.name, "function"))
             if kind == "custom":  # a free-form tool: its input is text, not JSON arguments
                 item = {
@@ -422,7 +429,7 @@ _ZERO_USAGE = {
 }
 
 
-def reasoning_item_id(scenario: str, turn: int) -> str:
+def reasoning_item_id(scenario: str, turn: int | str) -> str:
     return derive("rs_", 50, scenario, turn, "reasoning", alphabet=HEX)
 
 
@@ -432,7 +439,7 @@ def _response_id(resolved: Resolved, parsed: Parsed) -> str:
         "resp_",
         50,
         resolved.scenario.name,
-        resolved.turn,
+        resolved.id_turn,
         parsed.options["fingerprint"],
         alphabet=HEX,
     )
@@ -592,9 +599,24 @@ def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -
 
 
 def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> list[Event]:
-    text = item["content"][0]["text"]
     part = {"item_id": item["id"], "output_index": index, "content_index": 0}
     added = {"output_index": index, "item": {**item, "status": "in_progress", "content": []}}
+    first = item["content"][0]
+    if first["type"] == "refusal":  # the refusal's own events, as the API streams them
+        refusal = first["refusal"]
+        return [
+            event("response.output_item.added", added, "text"),
+            event(
+                "response.content_part.added", {**part, "part": {**first, "refusal": ""}}, "text"
+            ),
+            *(
+                event("response.refusal.delta", {**part, "delta": p}, "text")
+                for p in chunks(refusal, size)
+            ),
+            event("response.refusal.done", {**part, "refusal": refusal}, "text"),
+            event("response.content_part.done", {**part, "part": first}, "text"),
+        ]
+    text = first["text"]
     return [
         event("response.output_item.added", added, "text"),
         event("response.content_part.added", {**part, "part": _output_text("")}, "text"),

@@ -26,6 +26,7 @@ from mockllm.core.faults import (
     stream_delivery,
 )
 from mockllm.core.scenario import Fault, Reply, Scenario
+from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
@@ -150,7 +151,10 @@ class Exchanges:
         if adapter.cacheable(prepared.body):
             entry.reparse = adapter.reparse
         session = entry.session or "default"
-        if self.memory is not None:
+        side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
+        if side is not None:  # not a turn: nothing is counted (core/side.py)
+            answer = side
+        elif self.memory is not None:
             violations = self._violations(adapter, prepared, scenario)
             answer = answer_in_memory(
                 self.engine, self.memory, scenario, session, conv, violations, adapter.call_id
@@ -158,6 +162,10 @@ class Exchanges:
         else:
             scenario, answer = await self._answer_shared(adapter, prepared, scenario, session)
         entry.turn, entry.attempt = answer.turn, answer.attempt
+        if answer.why is not None:
+            entry.why = answer.why
+        if answer.side is not None:
+            entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
         entry.violations = answer.violations
         entry.expectation_failures = answer.expectation_failures
         responder.request_id = adapter.request_id(
@@ -171,6 +179,14 @@ class Exchanges:
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
         await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
+
+    def _side(self, adapter: Adapter, prepared: Prepared, scenario: Scenario) -> Answer | None:
+        conv = prepared.parsed.conversation
+        found = side_request(scenario, conv, adapter.api)
+        if found is None:
+            return None
+        violations = self._violations(adapter, prepared, scenario)
+        return self.engine.side(scenario, conv, found, violations)
 
     async def _find_shared(self, name: str | None) -> Scenario:
         assert self.shared is not None
@@ -345,6 +361,7 @@ def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
         scenario.name,
         scenario.stream,
         resolved.turn,
+        resolved.attempt,  # a retry's ids are its own
         id(resolved.reply),
         resolved.created,
         resolved.input_tokens,

@@ -1,0 +1,98 @@
+"""What each wire says about JSON output asked for, read into `OutputFormat` (docs/scenarios.md,
+"Structured output"). Lenient: a field this does not recognise asks for nothing (the
+provider's own validation of these fields is not modelled)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mockllm.core.conversation import OutputFormat
+
+_JSON_MIME = "application/json"
+
+
+def openai_chat(response_format: Any) -> OutputFormat | None:
+    """`response_format`: {type: json_schema, json_schema: {name, schema, strict}} or
+    {type: json_object}."""
+    if not isinstance(response_format, dict):
+        return None
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return OutputFormat("json_object")
+    spec = response_format.get("json_schema")
+    if kind == "json_schema" and isinstance(spec, dict):
+        return _schema(spec.get("schema"), spec.get("name"))
+    return None
+
+
+def openai_responses(text: Any) -> OutputFormat | None:
+    """`text.format`: {type: json_schema, name, schema, strict} or {type: json_object}."""
+    found = text.get("format") if isinstance(text, dict) else None
+    if not isinstance(found, dict):
+        return None
+    kind = found.get("type")
+    if kind == "json_object":
+        return OutputFormat("json_object")
+    if kind == "json_schema":
+        return _schema(found.get("schema"), found.get("name"))
+    return None
+
+
+def anthropic(body: dict[str, Any]) -> OutputFormat | None:
+    """Structured outputs: `output_config.format` (GA), or the beta's `output_format`;
+    both {type: json_schema, schema}."""
+    config = body.get("output_config")
+    found = config.get("format") if isinstance(config, dict) else None
+    if found is None:
+        found = body.get("output_format")
+    if isinstance(found, dict) and found.get("type") == "json_schema":
+        return _schema(found.get("schema"), None)
+    return None
+
+
+def gemini(config: Any, get: Any) -> OutputFormat | None:
+    """`generationConfig`: responseMimeType application/json, with responseJsonSchema (JSON
+    Schema) or responseSchema (the OpenAPI subset: types in capitals), or neither (JSON
+    mode). `get(mapping, camelName)` reads a field in either spelling."""
+    if not isinstance(config, dict) or get(config, "responseMimeType") != _JSON_MIME:
+        return None
+    schema = get(config, "responseJsonSchema")
+    if schema is None:
+        schema = get(config, "responseSchema")
+        if schema is not None:
+            schema = _openapi(schema, 0)
+    if schema is None:
+        return OutputFormat("json_object")
+    return _schema(schema, None)
+
+
+def _schema(schema: Any, name: Any) -> OutputFormat:
+    return OutputFormat(
+        "json_schema",
+        schema if isinstance(schema, dict | bool) else {},
+        name if isinstance(name, str) else None,
+    )
+
+
+_MAX_DEPTH = 64  # a responseSchema nested deeper is cut there (the API bounds it lower)
+
+
+def _openapi(schema: Any, depth: int) -> Any:
+    """Gemini's Schema object as JSON Schema: `type` in lower case ("OBJECT" → "object"),
+    `nullable: true` as a null type; everything else as given."""
+    if depth > _MAX_DEPTH:
+        return {}
+    if isinstance(schema, list):
+        return [_openapi(s, depth + 1) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _openapi(v, depth + 1) for k, v in schema.items() if k != "nullable"}
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        out["type"] = kind.lower()
+        if schema.get("nullable") is True:
+            out["type"] = [kind.lower(), "null"]
+    if isinstance(schema.get("properties"), dict):  # property names stay as written
+        out["properties"] = {k: _openapi(v, depth + 1) for k, v in schema["properties"].items()}
+    out.pop("propertyOrdering", None)
+    return out
