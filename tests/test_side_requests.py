@@ -283,8 +283,20 @@ def test_side_requests_leave_the_verdict_alone(server: ServerProcess, session: s
     assert verdict["ok"] and (verdict["requests"], verdict["side_requests"]) == (2, 1)
 
 
-def test_side_request_still_validated(server: ServerProcess, session: str) -> None:
-    body = {"model": "m", "messages": [{"role": "tool", "content": "x"}], "tools": []}
+def test_side_request_is_still_checked_against_the_provider_rules(
+    server: ServerProcess, session: str
+) -> None:
+    """A side request whose history breaks a provider rule gets the provider's 400 (strict),
+    logged with its side mark."""
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": TITLE_SYSTEM},
+            {"role": "tool", "tool_call_id": "call_nope", "content": "x"},
+        ],
+    }
     url = server.openai_url("title-and-429", session) + "/chat/completions"
     r = httpx.post(url, json=body)
-    assert r.status_code == 400
+    assert r.status_code == 400, r.text
+    entry = server.last(session)
+    assert entry["side"]["name"] == "title" and entry["violations"]

@@ -54,7 +54,7 @@ def describe(match: RequestMatch) -> str:
 
 _WHAT = {
     "system": "system prompt",
-    "user": "latest user message",
+    "user": "new user message",
     "model": "model",
     "tool_results": "a tool result",
 }
@@ -65,12 +65,23 @@ def _text_problem(key: str, text: TextMatch, conv: Conversation) -> str | None:
         results = [r.content for r in conv.latest_tool_results]
         if any(_matches(text, r) for r in results):
             return None
-        return f"no tool result is {text.describe()}" + ("" if results else " (none sent)")
-    got = {"system": conv.system, "user": conv.latest_user_text, "model": conv.model}[key]
+        return f"no tool result {text.describe()}" + ("" if results else " (none sent)")
+    got = {"system": conv.system, "user": _new_user_text(conv), "model": conv.model}[key]
     if got is not None and _matches(text, got):
         return None
     shown = "none" if got is None else repr(got if len(got) <= 80 else got[:80] + "…")
     return f"the {_WHAT[key]} is {shown}, not {text.describe()}"
+
+
+def _new_user_text(conv: Conversation) -> str | None:
+    """The latest user message sent after the last assistant reply: what the user just said
+    (a turn keyed on it answers that request, not every later one of the loop)."""
+    for message in reversed(conv.messages):
+        if message.role == "assistant":
+            return None
+        if message.role == "user":
+            return message.text
+    return None
 
 
 def _matches(text: TextMatch, value: str) -> bool:
