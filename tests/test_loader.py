@@ -86,7 +86,7 @@ ERRORS = [
     (
         "unknown key",
         "turns:\n  - reply: {text: a}\n    replay: {}\n",
-        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, fault, repeat); did you mean 'reply'?",
+        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, fault, repeat, match); did you mean 'reply'?",
     ),
     (
         "enum",
@@ -148,13 +148,13 @@ ERRORS = [
         "a key under-indented: indent it under reply",
         "turns:\n  - reply:\n    text: hi\n",
         "s.yaml:3:5: turns[0].text: unknown key 'text' (allowed here: expect, reply, fault, "
-        "repeat); `text` belongs inside `reply`: indent it under `reply:`",
+        "repeat, match); `text` belongs inside `reply`: indent it under `reply:`",
     ),
     (
         "a key over-indented: one level up",
         "turns:\n  - reply:\n      text: hi\n      expect: {user: hi}\n",
         "s.yaml:4:7: turns[0].reply.expect: unknown key 'expect' (allowed here: text, reasoning, "
-        "tool_calls, finish, usage); `expect` belongs one level up, beside `reply:`: indent it less",
+        "tool_calls, finish, usage, json, refusal); `expect` belongs one level up, beside `reply:`: indent it less",
     ),
     ("empty", "", "s.yaml: empty file: a scenario needs at least 'turns'"),
     (

@@ -32,10 +32,20 @@ MAX_ATTEMPTS = 64
 
 def attempt_of(scenario: Scenario, turn: int, first_id: str, call_id: CallId) -> int | None:
     """The attempt at `turn` whose first call had this id, or None."""
-    for attempt in range(1, MAX_ATTEMPTS + 1):
+    if call_id(scenario, turn, 0) == first_id:
+        return 1
+    for attempt in range(2, MAX_ATTEMPTS + 1):
         if call_id(scenario, turn, 0, attempt) == first_id:
             return attempt
     return None
+
+
+def retry_id(call_id: CallId, scenario: Scenario, turn: int, index: int, attempt: int) -> str:
+    """`call_id` for this attempt; asked with three arguments on a first attempt, so a
+    `CallId` written before retries had ids of their own still serves."""
+    if attempt == 1:
+        return call_id(scenario, turn, index)
+    return call_id(scenario, turn, index, attempt)
 
 
 # served(turn): the reply that turn gave, made concrete for this request; None past the script.
@@ -115,7 +125,7 @@ def served_calls(
     if hit is not None and hit[0] is reply and hit[1] is scenario:  # never a recycled id()
         return hit[2]
     calls = tuple(
-        ToolCall(call_id(scenario, turn, i, attempt), c.name, c.arguments)
+        ToolCall(retry_id(call_id, scenario, turn, i, attempt), c.name, c.arguments)
         for i, c in enumerate(reply.tool_calls)
     )
     if len(_SERVED) >= _SERVED_LIMIT:

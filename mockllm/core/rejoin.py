@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mockllm.core.conversation import Conversation, Message
-from mockllm.core.divergence import CallId, attempt_of
+from mockllm.core.divergence import CallId, attempt_of, retry_id
 from mockllm.core.scenario import Scenario
 
 
@@ -102,4 +102,4 @@ def _split(
         return False
     ids = [c.id for c in first.tool_calls + message.tool_calls]
     attempt = attempt_of(scenario, turn, ids[0], call_id) or 1  # a retry's ids are its own
-    return ids == [call_id(scenario, turn, k, attempt) for k in range(len(ids))]
+    return ids == [retry_id(call_id, scenario, turn, k, attempt) for k in range(len(ids))]

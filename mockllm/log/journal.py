@@ -148,7 +148,7 @@ class LiveEntry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
-            "why": self.why or self._counted(),
+            **({"why": why} if (why := self.why or self._counted()) else {}),
             **({"side": self.side} if self.side is not None else {}),
             "headers": part("headers", lambda: _headers_json(self.headers), {}),
             "request": part(
@@ -211,6 +211,7 @@ class LiveEntry:
         resolved, call_id = self.resolved, self.call_id
         if resolved is None or call_id is None or self.status != 200:
             return []
+        from mockllm.core.divergence import retry_id
         from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
         tools = {t.name: t.parameters for t in conv.tools} if conv else {}
@@ -218,7 +219,7 @@ class LiveEntry:
         out = []
         for i, call in enumerate(resolved.reply.tool_calls):
             served = {
-                "id": call_id(resolved.scenario, resolved.turn, i, resolved.attempt),
+                "id": retry_id(call_id, resolved.scenario, resolved.turn, i, resolved.attempt),
                 "name": call.name,
                 "arguments": call.arguments,
             }

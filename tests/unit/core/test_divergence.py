@@ -33,8 +33,8 @@ TIME = ToolCall("call_0_1", "get_time", '{"city":"Paris"}')
 SECOND = ToolCall("call_1_0", "get_weather", "not json")
 
 
-def call_id(scenario: Scenario, turn: int, index: int) -> str:
-    return f"call_{turn}_{index}"
+def call_id(scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+    return f"call_{turn}_{index}" + (f"_{attempt}" if attempt > 1 else "")
 
 
 def served(turn: int) -> Reply | None:

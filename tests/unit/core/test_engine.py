@@ -33,9 +33,9 @@ ASK = Message("user", "Paris?", at="messages[0]")
 TOOLS = (Tool("get_weather", {"type": "object"}),)
 
 
-def call_id(scenario: Scenario, turn: int, index: int) -> str:
-    """Stands for an adapter's ids: what the client must send back."""
-    return f"call_{turn}_{index}"
+def call_id(scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+    """Stands for an adapter's ids: what the client must send back (a retry's its own)."""
+    return f"call_{turn}_{index}" + (f"_{attempt}" if attempt > 1 else "")
 
 
 def make_engine(*scenarios: Scenario, **options: Any) -> WithMemory:
@@ -351,10 +351,13 @@ def test_an_empty_reply_still_counts_one_token() -> None:
 
 def test_the_same_request_resolves_to_the_same_object() -> None:
     engine, request = make_engine(), conv()
-    first, second = answer(engine, HELLO, request).resolved, answer(engine, HELLO, request).resolved
+    first = answer(engine, HELLO, request, session="a").resolved
+    second = answer(engine, HELLO, request, session="b").resolved  # attempt 1 of its own
     assert first is second
-    other = answer(engine, HELLO, conv()).resolved
+    other = answer(engine, HELLO, conv(), session="c").resolved
     assert other == first and other is not first
+    retried = answer(engine, HELLO, request, session="a").resolved  # attempt 2: its own ids
+    assert retried is not None and retried.attempt == 2 and retried != first
 
 
 # --- faults ------------------------------------------------------------------------------------
