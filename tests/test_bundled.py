@@ -11,7 +11,6 @@ it can of; two calls under one id are refused by the Responses stream accumulato
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from typing import Any
 

@@ -146,11 +146,11 @@ def test_without_the_side_rule_the_title_takes_an_attempt(
 ) -> None:
     """The failure this feature fixes: counted as turn 0, the title request spends the first
     429 and the agent sees only one (and the title gets the agent's tool call)."""
-    with _client(server, "no-side", session, max_retries=0) as client:
-        with pytest.raises(openai.RateLimitError):
-            client.chat.completions.create(
-                model="m", messages=[{"role": "system", "content": TITLE_SYSTEM}]
-            )
+    client = _client(server, "no-side", session, max_retries=0)
+    with client, pytest.raises(openai.RateLimitError):
+        client.chat.completions.create(
+            model="m", messages=[{"role": "system", "content": TITLE_SYSTEM}]
+        )
     attempts = [(e["turn"], e["attempt"], e.get("side")) for e in server.requests(session=session)]
     assert attempts == [(0, 1, None)]
 
@@ -186,16 +186,18 @@ def test_side_reply_streams_with_the_sdk_accumulator(server: ServerProcess, sess
         "required": ["model_choice"],
         "additionalProperties": False,
     }
-    with _client(server, "side-stream-json", session) as client:
-        with client.chat.completions.stream(
+    with (
+        _client(server, "side-stream-json", session) as client,
+        client.chat.completions.stream(
             model="m",
             messages=[{"role": "user", "content": "route"}],
             response_format={
                 "type": "json_schema",
                 "json_schema": {"name": "route", "schema": schema, "strict": True},
             },
-        ) as stream:
-            done = stream.get_final_completion()
+        ) as stream,
+    ):
+        done = stream.get_final_completion()
     value = json.loads(done.choices[0].message.content or "")
     assert value["model_choice"] in ("flash", "pro")
     assert server.last(session)["side"]["name"] == "router"

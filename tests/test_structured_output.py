@@ -74,9 +74,9 @@ def test_chat_completions_parse_valid(server: ServerProcess, session: str) -> No
 def test_chat_completions_parse_rejects_each_failure_kind(
     server: ServerProcess, session: str, kind: str
 ) -> None:
-    with _openai(server, f"json-{kind}", session) as client:
-        with pytest.raises(pydantic.ValidationError):
-            client.chat.completions.parse(model="gpt-4o", messages=ASK, response_format=Weather)
+    client = _openai(server, f"json-{kind}", session)
+    with client, pytest.raises(pydantic.ValidationError):
+        client.chat.completions.parse(model="gpt-4o", messages=ASK, response_format=Weather)
     text = server.last(session)["response"]["text"]
     schema = Weather.model_json_schema()
     if kind == "not_json":
@@ -113,14 +113,17 @@ def test_json_object_mode_gets_a_json_object(server: ServerProcess, session: str
 
 
 def test_without_json_the_turn_text_is_sent_as_is(server: ServerProcess, session: str) -> None:
-    with _openai(server, "plain-text", session) as client:
-        with pytest.raises(pydantic.ValidationError):
-            client.chat.completions.parse(model="m", messages=ASK, response_format=Weather)
+    client = _openai(server, "plain-text", session)
+    with client, pytest.raises(pydantic.ValidationError):
+        client.chat.completions.parse(model="m", messages=ASK, response_format=Weather)
     assert server.last(session)["response"]["text"] == "not json at all"
 
 
 def test_json_without_a_json_request_is_refused(server: ServerProcess, session: str) -> None:
-    with _openai(server, "json-valid", session) as client, pytest.raises(openai.BadRequestError) as e:
+    with (
+        _openai(server, "json-valid", session) as client,
+        pytest.raises(openai.BadRequestError) as e,
+    ):
         client.chat.completions.create(model="m", messages=ASK)
     assert "json: valid needs a request that asks for JSON output" in e.value.body["message"]  # type: ignore[index]
 
@@ -159,11 +162,11 @@ def test_refusal_streams_with_the_sdk_accumulator(server: ServerProcess, session
         {"role": "assistant", "content": "{}"},
         {"role": "user", "content": "y"},
     ]
-    with _openai(server, "structured", session) as client:
-        with client.chat.completions.stream(
-            model="m", messages=body, response_format=Weather
-        ) as stream:
-            done = stream.get_final_completion()
+    with (
+        _openai(server, "structured", session) as client,
+        client.chat.completions.stream(model="m", messages=body, response_format=Weather) as stream,
+    ):
+        done = stream.get_final_completion()
     assert done.choices[0].message.refusal == "I can't help with that."
     assert done.choices[0].message.parsed is None
 
@@ -172,9 +175,9 @@ def test_responses_parse_valid_invalid_and_refusal(server: ServerProcess, sessio
     with _openai(server, "json-valid", session) as client:
         done = client.responses.parse(model="gpt-4o", input="weather", text_format=Weather)
     assert isinstance(done.output_parsed, Weather)
-    with _openai(server, "json-wrong_type", session) as client:
-        with pytest.raises(pydantic.ValidationError):
-            client.responses.parse(model="gpt-4o", input="weather", text_format=Weather)
+    client = _openai(server, "json-wrong_type", session)
+    with client, pytest.raises(pydantic.ValidationError):
+        client.responses.parse(model="gpt-4o", input="weather", text_format=Weather)
     history = [
         {"role": "user", "content": "a"},
         {"role": "assistant", "content": "{}"},
@@ -185,7 +188,9 @@ def test_responses_parse_valid_invalid_and_refusal(server: ServerProcess, sessio
     with _openai(server, "structured", session) as client:
         refused = client.responses.parse(model="gpt-4o", input=history, text_format=Weather)  # type: ignore[arg-type]
         with client.responses.stream(
-            model="gpt-4o", input=history, text_format=Weather  # type: ignore[arg-type]
+            model="gpt-4o",
+            input=history,
+            text_format=Weather,  # type: ignore[arg-type]
         ) as stream:
             streamed = stream.get_final_response()
     for response in (refused, streamed):

@@ -158,7 +158,8 @@ def rule_set(name: str) -> dict[str, Any] | None:
     locator = _Locator(str(file), marks, keys)
     import jsonschema
 
-    checker = jsonschema.Draft202012Validator({"$defs": schema()["$defs"], "$ref": "#/$defs/rule_set"})
+    rules = {"$defs": schema()["$defs"], "$ref": "#/$defs/rule_set"}
+    checker = jsonschema.Draft202012Validator(rules)
     problems = [_schema_problem(e, locator) for e in checker.iter_errors(data)]
     if problems:  # a bundled file is checked by tests/test_side_requests.py: never at a user's
         raise ScenarioError(problems)
