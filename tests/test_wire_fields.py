@@ -212,8 +212,11 @@ def test_unknown_route_404_has_a_request_id(server: ServerProcess) -> None:
 def test_byte_stable_across_servers(server: ServerProcess) -> None:
     """Every new field is deterministic: two requests, byte-identical bodies and headers."""
     body = {"model": "gpt-4o", "messages": PARIS, "tools": TOOLS}
-    url = f"{server.openai_url('weather-single', 'stable')}/chat/completions"
-    a, b = httpx.post(url, json=body), httpx.post(url, json=body)
+    # Two sessions: a second request in one session is a retry, with fresh ids.
+    a, b = (
+        httpx.post(f"{server.openai_url('weather-single', name)}/chat/completions", json=body)
+        for name in ("stable-a", "stable-b")
+    )
     assert a.content == b.content
     assert (
         json.loads(a.content)["system_fingerprint"] == json.loads(b.content)["system_fingerprint"]
