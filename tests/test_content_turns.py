@@ -130,7 +130,7 @@ def test_without_the_seed_the_seeded_reply_shifts_the_turn(
     for turn 1, and the history departs from what turn 0 served (it made a call)."""
     with pytest.raises(openai.BadRequestError) as e:
         _qwen_run(server, "qwen-unseeded", session)
-    assert "history diverged at messages[2] (the reply of turn 0)" in e.value.body["message"]  # type: ignore[index]
+    assert "history diverged at messages[2] (the reply of turn 0)" in e.value.body["message"]
     assert server.last(session)["turn"] == 1
 
 
@@ -178,7 +178,7 @@ def test_keyed_turns_answer_what_they_match(server: ServerProcess, session: str)
 def test_a_request_no_turn_matches_names_the_nearest(server: ServerProcess, session: str) -> None:
     with _client(server, "keyed", session) as client, pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hello"}])
-    message = e.value.body["message"]  # type: ignore[index]
+    message = e.value.body["message"]
     assert message.startswith(
         "mockllm: no turn of scenario 'keyed' matches this request (its history holds 0 "
         "assistant replies, and turn 0 is keyed). Nearest: turn 0 (new user message "
@@ -195,7 +195,7 @@ def test_keyed_divergence_compares_with_the_turn_whose_ids_it_carries(
         asked = client.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "weather?"}], tools=[WEATHER]
         )
-        call = asked.choices[0].message.tool_calls[0]  # type: ignore[index]
+        call = asked.choices[0].message.tool_calls[0]
         mangled = {
             "role": "assistant",
             "tool_calls": [
@@ -213,4 +213,4 @@ def test_keyed_divergence_compares_with_the_turn_whose_ids_it_carries(
         ]
         with pytest.raises(openai.BadRequestError) as e:
             client.chat.completions.create(model="m", messages=history, tools=[WEATHER])
-    assert "(the reply of turn 0): tool_calls[0].arguments" in e.value.body["message"]  # type: ignore[index]
+    assert "(the reply of turn 0): tool_calls[0].arguments" in e.value.body["message"]

@@ -78,7 +78,7 @@ def test_a_later_request_is_compared_with_the_attempt_it_carries(
     with _client(server, "opencode-read", session) as client:
         replies = [_ask(client) for _ in range(3)]
         kept = replies[1].choices[0].message
-        call = kept.tool_calls[0]  # type: ignore[index]
+        call = kept.tool_calls[0]
         history = [
             *ASK,
             kept.model_dump(exclude_none=True),
@@ -92,11 +92,11 @@ def test_a_later_request_is_compared_with_the_attempt_it_carries(
             client.chat.completions.create(
                 model="m", messages=[*ASK, changed, history[2]], tools=[READ]
             )
-    assert "tool_calls[0].arguments: expected" in e.value.body["message"]  # type: ignore[index]
+    assert "tool_calls[0].arguments: expected" in e.value.body["message"]
     verdict = server.http.get("/_mockllm/verdict", params={"session": session}).json()
     checks = {c["name"]: c for c in verdict["checks"]}
     unanswered = checks["calls_answered"]["message"]
-    first_id = replies[0].choices[0].message.tool_calls[0].id  # type: ignore[index]
+    first_id = replies[0].choices[0].message.tool_calls[0].id
     assert first_id in unanswered and call.id not in unanswered
 
 
@@ -105,7 +105,7 @@ def test_merging_two_answers_by_id_is_caught(server: ServerProcess, session: str
     With fresh ids the merge cannot happen silently: the second answer's call is its own."""
     with _client(server, "opencode-read", session) as client:
         a, b = _ask(client), _ask(client)
-    ids = {r.choices[0].message.tool_calls[0].id for r in (a, b)}  # type: ignore[index]
+    ids = {r.choices[0].message.tool_calls[0].id for r in (a, b)}
     assert len(ids) == 2
 
 
@@ -114,7 +114,7 @@ def test_a_retry_after_a_cut_stream_gets_its_own_ids(server: ServerProcess, sess
         with pytest.raises(Exception):  # noqa: B017 (the SDK's own error for a cut body)
             _ask(client)
         served = _ask(client)
-        call = served.choices[0].message.tool_calls[0]  # type: ignore[index]
+        call = served.choices[0].message.tool_calls[0]
         history = [
             *ASK,
             served.choices[0].message.model_dump(exclude_none=True),
@@ -131,7 +131,7 @@ def test_a_retry_after_a_cut_stream_gets_its_own_ids(server: ServerProcess, sess
 
 def test_scripted_ids_stay_as_written(server: ServerProcess, session: str) -> None:
     with _client(server, "retry-scripted-id", session) as client:
-        ids = {_ask(client).choices[0].message.tool_calls[0].id for _ in range(2)}  # type: ignore[index]
+        ids = {_ask(client).choices[0].message.tool_calls[0].id for _ in range(2)}
     assert ids == {"call_fixed"}
 
 
@@ -147,18 +147,16 @@ def test_anthropic_retry_ids(server: ServerProcess, session: str) -> None:
             for _ in range(2)
         )
         use = second.content[0]
-        assert first.id != second.id and first.content[0].id != use.id  # type: ignore[union-attr]
+        assert first.id != second.id and first.content[0].id != use.id
+        history: Any = [
+            *messages,
+            {"role": "assistant", "content": [use.model_dump()]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "hi"}],
+            },
+        ]
         done = client.messages.create(
-            model="claude-sonnet-4-6",
-            max_tokens=100,
-            tools=tools,
-            messages=[
-                *messages,
-                {"role": "assistant", "content": [use.model_dump()]},
-                {
-                    "role": "user",
-                    "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "hi"}],  # type: ignore[union-attr]
-                },
-            ],
+            model="claude-sonnet-4-6", max_tokens=100, tools=tools, messages=history
         )
-    assert done.content[0].text == "The README says hello."  # type: ignore[union-attr]
+    assert done.content[0].text == "The README says hello."

@@ -224,8 +224,8 @@ def test_claude_code_nonessential_requests(server: ServerProcess, session: str) 
             messages=[{"role": "user", "content": "read the README"}],
             tools=[{"name": "Read", "input_schema": {"type": "object"}}],
         )
-    assert quota.content[0].text == "ok"  # type: ignore[union-attr]
-    assert json.loads(topic.content[0].text) == {"isNewTopic": False, "title": None}  # type: ignore[union-attr]
+    assert quota.content[0].text == "ok"
+    assert json.loads(topic.content[0].text) == {"isNewTopic": False, "title": None}
     assert agent.content[0].type == "tool_use"
     names = [(e.get("side") or {}).get("name") for e in server.requests(session=session)]
     assert names == ["quota", "topic", None]

@@ -125,7 +125,7 @@ def test_json_without_a_json_request_is_refused(server: ServerProcess, session: 
         pytest.raises(openai.BadRequestError) as e,
     ):
         client.chat.completions.create(model="m", messages=ASK)
-    assert "json: valid needs a request that asks for JSON output" in e.value.body["message"]  # type: ignore[index]
+    assert "json: valid needs a request that asks for JSON output" in e.value.body["message"]
 
 
 def test_the_structured_doc_example_valid_invalid_refusal(
@@ -186,15 +186,15 @@ def test_responses_parse_valid_invalid_and_refusal(server: ServerProcess, sessio
         {"role": "user", "content": "c"},
     ]
     with _openai(server, "structured", session) as client:
-        refused = client.responses.parse(model="gpt-4o", input=history, text_format=Weather)  # type: ignore[arg-type]
+        refused = client.responses.parse(model="gpt-4o", input=history, text_format=Weather)
         with client.responses.stream(
             model="gpt-4o",
             input=history,
-            text_format=Weather,  # type: ignore[arg-type]
+            text_format=Weather,
         ) as stream:
             streamed = stream.get_final_response()
     for response in (refused, streamed):
-        part = response.output[0].content[0]  # type: ignore[union-attr]
+        part = response.output[0].content[0]
         assert part.type == "refusal" and part.refusal == "I can't help with that."
         assert response.output_parsed is None
 

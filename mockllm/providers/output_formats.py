@@ -53,17 +53,18 @@ def anthropic(body: dict[str, Any]) -> OutputFormat | None:
 def gemini(config: Any, get: Any) -> OutputFormat | None:
     """`generationConfig`: responseMimeType application/json, with responseJsonSchema (JSON
     Schema) or responseSchema (the OpenAPI subset: types in capitals), or neither (JSON
-    mode). `get(mapping, camelName)` reads a field in either spelling."""
+    mode). `get(mapping, camelName)` reads a field in either spelling. Types in capitals are
+    read as JSON Schema's in either field: Gemini CLI sends its router's schema
+    (`Type.OBJECT`) as responseJsonSchema (tests/fixtures/cli_captures/gemini), and JSON
+    Schema has no type "OBJECT" to mean anything else."""
     if not isinstance(config, dict) or get(config, "responseMimeType") != _JSON_MIME:
         return None
     schema = get(config, "responseJsonSchema")
     if schema is None:
         schema = get(config, "responseSchema")
-        if schema is not None:
-            schema = _openapi(schema, 0)
     if schema is None:
         return OutputFormat("json_object")
-    return _schema(schema, None)
+    return _schema(_openapi(schema, 0), None)
 
 
 def _schema(schema: Any, name: Any) -> OutputFormat:
@@ -79,7 +80,8 @@ _MAX_DEPTH = 64  # a responseSchema nested deeper is cut there (the API bounds i
 
 def _openapi(schema: Any, depth: int) -> Any:
     """Gemini's Schema object as JSON Schema: `type` in lower case ("OBJECT" → "object"),
-    `nullable: true` as a null type; everything else as given."""
+    `nullable: true` as a null type, `propertyOrdering` dropped; the rest as given (a JSON
+    Schema passes through unchanged)."""
     if depth > _MAX_DEPTH:
         return {}
     if isinstance(schema, list):

@@ -25,7 +25,9 @@ SETTINGS = settings(
 )
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=30,
 )
 SCHEMA = {
@@ -157,7 +159,7 @@ def test_seeds_and_keyed_turns() -> None:
 @SETTINGS
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant", "system"]), st.text()), max_size=6))
 def test_located_is_a_pure_function_of_the_request(messages: list[tuple[str, str]]) -> None:
-    request = conv(*(Message(role, text) for role, text in messages))  # type: ignore[arg-type]
+    request = conv(*(Message(role, text) for role, text in messages))
     a, b = located(request, SIDE), located(request, SIDE)
     assert a.turn == b.turn and a.memo.get(WHY) == b.memo.get(WHY)
     assert isinstance(side_request(SIDE, request, "gemini") is None, bool)
