@@ -467,6 +467,11 @@
     ]);
   }
 
+  // Which rule picked the turn, when it is not the plain count (docs/scenarios.md).
+  function pickedBy(why) {
+    return why && !/^counted: \d+ assistant repl(y|ies)$/.test(why) ? why : null;
+  }
+
   function renderEntry(entry, number, ctx) {
     if (entry.api === "mcp") return renderMcp(entry);
     var r = entry.response;
@@ -477,8 +482,13 @@
         class: "meta",
         text: [
           "#" + entry.seq,
-          entry.turn === null || entry.turn === undefined ? "turn ?" : "turn " + entry.turn,
+          entry.side
+            ? "side request " + entry.side.name + (entry.side.rules ? " (" + entry.side.rules + ")" : "")
+            : entry.turn === null || entry.turn === undefined
+              ? "turn ?"
+              : "turn " + entry.turn,
           entry.attempt ? "attempt " + entry.attempt : null,
+          entry.side ? entry.side.why : pickedBy(entry.why),
           entry.api || entry.path,
           entry.stream ? "stream" : "not streamed",
           entry.duration_ms === null || entry.duration_ms === undefined
