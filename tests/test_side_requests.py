@@ -16,9 +16,11 @@ from google import genai
 from google.genai import types
 
 from .doc_examples import example_server
+from .redis_server import RedisServer
 from .support import ServerProcess
 
 TITLE_SYSTEM = "You are a title generator. You output ONLY a thread title."
+ASK: list[Any] = [{"role": "user", "content": "read the README"}]
 READ = {
     "type": "function",
     "function": {
@@ -43,6 +45,13 @@ turns:
     reply:
       tool_calls: [{name: read, arguments: {path: README.md}}]
   - reply: {text: The README says hello.}
+""",
+    "qwen-seeded-2": """
+name: qwen-seeded-2
+seed: [Got it.]
+turns:
+  - reply:
+      tool_calls: [{name: read, arguments: {path: README.md}}]
 """,
     "claude-side": """
 name: claude-side
@@ -302,3 +311,39 @@ def test_side_request_is_still_checked_against_the_provider_rules(
     assert r.status_code == 400, r.text
     entry = server.last(session)
     assert entry["side"]["name"] == "title" and entry["violations"]
+
+
+def test_two_replicas_on_redis_count_alike(redis: RedisServer, session: str) -> None:
+    """Stateless: the side rule, the seed and the count are the request's; the attempts are
+    the shared store's. The title on one replica, the agent's attempts spread over two."""
+    state = ("--state", redis.url())
+    with example_server(*state, extra=EXTRA) as a, example_server(*state, extra=EXTRA) as b:
+        with _client(a, "title-and-429", session, max_retries=0) as on_a:
+            title = on_a.chat.completions.create(
+                model="m", messages=[{"role": "system", "content": TITLE_SYSTEM}]
+            )
+            assert title.choices[0].message.content == "Reading the README"
+            with pytest.raises(openai.RateLimitError):
+                on_a.chat.completions.create(model="m", messages=[*ASK], tools=[READ])
+        with _client(b, "title-and-429", session, max_retries=1) as on_b:
+            served = on_b.chat.completions.create(model="m", messages=[*ASK], tools=[READ])
+        assert served.choices[0].message.tool_calls
+        seeded = [*ASK, {"role": "assistant", "content": "Got it."}, *ASK]
+        bodies = [
+            httpx.post(
+                s.openai_url("qwen-seeded-2", session) + "/chat/completions",
+                json={"model": "m", "messages": seeded, "tools": [READ]},
+            ).content
+            for s in (a, b)
+        ]
+        entries = a.requests(session=session)
+    assert [(e["turn"], e["attempt"]) for e in entries[:4]] == [
+        (None, None),
+        (0, 1),
+        (0, 2),
+        (0, 3),
+    ]
+    assert bodies[0] != bodies[1]  # attempts 1 and 2 of turn 0: each its own ids
+    assert [e["why"] for e in entries[4:]] == [
+        "counted: 0 assistant replies in the history, 1 seeded left out"
+    ] * 2

@@ -161,7 +161,7 @@ def rule_set(name: str) -> dict[str, Any] | None:
     rules = {"$defs": schema()["$defs"], "$ref": "#/$defs/rule_set"}
     checker = jsonschema.Draft202012Validator(rules)
     problems = [_schema_problem(e, locator) for e in checker.iter_errors(data)]
-    if problems:  # a bundled file is checked by tests/test_side_requests.py: never at a user's
+    if problems:  # tests/unit/core/test_structured_matching.py loads each: never at a user's
         raise ScenarioError(problems)
     found: dict[str, Any] = data
     return found

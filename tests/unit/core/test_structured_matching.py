@@ -171,3 +171,22 @@ def test_a_seed_is_never_a_reply_with_calls(text: str) -> None:
 
     with_call = Message("assistant", text, tool_calls=(ToolCall("c", "read", "{}"),))
     assert located(conv(Message("user", "x"), with_call), SIDE).messages[1] is with_call
+
+
+def test_every_bundled_rule_set_loads_and_none_is_a_scenario() -> None:
+    from mockllm.loading.loader import BUNDLED, load_paths, rule_set, rule_set_names
+
+    names = rule_set_names()
+    assert names == [
+        "harness/aider",
+        "harness/claude-code",
+        "harness/gemini-cli",
+        "harness/opencode",
+        "harness/qwen-code",
+    ]
+    for name in names:
+        loaded = load_mapping({"name": "x", "include": [name], "turns": [{"reply": {}}]})
+        assert rule_set(name) is not None and (loaded.side_requests or loaded.seeds)
+    assert not any(
+        s.source.endswith(tuple(n[8:] + ".yaml" for n in names)) for s in load_paths([BUNDLED])
+    )
