@@ -86,7 +86,11 @@ def _bodies() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         body = {"contents": contents, "systemInstruction": {"parts": [{"text": seed}]}}
         return "v1beta/models/g:generateContent", {**body, "generationConfig": config}
 
-    return st.one_of(st.builds(f, JSON, TEXT, TEXT) for f in (chat, responses, messages, gemini))
+    makers = (chat, responses, messages, gemini)
+    found: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.one_of(
+        *(st.builds(f, JSON, TEXT, TEXT) for f in makers)
+    )
+    return found
 
 
 def test_hostile_output_formats_and_texts(server: ServerProcess, session: str) -> None:
