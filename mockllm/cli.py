@@ -98,6 +98,15 @@ def _parser() -> argparse.ArgumentParser:
         help="model calls per session beyond which a tool loop is assumed (default %(default)s)",
     )
     r.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        type=_allowance,
+        metavar="CHECK=REASON",
+        help="waive a verdict check in every session, with the reason (repeatable); "
+        "scenarios and turns give theirs with `allow:` (docs/verdict.md)",
+    )
+    r.add_argument(
         "--html",
         metavar="PATH",
         help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
@@ -297,6 +306,16 @@ def _number_digits(text: str) -> int:
             f"{text!r}: give a count from 1 to {HIGHEST_NUMBER_DIGITS}"
         )
     return int(text)
+
+
+def _allowance(text: str) -> tuple[str, str]:
+    from mockllm.log.allowances import allowance_problem
+
+    name, _, reason = text.partition("=")
+    problem = allowance_problem({name.strip(): reason.strip()})
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text!r}: {problem} (give CHECK=REASON)")
+    return name.strip(), reason.strip()
 
 
 def _size(text: str) -> int:
@@ -511,6 +530,7 @@ def _banner(count: int, default: str | None) -> str:
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )
+    lines.append("  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)")
     return "\n".join(lines)
 
 
@@ -584,15 +604,22 @@ def _report(args: argparse.Namespace) -> int:
     failed = 0
     verdicts = {}
     for session, found in grouped.items():
-        result = verdicts[session] = verdict(session, found, args.max_calls)
-        failures = [f"{c['name']}: {c['message']}" for c in result["checks"] if not c["ok"]]
-        refused = [e for e in found if _refused(e)]
-        answers = [_answer_line(e) for e in found if _status(e) != 200]
-        failed += bool(failures or refused)
-        status = "FAIL" if failures or refused else "ok  "
-        lines = [*(f"! {f}" for f in failures), *answers]
+        result = verdicts[session] = verdict(session, found, args.max_calls, dict(args.allow))
+        failed += not result["ok"]
+        lines = [
+            f"! {c['name']}: {c['message']}" for c in result["checks"] if c["status"] == "failed"
+        ]
+        lines += [
+            f"~ {c['name']} waived: {c['waived']}"
+            for c in result["checks"]
+            if c["status"] == "waived"
+        ]
+        # Faults the scenario scripted: not failures, but what the harness had to handle.
+        lines += [
+            _answer_line(e) for e in found if _status(e) not in (200, None) and not _refused(e)
+        ]
         print(
-            f"{status} {session} ({plural(result['requests'], 'request')})"
+            f"{result['label']}  {session} ({plural(result['requests'], 'request')})"
             + "".join(f"\n     {line}" for line in lines)
         )
     sessions_ = plural(len(grouped), "session")

@@ -143,14 +143,14 @@ def test_report_passes_clean_sessions_and_names_what_failed(
     )
     assert run(capsys, "report", str(log)) == (
         1,
-        "ok   clean (2 requests)\n"
-        "FAIL dirty (1 request)\n"
+        "✓ verdict: pass  clean (2 requests)\n"
+        "✗ verdict: FAIL  dirty (1 request)\n"
         "     ! calls_answered: call_b (get_weather, turn 0, request #2) was never answered\n"
         "1 of 2 sessions failed\n",
         "",
     )
     assert run(capsys, "report", "--max-calls", "1", str(log))[1].splitlines()[:2] == [
-        "FAIL clean (2 requests)",
+        "✗ verdict: FAIL  clean (2 requests)",
         "     ! no_tool_loop: 2 model calls in one session (more than 1): a tool loop that never ends?",
     ]
 
@@ -212,7 +212,8 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         f"mockllm: serving {len(app.engine.scenarios)} scenarios on {{url}}\n"
         '  OpenAI SDK:    OpenAI(base_url="{url}/s/SCENARIO/v1", api_key="test")\n'
         '  Anthropic SDK: Anthropic(base_url="{url}/s/SCENARIO", api_key="test")\n'
-        "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
+        "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
+        "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )
 
 

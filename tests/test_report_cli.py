@@ -78,12 +78,15 @@ def test_report_summary_and_the_lines_of_non_200_answers(logged: ServerProcess) 
     result = mockllm("report", str(logged.log_file))
     assert result.returncode == 1, result.stderr
     out = result.stdout.splitlines()
-    assert out[0] == "ok   clean (2 requests)"
-    assert out[1] == "ok   limited (4 requests)"
+    assert out[0] == "✓ verdict: pass  clean (2 requests)"
+    assert out[1] == "✓ verdict: pass  limited (4 requests)"
     assert out[2].startswith("     · #3 turn 0: 429 fault: ")
-    assert out[4] == "FAIL exhausted (2 requests)"
-    assert out[5].startswith("     ! #8 turn 1: 400 expectation_failed: mockllm expectation failed")
-    assert out[6] == "ok   cut (1 request)"
+    assert out[4] == "✗ verdict: FAIL  exhausted (2 requests)"
+    assert out[5].startswith(
+        "     ! expectations_met: request #8 (turn 1): 400 expectation_failed: mockllm expectation "
+        "failed"
+    )
+    assert out[6] == "✓ verdict: pass  cut (1 request)"
     assert out[-1] == "1 of 4 sessions failed"
 
 

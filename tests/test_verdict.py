@@ -62,6 +62,10 @@ def test_clean_session_passes_every_check(server: ServerProcess, session: str) -
         "no_tool_loop",
         "retry_after_honoured",
         "failed_streams_retried",
+        "requests_accepted",
+        "expectations_met",
+        "scenario_not_exhausted",
+        "no_server_errors",
     ]
 
 
@@ -144,11 +148,11 @@ def test_report_passes_a_clean_log_and_fails_a_dirty_one(
     both.write_text(log)
 
     assert main(["report", str(only_clean)]) == 0
-    assert capsys.readouterr().out == "ok   clean (2 requests)\n1 session: all ok\n"
+    assert capsys.readouterr().out == "✓ verdict: pass  clean (2 requests)\n1 session: all ok\n"
     assert main(["report", str(both)]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "ok   clean (2 requests)"
-    assert lines[1] == "FAIL dirty (1 request)"
+    assert lines[0] == "✓ verdict: pass  clean (2 requests)"
+    assert lines[1] == "✗ verdict: FAIL  dirty (1 request)"
     assert lines[2].startswith("     ! calls_answered: call_") and lines[2].endswith(
         "was never answered"
     )
@@ -224,7 +228,7 @@ def test_no_tool_loop() -> None:
 
 
 def test_retry_after_honoured() -> None:
-    limited = {"status": 429, "tool_calls": [], "retry_after": 2.0}
+    limited = {"status": 429, "tool_calls": [], "retry_after": 2.0, "error": {"kind": "fault"}}
     first = entry(1, response=limited, duration_ms=0.0)
     too_soon = entry(2, time="2026-01-01T00:00:00.500Z")
     patient = entry(2, time="2026-01-01T00:00:02.010Z")

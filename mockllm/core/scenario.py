@@ -253,6 +253,7 @@ class Turn:
     fault: Fault | None = None
     has_reply: bool = True  # False: only an unconditional HTTP fault answers this turn
     match: RequestMatch | None = None  # a keyed turn: picked by what the request holds
+    allow: Mapping[str, str] = field(default_factory=dict, compare=False)  # check -> reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +290,7 @@ class Scenario:
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named
+    allow: Mapping[str, str] = field(default_factory=dict, compare=False)  # check -> reason
     # Whether a reply makes two calls or more, which a client may split over messages
     # (core/rejoin.py): derived once here, asked by every request.
     parallel_calls: bool = field(init=False, compare=False, repr=False)
@@ -321,6 +323,14 @@ class Scenario:
             return self.turns[index]
         last = self.turns[-1]
         return last if last.repeat else None
+
+    def allowances(self, index: int | None) -> Mapping[str, str]:
+        """The verdict checks waived for a request at turn `index`: the scenario's and the
+        turn's (the turn's reason wins)."""
+        turn = self.turn(index) if index is not None else None
+        if turn is None or not turn.allow:
+            return self.allow
+        return {**self.allow, **turn.allow}
 
     def tools(self) -> tuple[str, ...]:
         """The tool names a request must offer: what the turns expect, else what they call."""
@@ -364,6 +374,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
         seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
         includes=tuple(data.get("include", ())),
+        allow=dict(data.get("allow") or {}),
     )
 
 
@@ -638,6 +649,7 @@ def _turn(data: Mapping[str, Any]) -> Turn:
         fault=_fault(fault) if fault is not None else None,
         has_reply="reply" in data,
         match=_request_match(data["match"]) if "match" in data else None,
+        allow=dict(data.get("allow") or {}),
     )
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Sequence, Sized
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence, Sized
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 E = TypeVar("E", bound="LiveEntry")
 Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an entry's JSON
+_NO_ALLOWANCE: Mapping[str, str] = {}
 
 # Header names that carry credentials, or name an account (OpenAI-Organization,
 # OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
@@ -43,6 +44,7 @@ class LiveEntry:
     that needs formatting is computed in `to_json`, when somebody reads the log."""
 
     __slots__ = (
+        "allow",
         "api",
         "attempt",
         "body",
@@ -118,6 +120,7 @@ class LiveEntry:
         self.duration_ms: float | None = None
         self.client_disconnected = False
         self.server_error: str | None = None
+        self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
         self.closed = False
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
@@ -177,6 +180,7 @@ class LiveEntry:
             "duration_ms": self.duration_ms,
             "client_disconnected": self.client_disconnected,
             "server_error": self.server_error,
+            **({"allow": dict(self.allow)} if self.allow else {}),
         }
 
     def _stamp(self) -> str:

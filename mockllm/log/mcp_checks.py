@@ -18,6 +18,12 @@ from mockllm.core.mcp import names_mcp_tool
 
 EntryJson = dict[str, Any]
 Declared = Mapping[str, Sequence[tuple[str, str]]]  # scenario → its (server, tool) pairs
+MCP_CHECK_NAMES = (
+    "mcp_calls_executed",
+    "mcp_results_fed_back",
+    "mcp_calls_asked",
+    "mcp_answer_after_tool",
+)
 
 
 def split(entries: list[EntryJson]) -> tuple[list[EntryJson], list[EntryJson]]:

@@ -116,8 +116,10 @@ class LogEntry:
 @dataclass(frozen=True)
 class Check:
     name: str
-    ok: bool
+    ok: bool  # not failed: passed or waived
     message: str
+    status: str = "passed"  # passed, failed or waived
+    waived: str | None = None  # the reason, when waived
 
 
 @dataclass(frozen=True)
@@ -136,10 +138,25 @@ class Verdict:
     @classmethod
     def from_json(cls, data: Json) -> Verdict:
         checks = tuple(
-            Check(str(c["name"]), bool(c["ok"]), str(c.get("message", "")))
+            Check(
+                str(c["name"]),
+                bool(c["ok"]),
+                str(c.get("message", "")),
+                str(c.get("status") or ("passed" if c["ok"] else "failed")),
+                c.get("waived"),
+            )
             for c in data.get("checks") or ()
         )
         return cls(str(data["session"]), bool(data["ok"]), checks, data)
+
+    @property
+    def label(self) -> str:
+        """The words every view shows: `✓ verdict: pass`, `✗ verdict: FAIL`."""
+        return str(self.raw.get("label") or ("✓ verdict: pass" if self.ok else "✗ verdict: FAIL"))
+
+    @property
+    def waived(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.status == "waived")
 
 
 def _call(data: Json) -> ToolCall:
@@ -183,3 +200,48 @@ class ScenarioInfo:
             description=str(data.get("description") or ""),
             source=str(data.get("source") or ""),
         )
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One tool call the model made (mockllm served it whole) and the result the harness
+    sent back for it, if any (`GET /_mockllm/calls`; `Session.calls()`)."""
+
+    id: str  # the call id as sent on this wire
+    name: str
+    arguments: str  # as the model sent them
+    args: Any  # the arguments parsed; None when they are not JSON
+    turn: int | None  # the turn whose reply made the call
+    seq: int  # the log seq of the request that reply answered
+    result: ToolResult | None  # what the harness sent back; None: never answered
+    answered_in: int | None  # the log seq of the request that carried the result
+
+    @classmethod
+    def from_json(cls, data: Json) -> ToolUse:
+        result = data.get("result")
+        return cls(
+            id=str(data["id"]),
+            name=str(data["name"]),
+            arguments=str(data.get("arguments", "")),
+            args=data.get("args"),
+            turn=data.get("turn"),
+            seq=int(data["seq"]),
+            result=None
+            if result is None
+            else ToolResult(
+                str(data["id"]), str(result.get("content", "")), result.get("is_error")
+            ),
+            answered_in=data.get("answered_in"),
+        )
+
+
+class Calls(tuple[ToolUse, ...]):
+    """Tool uses in the order the model made them; `.last`, `.first` (None when empty)."""
+
+    @property
+    def last(self) -> ToolUse | None:
+        return self[-1] if self else None
+
+    @property
+    def first(self) -> ToolUse | None:
+        return self[0] if self else None

@@ -7,20 +7,26 @@ so the transcript reads like the conversation rather than repeating its history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.mcp import transcript_lines
 from mockllm.log.records import LogEntry, LogResponse
-from mockllm.log.verdict import CUTTING_FAULTS
+from mockllm.log.verdict import CUTTING_FAULTS, verdict
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
 _FULL_WIDTH = 4000
 SHORT_REQUESTS = 12  # a short transcript shows the last ones: where a failure usually is
 
 
-def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bool = True) -> str:
-    """Every request (`full`), or the last few with shorter texts."""
+def transcript(
+    entries: Sequence[LogEntry],
+    session: str | None = None,
+    full: bool = True,
+    allow: Mapping[str, str] | None = None,
+) -> str:
+    """Every request (`full`), or the last few with shorter texts, then the session's
+    verdict (`allow`: the checks its test waives)."""
     name = session or next((e.session for e in entries if e.session), None) or "?"
     if not entries:
         return (
@@ -39,7 +45,33 @@ def transcript(entries: Sequence[LogEntry], session: str | None = None, full: bo
     width = _FULL_WIDTH if full else _WIDTH
     for number, entry in shown:
         lines += _entry(number, entry, width)
-    return "\n".join(lines)
+    return "\n".join(lines + verdict_lines(entries, name, allow, width))
+
+
+def verdict_lines(
+    entries: Sequence[LogEntry],
+    session: str,
+    allow: Mapping[str, str] | None = None,
+    width: int = _WIDTH,
+) -> list[str]:
+    """The verdict under the transcript: its label, then each check failed or waived."""
+    if not all(e.raw for e in entries):  # entries built by hand: nothing to judge by
+        return []
+    judged = verdict(session, [dict(e.raw) for e in entries], allow=allow)
+    checks = judged["checks"]
+    failed = [c for c in checks if c["status"] == "failed"]
+    counted = (
+        f"{len(failed)} of {plural(len(checks), 'check')} failed"
+        if failed
+        else (f"{plural(len(checks), 'check')}")
+    )
+    lines = [f"  {judged['label']} ({counted})"]
+    lines += [f"     ✗ {c['name']}: {short(c['message'], width)}" for c in failed]
+    for c in checks:
+        if c["status"] == "waived":
+            found = f" (it found: {short(c['message'], width)})" if c["message"] else ""
+            lines.append(f"     ~ {c['name']} waived: {c['waived']}{found}")
+    return lines
 
 
 def _numbers(entries: Sequence[LogEntry]) -> list[int]:

@@ -1,25 +1,53 @@
 """The protocol verdict: did a harness handle the tool protocol well, judged from a
 session's log entries (docs/http-api.md)? It reads entries in their JSON form, so the server
-(`GET /_mockllm/verdict`) and `mockllm report LOGFILE` judge exactly alike.
+(`GET /_mockllm/verdict`), `mockllm report LOGFILE`, the viewer, the transcript and the
+clients all judge exactly alike: this module is the one definition of a failed session.
 
-Each check has a stable name and says, when it fails, which request and which call.
+Each check has a stable name (`CHECKS`) and says, when it fails, which request and which
+call. A check can be waived with a reason (an allowance: docs/verdict.md): by the test
+(`allow=`), by the scenario, or by a turn (the entry's `allow`, which waives only what that
+turn's entries caused). A waived check shows as waived, never as passed.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from mockllm.log.mcp_checks import Declared, mcp_checks, split
+from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
 DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
+# The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
+PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
+# Error kinds with a check of their own; any other refusal is `requests_accepted`'s.
+_OWN_KIND = {
+    "expectation_failed": "expectations_met",
+    "scenario_exhausted": "scenario_not_exhausted",
+    "server_error": "no_server_errors",
+}
+
+
+class Problem(NamedTuple):
+    """What a check found, and the entry that caused it (whose turn may waive it)."""
+
+    entry: EntryJson | None
+    message: str
+
+
+class Context(NamedTuple):
+    max_calls: int
+
+
+class VerdictCheck(NamedTuple):
+    name: str
+    find: Callable[[list[EntryJson], Context], Iterable[Problem]]
 
 
 def verdict(
@@ -27,39 +55,98 @@ def verdict(
     entries: list[EntryJson],
     max_calls: int = DEFAULT_MAX_CALLS,
     mcp_tools: Declared | None = None,
+    allow: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """`mcp_tools`: each scenario's scripted MCP tools, when the judge knows the scenarios."""
-    # Side requests (a title, a router) are not turns of the agent loop: no turn check
-    # judges them (docs/scenarios.md, "Side requests").
+    """Every check of `CHECKS` over the session's entries, and the MCP loop's checks when
+    the session touched a scripted MCP tool. `mcp_tools`: each scenario's scripted MCP
+    tools, when the judge knows the scenarios. `allow`: checks the test waives for the
+    whole session, each with its reason."""
+    # Side requests (a title, a router) are not turns of the agent loop: no check judges
+    # them (docs/scenarios.md, "Side requests").
     side = sum(1 for e in entries if e.get("side"))
     entries, mcp = split(
         sorted((e for e in entries if not e.get("side")), key=lambda e: int(e["seq"]))
     )
-    cut = [f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)]
-    checks = [
-        _check("calls_answered", _unanswered(entries), cut),
-        _check("answered_once", _answered_twice(entries)),
-        _check("results_known", _unknown_results(entries)),
-        _check("parallel_complete", _partial_parallel(entries)),
-        _check("errors_fed_back", _errors_not_fed_back(entries)),
-        _check("no_tool_loop", _tool_loop(entries, max_calls)),
-        _check("retry_after_honoured", _early_retries(entries)),
-        _check("failed_streams_retried", _continued_after_failure(entries)),
-        *mcp_checks(entries, mcp, _says_error, mcp_tools),  # log/mcp_checks.py
-    ]
+    context, allow = Context(max_calls), allow or {}
+    checks = [_judge(c, entries, context, allow) for c in CHECKS]
+    loop = mcp_checks(entries, mcp, _says_error, mcp_tools)  # log/mcp_checks.py
+    checks += [_judged(c, allow) for c in loop]
+    waived = sum(c["status"] == "waived" for c in checks)
+    ok = all(c["status"] != "failed" for c in checks)
     return {
         "session": session,
-        "ok": all(c["ok"] for c in checks),
+        "ok": ok,
+        "label": label(ok, waived),
         "requests": len(entries) + len(mcp),
         **({"side_requests": side} if side else {}),
         "checks": checks,
     }
 
 
-def _check(name: str, problems: Iterable[str], notes: Iterable[str] = ()) -> dict[str, Any]:
-    """A failed check says what failed; a passed one may still say what it left out."""
-    found = list(problems)
-    return {"name": name, "ok": not found, "message": "; ".join(found or notes)}
+def label(ok: bool, waived: int = 0) -> str:
+    """The verdict's words in every view: `✓ verdict: pass`, `✗ verdict: FAIL`."""
+    return (PASS if ok else FAIL) + (f" ({waived} waived)" if waived else "")
+
+
+def allowances(entries: Iterable[EntryJson]) -> dict[str, str]:
+    """The allowances the entries carry (from their scenario or turn), by check."""
+    found: dict[str, str] = {}
+    for e in entries:
+        for name, reason in (e.get("allow") or {}).items():
+            found.setdefault(str(name), str(reason))
+    return found
+
+
+def _judge(
+    check: VerdictCheck, entries: list[EntryJson], context: Context, allow: Mapping[str, str]
+) -> dict[str, Any]:
+    """A failed check says what failed; a waived one, why, and what it would have said."""
+    problems = list(check.find(entries, context))
+    reason = allow.get(check.name)
+    kept = [p for p in problems if reason is None and _allowed(p, check.name) is None]
+    if not kept and reason is None:
+        reason = next((r for p in problems if (r := _allowed(p, check.name))), None)
+    if kept:
+        status = "failed"
+    elif reason is not None:
+        status = "waived"
+    else:
+        status = "passed"
+    notes = [p.message for p in (kept or problems)]
+    result = {
+        "name": check.name,
+        "ok": status != "failed",
+        "status": status,
+        "message": "; ".join(notes or _notes(check.name, entries)),
+    }
+    if status == "waived":
+        result["waived"] = reason
+    return result
+
+
+def _judged(check: dict[str, Any], allow: Mapping[str, str]) -> dict[str, Any]:
+    """A check judged elsewhere (the MCP loop's), with the session's allowance applied."""
+    reason = allow.get(check["name"])
+    status = "waived" if reason is not None else "passed" if check["ok"] else "failed"
+    judged = {**check, "ok": status != "failed", "status": status}
+    if reason is not None:
+        judged["waived"] = reason
+    return judged
+
+
+def _allowed(problem: Problem, name: str) -> str | None:
+    allow = (problem.entry or {}).get("allow") or {}
+    reason = allow.get(name)
+    return None if reason is None else str(reason)
+
+
+def _notes(name: str, entries: list[EntryJson]) -> list[str]:
+    """What a passed check left out."""
+    if name != "calls_answered":
+        return []
+    return [
+        f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)
+    ]
 
 
 # Faults that end a 200 response before its body is whole: the client never had its calls.
@@ -102,34 +189,35 @@ def _label(entry: EntryJson, call: dict[str, Any]) -> str:
     return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
 
 
-def _unanswered(entries: list[EntryJson]) -> Iterator[str]:
+def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
         if call["id"] not in set(later):
-            yield f"{_label(e, call)} was never answered"
+            yield Problem(e, f"{_label(e, call)} was never answered")
 
 
-def _answered_twice(entries: list[EntryJson]) -> Iterator[str]:
+def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e in entries:
         ids = [r["call_id"] for r in _results(e)]
         for call_id in sorted({i for i in ids if ids.count(i) > 1}):
-            yield f"request #{e['seq']} answers {call_id} {ids.count(call_id)} times"
+            yield Problem(e, f"request #{e['seq']} answers {call_id} {ids.count(call_id)} times")
 
 
-def _unknown_results(entries: list[EntryJson]) -> Iterator[str]:
+def _unknown_results(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e in entries:
         known: set[str] = set()
         for m in e.get("conversation") or ():
             known |= {c["id"] for c in m.get("tool_calls", ())}
             for r in m.get("tool_results", ()):
                 if r["call_id"] not in known:
-                    yield (
+                    yield Problem(
+                        e,
                         f"request #{e['seq']} sends a result for {r['call_id']}, which no call in "
-                        "its history made"
+                        "its history made",
                     )
 
 
-def _partial_parallel(entries: list[EntryJson]) -> Iterator[str]:
+def _partial_parallel(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     seen: set[tuple[str, ...]] = set()
     for e in entries:
         answered = {r["call_id"] for r in _results(e)}
@@ -138,13 +226,14 @@ def _partial_parallel(entries: list[EntryJson]) -> Iterator[str]:
             missing = [i for i in ids if i not in answered]
             if len(ids) > 1 and missing and len(missing) < len(ids) and ids not in seen:
                 seen.add(ids)
-                yield (
+                yield Problem(
+                    e,
                     f"request #{e['seq']} answers {len(ids) - len(missing)} of {len(ids)} "
-                    f"parallel calls (missing {', '.join(missing)})"
+                    f"parallel calls (missing {', '.join(missing)})",
                 )
 
 
-def _errors_not_fed_back(entries: list[EntryJson]) -> Iterator[str]:
+def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e, call in _served(entries):
         problem = call.get("problem")
         if not problem:
@@ -160,11 +249,13 @@ def _errors_not_fed_back(entries: list[EntryJson]) -> Iterator[str]:
             None,
         )
         if result is None:
-            yield f"{_label(e, call)} ({problem}) was never answered with an error"
+            yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
         elif not _says_error(result):
-            yield (
+            how = _HOW_TO_SAY_ERROR.get(str(e.get("api")), _HOW_TO_SAY_ERROR[""])
+            yield Problem(
+                e,
                 f"{_label(e, call)} ({problem}) was answered {result['content'][:60]!r} without "
-                "an error"
+                f"an error ({how})",
             )
 
 
@@ -174,16 +265,18 @@ def _says_error(result: dict[str, Any]) -> bool:
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
 
-def _tool_loop(entries: list[EntryJson], max_calls: int) -> Iterator[str]:
+def _tool_loop(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     served = [e for e in entries if (e.get("response") or {}).get("status") == 200]
+    max_calls = context.max_calls
     if len(served) > max_calls:
-        yield (
+        yield Problem(
+            served[max_calls],
             f"{len(served)} model calls in one session (more than {max_calls}): a tool loop that "
-            "never ends?"
+            "never ends?",
         )
 
 
-def _early_retries(entries: list[EntryJson]) -> Iterator[str]:
+def _early_retries(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for i, e in enumerate(entries):
         wait = (e.get("response") or {}).get("retry_after")
         if not wait:
@@ -196,17 +289,82 @@ def _early_retries(entries: list[EntryJson]) -> Iterator[str]:
             continue
         waited = _time(retry) - _time(e) - (e.get("duration_ms") or 0) / 1000
         if waited < wait * 0.95 - 0.01:
-            yield (
+            yield Problem(
+                retry,
                 f"request #{retry['seq']} retried after {waited:.3f} s; request #{e['seq']} said "
-                f"retry-after {wait:g} s"
+                f"retry-after {wait:g} s",
             )
 
 
-def _continued_after_failure(entries: list[EntryJson]) -> Iterator[str]:
+def _continued_after_failure(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e in entries:
         for finding in e.get("violations") or ():
             if finding.get("rule") == "continued_after_failed_stream":
-                yield f"request #{e['seq']}: {finding['message']}"
+                yield Problem(e, f"request #{e['seq']}: {finding['message']}")
+
+
+def _refused(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    """Requests a provider would refuse (a rule in strict mode, a diverged history, a bad
+    path or body, an unknown scenario): a scripted or chaos fault is not a refusal."""
+    for e in entries:
+        kind = _error_kind(e)
+        if kind is not None and kind != "fault" and kind not in _OWN_KIND:
+            yield Problem(e, f"{_where(e)} was refused: {_error_text(e)}")
+
+
+def _refused_as(kind: str) -> Callable[[list[EntryJson], Context], Iterator[Problem]]:
+    def find(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+        for e in entries:
+            if _error_kind(e) == kind or (kind == "server_error" and e.get("server_error")):
+                yield Problem(e, f"{_where(e)}: {_error_text(e)}")
+
+    return find
+
+
+def _error_kind(entry: EntryJson) -> str | None:
+    """The kind of an error answer; None for a 200 or a response still being sent."""
+    response = entry.get("response") or {}
+    status = response.get("status")
+    if status is None or status == 200:
+        return None
+    return str((response.get("error") or {}).get("kind") or f"status_{status}")
+
+
+def _where(entry: EntryJson) -> str:
+    turn = "" if entry.get("turn") is None else f" (turn {entry['turn']})"
+    return f"request #{entry['seq']}{turn}"
+
+
+def _error_text(entry: EntryJson) -> str:
+    response = entry.get("response") or {}
+    error = response.get("error") or {}
+    message = " ".join(str(error.get("message") or "").split())
+    message = message if len(message) <= 200 else message[:199] + "…"
+    return f"{response.get('status')} {error.get('kind', '')}: {message}".rstrip(": ")
+
+
+# How each wire's result says "this call failed", for errors_fed_back's message.
+_HOW_TO_SAY_ERROR = {
+    "anthropic": "Anthropic wants the tool_result block with is_error: true",
+    "": "OpenAI and Gemini carry no error flag: say so in the result's text, e.g. 'error: ...'",
+}
+
+
+CHECKS: tuple[VerdictCheck, ...] = (
+    VerdictCheck("calls_answered", _unanswered),
+    VerdictCheck("answered_once", _answered_twice),
+    VerdictCheck("results_known", _unknown_results),
+    VerdictCheck("parallel_complete", _partial_parallel),
+    VerdictCheck("errors_fed_back", _errors_not_fed_back),
+    VerdictCheck("no_tool_loop", _tool_loop),
+    VerdictCheck("retry_after_honoured", _early_retries),
+    VerdictCheck("failed_streams_retried", _continued_after_failure),
+    VerdictCheck("requests_accepted", _refused),
+    VerdictCheck("expectations_met", _refused_as("expectation_failed")),
+    VerdictCheck("scenario_not_exhausted", _refused_as("scenario_exhausted")),
+    VerdictCheck("no_server_errors", _refused_as("server_error")),
+)
+CHECK_NAMES = (*(c.name for c in CHECKS), *MCP_CHECK_NAMES)  # what an allowance may name
 
 
 def _time(entry: EntryJson) -> float:

@@ -95,6 +95,10 @@ class Sessions:
     def path(self, name: str) -> Path:
         return self.out / f"{name}.yaml"
 
+    def scenario_of(self, name: str) -> str:
+        """The `name:` the session's file gives its scenario."""
+        return name
+
     def turns(self, name: str) -> int:
         done = [a.turn for a in self.sessions[name].done()]
         return max(done) + 1 if done else 0
@@ -102,9 +106,9 @@ class Sessions:
     def write(self, name: str, attempts: list[Attempt]) -> None:
         path = self.path(name)
         date = time.strftime("%Y-%m-%d", time.gmtime())
-        meta = Meta(name, self.upstream, date, str(path))
+        meta = Meta(self.scenario_of(name), self.upstream, date, str(path))
         text = scenario_text(meta, attempts, self.redactor, self.redactor.clean_prefix)
-        self.out.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)  # atomic: a reader never sees half a file

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import decode, load_text
+from mockllm.log.allowances import MAX_ALLOW_BODY, Allowances, allowance_problem
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -35,6 +37,7 @@ def admin_router(
     """The admin routes over the server's engine and log; `reset_app` resets its state;
     `shared`, the shared store whose run-time scenarios every replica serves.
     (Over 60 lines: one short handler per route, each closing over the same state.)"""
+    allowed = Allowances()
 
     async def health(request: Request) -> Response:
         if shared is not None:
@@ -83,7 +86,9 @@ def admin_router(
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
         entries = await journal.read_json(session, q.get("scenario"))
-        return JSONResponse(verdict(session, entries, int(max_calls), _mcp_tools(engine)))
+        return JSONResponse(
+            verdict(session, entries, int(max_calls), _mcp_tools(engine), allowed.get(session))
+        )
 
     async def verdicts(request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
@@ -95,10 +100,26 @@ def admin_router(
         grouped = sessions(await journal.read_touched(int(since)))
         return JSONResponse(
             {
-                name: verdict(name, found, int(max_calls), _mcp_tools(engine))
+                name: verdict(name, found, int(max_calls), _mcp_tools(engine), allowed.get(name))
                 for name, found in grouped.items()
             }
         )
+
+    async def allow(request: Request) -> Response:
+        """The verdict checks a test waives for its session, each with a reason."""
+        session = request.query_params.get("session", "default")
+        body = await request.body()
+        if len(body) > MAX_ALLOW_BODY:
+            return _error(413, f"allowances of more than {MAX_ALLOW_BODY} bytes refused")
+        try:
+            given = json.loads(body or b"{}")
+        except ValueError:
+            return _error(400, "the body must be a JSON object {check: reason}")
+        problem = allowance_problem(given)
+        if problem:
+            return _error(400, problem)
+        allowed.set(session, given)
+        return JSONResponse({"session": session, "allow": given})
 
     async def transcript_of(request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
@@ -108,12 +129,50 @@ def admin_router(
         q = request.query_params
         session = q.get("session", "default")
         entries = [LogEntry.from_json(e) for e in await journal.read_json(session)]
-        text = transcript(entries, session, full=q.get("full", "1") != "0")
+        text = transcript(
+            entries, session, full=q.get("full", "1") != "0", allow=allowed.get(session)
+        )
         return PlainTextResponse(text + "\n")
+
+    async def calls_of(request: Request) -> Response:
+        """The tool calls the model made in a session, each with the result sent back."""
+        from mockllm.log.calls import matching, tool_uses
+
+        q = request.query_params
+        try:
+            args = json.loads(q["args"]) if "args" in q else None
+        except ValueError:
+            args = []
+        if args is not None and not isinstance(args, dict):
+            return _error(400, 'args must be a JSON object, e.g. args={"order_id":"A2024"}')
+        uses = tool_uses(await journal.read_json(q.get("session", "default")))
+        return JSONResponse(matching(uses, q.get("name"), args))
+
+    async def check(request: Request) -> Response:
+        """One check of what the agent did (mockllm/log/calls.py): `{"ok": true}`, or the
+        failure's headline, expected and happened, for any client to raise."""
+        from mockllm.log.calls import run_check
+
+        body = await request.body()
+        if len(body) > MAX_ALLOW_BODY:
+            return _error(413, f"a check of more than {MAX_ALLOW_BODY} bytes refused")
+        try:
+            spec = json.loads(body or b"{}")
+        except ValueError:
+            return _error(400, "the body must be a JSON object {check, ...}")
+        if not isinstance(spec, dict):
+            return _error(400, "the body must be a JSON object {check, ...}")
+        entries = await journal.read_json(request.query_params.get("session", "default"))
+        try:
+            failure = run_check(entries, spec)
+        except ValueError as e:
+            return _error(400, str(e))
+        return JSONResponse({"ok": True} if failure is None else failure.to_json())
 
     async def reset(request: Request) -> Response:
         session = request.query_params.get("session")
         await reset_app(session)
+        allowed.clear(session)
         deleted = await journal.delete(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
@@ -151,6 +210,9 @@ def admin_router(
         Route("/_mockllm/reset", reset, methods=["POST"]),
         Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
         Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
+        Route("/_mockllm/allow", allow, methods=["PUT"]),
+        Route("/_mockllm/calls", calls_of, methods=["GET"]),
+        Route("/_mockllm/check", check, methods=["POST"]),
         Route("/_mockllm/ui", ui, methods=["GET"]),
         Route("/_mockllm/mcp/entries", mcp_entry, methods=["POST"]),
         Route("/_mockllm/transcript", transcript_of, methods=["GET"]),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mockllm.core.conversation import ToolCall, ToolResult
+from mockllm.log import calls
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.log.transcript import call_text, plural, short, transcript
 
@@ -212,6 +213,47 @@ def assert_clean_verdict(
             expected="every verdict check passes",
             happened=[f"{c.name}: {c.message}" for c in failed] or ["the verdict is not ok"],
         )
+
+
+def assert_tool_called(
+    entries: Sequence[LogEntry],
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    times: int | None = None,
+    session: str | None = None,
+) -> None:
+    __tracebackhide__ = True
+    _raise(calls.tool_called(_uses(entries), name, args, times), entries, session)
+
+
+def assert_called_before(
+    entries: Sequence[LogEntry], first: str, then: str, session: str | None = None
+) -> None:
+    __tracebackhide__ = True
+    _raise(calls.called_before(_uses(entries), first, then), entries, session)
+
+
+def assert_result_reached_model(
+    entries: Sequence[LogEntry],
+    call_id: str,
+    content: str | None = None,
+    is_error: bool | None = None,
+    session: str | None = None,
+) -> None:
+    __tracebackhide__ = True
+    raw = [e.raw for e in entries]
+    failure = calls.result_reached_model(calls.tool_uses(raw), raw, call_id, content, is_error)
+    _raise(failure, entries, session)
+
+
+def _uses(entries: Sequence[LogEntry]) -> list[Mapping[str, Any]]:
+    return list(calls.tool_uses(e.raw for e in entries))
+
+
+def _raise(failure: calls.Failure | None, entries: Sequence[LogEntry], session: str | None) -> None:
+    __tracebackhide__ = True
+    if failure is not None:
+        _fail(failure.headline, entries, session, failure.expected, failure.happened)
 
 
 def _fail(

@@ -105,6 +105,11 @@ class Client:
         query = {"session": session, "max_calls": max_calls}
         return Verdict.from_json(self._call("GET", "/_mockllm/verdict", query))
 
+    def allow(self, session: str, allow: Mapping[str, str]) -> None:
+        """Waive verdict checks for one session, each with its reason (docs/verdict.md)."""
+        body = json.dumps(dict(allow)).encode()
+        self._call("PUT", "/_mockllm/allow", {"session": session}, body=body)
+
     def clear(self, session: str | None = None) -> int:
         """Forget the log (of one session); returns how many entries went."""
         return int(self._call("DELETE", "/_mockllm/requests", {"session": session})["deleted"])

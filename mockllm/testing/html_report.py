@@ -25,13 +25,16 @@ class HtmlReport:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.sessions: dict[str, str] = {}  # test node id -> its session
+        self.allowed: dict[str, dict[str, str]] = {}  # test node id -> checks it waives
         self.entries: list[Mapping[str, Any]] = []
         self.outcomes: dict[str, dict[str, str]] = {}  # node id -> {outcome, message}
 
-    def begin(self, nodeid: str, session: str) -> None:
+    def begin(self, nodeid: str, session: str, allow: Mapping[str, str] | None = None) -> None:
         """A test's session, as its `mockllm` fixture starts (so a test whose set-up fails
-        is in the report too)."""
+        is in the report too), with the verdict checks it waives."""
         self.sessions[nodeid] = session
+        if allow:
+            self.allowed[nodeid] = dict(allow)
 
     def end(self, entries: list[Mapping[str, Any]]) -> None:
         """The test's log entries, as its fixture ends."""
@@ -50,13 +53,14 @@ class HtmlReport:
         if shipped:
             share = json.loads(shipped)
             self.sessions.update(share["sessions"])
+            self.allowed.update(share.get("allowed", {}))
             self.entries.extend(share["entries"])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = session.config
         if hasattr(config, "workerinput"):  # an xdist worker: the controller writes
-            share = {"sessions": self.sessions, "entries": self.entries}
+            share = {"sessions": self.sessions, "entries": self.entries, "allowed": self.allowed}
             config.workeroutput[_SHIPPED] = json.dumps(share)  # type: ignore[attr-defined]
             return
         self.write()
@@ -65,7 +69,12 @@ class HtmlReport:
         from mockllm.viewer.page import report_page
 
         tests = [
-            {"session": session, "test": nodeid, **self.outcomes.get(nodeid, _UNKNOWN)}
+            {
+                "session": session,
+                "test": nodeid,
+                **self.outcomes.get(nodeid, _UNKNOWN),
+                **({"allow": self.allowed[nodeid]} if nodeid in self.allowed else {}),
+            }
             for nodeid, session in self.sessions.items()
         ]
         # Failing first, then by test id: under xdist the order tests finish in is not the

@@ -53,6 +53,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "texts (short, the default), every request in full (full, also with -vv), or none",
     )
     group.addoption(
+        "--mockllm-record",
+        choices=RECORD_MODES,
+        default=None,
+        help="record the scenario file a test's marker names from the real API at "
+        f"${UPSTREAM_ENV}: none (the default: never, a missing file fails the test), once "
+        "or new (record files that are missing, replay the others), all (record every one)",
+    )
+    group.addoption(
+        "--mockllm-redact",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="mask text matching REGEX in every recorded file (repeatable); credentials "
+        "from request headers are never written",
+    )
+    group.addoption(
         "--mockllm-url",
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
@@ -84,8 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(HtmlReport(Path(html).absolute()), _HTML_REPORT)
     config.addinivalue_line(
         "markers",
-        "mockllm(*scenarios, scenarios=...): scenarios this test adds to the server "
-        "(files, folders, YAML text or mappings; paths relative to the test file)",
+        "mockllm(*scenarios, scenarios=..., allow={check: reason}, record=MODE): scenarios "
+        "this test adds to the server (files, folders, YAML text or mappings; paths relative "
+        "to the test file), verdict checks it waives, and its record mode",
     )
 
 
@@ -145,17 +162,133 @@ _SESSION = pytest.StashKey["Session"]()
 
 @pytest.fixture
 def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[Session]:
-    session = mockllm_client.session(_session_name(request.node))
+    item = request.node
+    name = _session_name(item)
+    allow = _marker_allowances(item)
+    recording = _recording(item)
+    session = (
+        mockllm_client.session(name)
+        if recording is None
+        else _recording_session(mockllm_client, name, recording, request)
+    )
     report: HtmlReport | None = request.config.pluginmanager.get_plugin(_HTML_REPORT)
     if report is not None:
-        report.begin(request.node.nodeid, session.name)
+        report.begin(item.nodeid, session.name, allow)
     session.reset()  # a rerun of the same test starts clean too
-    _add_marker_scenarios(mockllm_client, request.node)
-    request.node.stash[_SESSION] = session
+    if allow:
+        session.allow(allow)
+    _add_marker_scenarios(mockllm_client, item, skip=recording)
+    item.stash[_SESSION] = session
     yield session
+    if recording is not None:
+        _end_recording(session, item.config)
+        return
     if report is not None:
         _report_entries(report, session)
     _fail_on_server_errors(session)
+
+
+# --- record if missing (docs/record.md, "Record inside pytest") ----------------------------
+
+RECORD_MODES = ("none", "once", "new", "all")
+_RECORDED = pytest.StashKey[list[str]]()
+
+
+def _record_mode(item: pytest.Item) -> str:
+    """The option is the switch (none, the default, never records); a marker's `record=`
+    picks the mode of its tests once recording is on."""
+    option = item.config.getoption("mockllm_record") or "none"
+    if option == "none":
+        return "none"
+    mode = next(
+        (m.kwargs["record"] for m in item.iter_markers("mockllm") if "record" in m.kwargs),
+        option,
+    )
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"@pytest.mark.mockllm(record={mode!r}): one of {RECORD_MODES}")
+    return str(mode)
+
+
+def _record_targets(item: pytest.Item) -> list[Path]:
+    """The scenario files the test's markers name (a `.yaml`/`.yml` path)."""
+    found = [s for s in _marker_scenarios(item) if isinstance(s, Path)]
+    return [p for p in found if p.suffix in (".yaml", ".yml")]
+
+
+def _recording(item: pytest.Item) -> Path | None:
+    """The file this test records into, or None when it replays. A missing file in `none`
+    mode fails the test with how to record it."""
+    mode = _record_mode(item)
+    targets = _record_targets(item)
+    missing = [t for t in targets if not t.exists()]
+    wanted = targets if mode == "all" else missing if mode in ("once", "new") else []
+    if mode == "none" and missing:
+        where = _relative(missing[0], item.config)
+        pytest.fail(
+            f"mockllm: the scenario {where} of {item.name} does not exist. Record it from the "
+            f"real API: {UPSTREAM_ENV}=https://api.openai.com pytest --mockllm-record=once "
+            f"{item.nodeid} (the SDK's key from its usual variable; docs/record.md), then "
+            "commit the file: later runs replay it offline",
+            pytrace=False,
+        )
+    if len(wanted) > 1:
+        pytest.fail(
+            f"mockllm: {item.name} records one scenario file, not {len(wanted)}", pytrace=False
+        )
+    return wanted[0] if wanted else None
+
+
+UPSTREAM_ENV = "MOCKLLM_RECORD_UPSTREAM"
+
+
+def _recording_session(
+    client: Client, name: str, target: Path, request: pytest.FixtureRequest
+) -> Session:
+    from mockllm.testing.recording import RecordingSession
+
+    recorder = request.getfixturevalue("mockllm_recorder")
+    return RecordingSession(client, name, recorder, target)
+
+
+@pytest.fixture(scope="session")
+def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
+    """The recorder the recording tests go through (started only when one records)."""
+    import os
+
+    upstream = os.environ.get(UPSTREAM_ENV)
+    if not upstream:
+        pytest.fail(
+            f"mockllm: --mockllm-record needs {UPSTREAM_ENV}, the real API to record from "
+            "(e.g. https://api.openai.com, https://api.anthropic.com)",
+            pytrace=False,
+        )
+    try:
+        from mockllm.recording.in_test import TestRecorder
+    except ImportError as e:  # httpx: the one dependency only the recorder needs
+        pytest.fail(
+            f"mockllm: recording needs {e.name}: pip install 'mockllm-server[record]'",
+            pytrace=False,
+        )
+    recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact")).start()
+    yield recorder
+    recorder.stop()
+
+
+def _end_recording(session: Any, config: pytest.Config) -> None:
+    written = session.end()
+    lines = config.stash.setdefault(_RECORDED, [])
+    for path, turns in written:
+        lines.append(f"mockllm: recorded {_relative(path, config)} ({plural(turns, 'turn')})")
+
+
+def _relative(path: Path, config: pytest.Config) -> str:
+    base = config.invocation_params.dir
+    return str(path.relative_to(base)) if path.is_relative_to(base) else str(path)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    for line in config.stash.get(_RECORDED, []):
+        terminalreporter.write_line(line)
 
 
 def _report_entries(report: HtmlReport, session: Session) -> None:
@@ -172,14 +305,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     SDK exception, a timeout, an assert of its own, a mockllm assertion."""
     report = yield
     session = item.stash.get(_SESSION, None)
-    if session is not None and report.failed:
+    recorded = getattr(session, "recording", False)
+    if session is not None and report.failed and not recorded:
         del item.stash[_SESSION]  # one section, even when teardown fails too
         mode = item.config.getoption("mockllm_transcript")
         if mode is None:
-            mode = "full" if item.config.get_verbosity() >= 2 else "short"
+            mode = "full" if _verbose_flags(item.config) >= 2 else "short"
         if mode != "off":
             report.sections.append(("mockllm", _section(session, mode == "full")))
     return report
+
+
+def _verbose_flags(config: pytest.Config) -> int:
+    """The -v flags given: `-vv -q` still asks for the full transcript (pytest nets the
+    flags into one verbosity, 1 there; -q keeps its own count)."""
+    return int(config.option.verbose) + int(getattr(config.option, "quiet", 0) or 0)
 
 
 def _section(session: Session, full: bool) -> str:
@@ -200,11 +340,17 @@ _HTML_REPORT = "mockllm-html-report"
 def _session_name(item: pytest.Item) -> str:
     """Readable in the log and a URL path segment; unique per test id."""
     tag = digest(item.nodeid.encode(), 4).hex()
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", item.name)[:40].strip("-") + "-" + tag
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", item.name).strip("-")
+    if len(name) > _NAME_CHARS:  # keep the end too: pytest's [param] id is there
+        name = name[: _NAME_CHARS // 3] + "--" + name[-(_NAME_CHARS - _NAME_CHARS // 3 - 2) :]
+    return name + "-" + tag
 
 
-def _add_marker_scenarios(client: Client, item: pytest.Item) -> None:
-    sources = _marker_scenarios(item)
+_NAME_CHARS = 200  # a session name is a URL path segment and a log field: bounded
+
+
+def _add_marker_scenarios(client: Client, item: pytest.Item, skip: Path | None = None) -> None:
+    sources = [s for s in _marker_scenarios(item) if s != skip]  # `skip`: being recorded
     problems = [p for source in sources for p in _check_in_place(source, item)]
     if not problems:
         try:
@@ -260,13 +406,34 @@ def _problems(what: str, problems: list[Problem], config: pytest.Config) -> str:
     return "\n".join(lines)
 
 
+_MARKER_KEYS = frozenset({"scenarios", "allow", "record"})
+
+
+def _marker_allowances(item: pytest.Item) -> dict[str, str]:
+    """`allow={check: reason}` of the markers, the test's own winning over its class's."""
+    from mockllm.log.allowances import allowance_problem
+
+    allow: dict[str, str] = {}
+    for marker in reversed(list(item.iter_markers("mockllm"))):  # module, class, then test
+        given = marker.kwargs.get("allow") or {}
+        problem = allowance_problem(given)
+        if problem:
+            pytest.fail(
+                f"mockllm: @pytest.mark.mockllm(allow=...) on {item.name}: {problem}", pytrace=False
+            )
+        allow.update(given)
+    return allow
+
+
 def _marker_scenarios(item: pytest.Item) -> list[ScenarioSource]:
     here = item.path.parent
     sources: list[ScenarioSource] = []
     for marker in reversed(list(item.iter_markers("mockllm"))):  # module, class, then test
-        unknown = set(marker.kwargs) - {"scenarios"}
+        unknown = set(marker.kwargs) - _MARKER_KEYS
         if unknown:
-            raise TypeError(f"@pytest.mark.mockllm takes scenarios=..., not {sorted(unknown)}")
+            raise TypeError(
+                f"@pytest.mark.mockllm takes scenarios=, allow= and record=, not {sorted(unknown)}"
+            )
         given = marker.kwargs.get("scenarios", ())
         listed = [given] if isinstance(given, (str, Path, Mapping)) else list(given)
         sources += [_resolve(s, here) for s in [*marker.args, *listed]]

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from mockllm.log.records import LogEntry, Verdict
+from mockllm.log import calls
+from mockllm.log.records import Calls, LogEntry, ToolUse, Verdict
 from mockllm.testing import assertions
 
 Api = Literal["openai", "anthropic"]
@@ -31,6 +32,7 @@ class Server(Protocol):
     ) -> list[LogEntry]: ...
     def verdict(self, session: str, max_calls: int | None = None) -> Verdict: ...
     def clear(self, session: str | None = None) -> int: ...
+    def allow(self, session: str, allow: Mapping[str, str]) -> None: ...
     def reset(self, session: str | None = None) -> int: ...
 
 
@@ -38,6 +40,7 @@ class Session:
     def __init__(self, client: Server, name: str) -> None:
         self.client = client
         self.name = name
+        self.allowed: dict[str, str] = {}  # the checks `allow` waived
 
     def __repr__(self) -> str:
         return f"<mockllm session {self.name!r} on {self.client.base_url}>"
@@ -57,21 +60,53 @@ class Session:
         """Scenarios are server-wide (sessions isolate requests, not scenarios)."""
         return self.client.add_scenario(source)
 
-    def requests(self, scenario: str | None = None) -> list[LogEntry]:
-        """This session's log entries in arrival order (of one scenario, if given)."""
-        return self.client.requests(self.name, scenario)
+    def requests(
+        self,
+        scenario: str | None = None,
+        *,
+        turn: int | None = None,
+        status: int | None = None,
+        side: bool | None = None,
+    ) -> list[LogEntry]:
+        """This session's log entries in arrival order; only those of one `scenario`, at
+        one `turn`, answered with one `status`, or (`side=True`/`False`) the side requests
+        or the agent's own (an entry's `side` mark). `.request` is the body as parsed."""
+        found = self.client.requests(self.name, scenario)
+        return [
+            e
+            for e in found
+            if (turn is None or e.turn == turn)
+            and (status is None or (e.response is not None and e.response.status == status))
+            and (side is None or bool(e.raw.get("side")) == side)
+        ]
+
+    def calls(self, name: str | None = None, args: Mapping[str, Any] | None = None) -> Calls:
+        """The tool calls the model made (of tool `name`; with `args`, a subset match of
+        their parsed arguments), each with the result the harness sent back:
+        `calls("refund").last.args["order_id"]`, `.result.content`."""
+        uses = calls.matching(calls.tool_uses(e.raw for e in self.requests()), name, args)
+        return Calls(ToolUse.from_json(u) for u in uses)
 
     def verdict(self, max_calls: int | None = None) -> Verdict:
         """The protocol verdict of this session (see `mockllm report`): every check with
         its outcome; `max_calls` as the route's."""
         return self.client.verdict(self.name, max_calls)
 
+    def allow(self, allow: Mapping[str, str]) -> None:
+        """Waive verdict checks for this session, each with its reason
+        (`{"calls_answered": "the agent stops at max_steps"}`): every view of the server
+        shows them as waived, not passed. Replaces what was given before; reset clears it."""
+        self.client.allow(self.name, allow)
+        self.allowed = dict(allow)
+
     def clear(self) -> int:
         """Forget this session's log (attempt counters stay); returns entries deleted."""
         return self.client.clear(self.name)
 
     def reset(self) -> int:
-        """A fresh start: this session's attempt counters and log; returns entries deleted."""
+        """A fresh start: this session's attempt counters, log and allowances; returns
+        entries deleted."""
+        self.allowed = {}
         return self.client.reset(self.name)
 
     def transcript(self, full: bool = True) -> str:
@@ -79,7 +114,7 @@ class Session:
         `full=False`: the last requests with shorter texts, as pytest's report shows it."""
         from mockllm.log.transcript import transcript
 
-        return transcript(self.requests(), self.name, full)
+        return transcript(self.requests(), self.name, full, self.allowed)
 
     def server_errors(self) -> list[LogEntry]:
         """Entries on which mockllm itself failed; each carries the server's traceback."""
@@ -132,6 +167,34 @@ class Session:
         tool ran that the model did not ask for: the verdict's `mcp_*` checks."""
         __tracebackhide__ = True
         assertions.assert_mcp_loop_closed(self.verdict(), self.requests(), self.name)
+
+    def assert_tool_called(
+        self, name: str, args: Mapping[str, Any] | None = None, times: int | None = None
+    ) -> Calls:
+        """The model called tool `name` (with `args`: every key given, equal; others may be
+        there too), at least once or exactly `times`. Returns those calls."""
+        __tracebackhide__ = True
+        entries = self.requests()
+        assertions.assert_tool_called(entries, name, args, times, self.name)
+        uses = calls.matching(calls.tool_uses(e.raw for e in entries), name, args)
+        return Calls(ToolUse.from_json(u) for u in uses)
+
+    def assert_called_before(self, first: str, then: str) -> None:
+        """`first` was called and its result sent back before the model called `then`."""
+        __tracebackhide__ = True
+        assertions.assert_called_before(self.requests(), first, then, self.name)
+
+    def assert_result_reached_model(
+        self, call: ToolUse | str, content: str | None = None, is_error: bool | None = None
+    ) -> None:
+        """The result of `call` (a `ToolUse` or its id) reached the model unchanged: a later
+        request carried it (equal to `content`, the text your tool produced, if given; equal
+        as JSON when both parse), flagged `is_error` if given, and kept it in the history."""
+        __tracebackhide__ = True
+        call_id = call if isinstance(call, str) else call.id
+        assertions.assert_result_reached_model(
+            self.requests(), call_id, content, is_error, self.name
+        )
 
     def assert_clean_verdict(self) -> None:
         """Every check of the protocol verdict passed."""

@@ -40,10 +40,14 @@ def report_page(
 ) -> str:
     """The static report of `entries` (log entries as JSON) with each session's verdict
     (computed here unless given) and, from pytest, each test's `{session, test, outcome,
-    message}`. Same input, same bytes."""
+    message}` (and `allow`, the checks the test waived). Same input, same bytes."""
     if verdicts is None:
         grouped = sessions(dict(e) for e in entries)
-        verdicts = {name: verdict(name, found, max_calls) for name, found in grouped.items()}
+        allowed = {str(t["session"]): t.get("allow") for t in tests}
+        verdicts = {
+            name: verdict(name, found, max_calls, allowed.get(name))
+            for name, found in grouped.items()
+        }
     data = {
         "title": title,
         "live": False,

@@ -222,11 +222,36 @@
 
   // ---- rendering: the session list ---------------------------------------------------
 
-  function verdictBadge(s) {
-    if (s.testFailed) return badge("fail", "✗ " + s.test.outcome.toUpperCase());
-    if (s.verdict && !s.verdict.ok) return badge("fail", "✗ FAIL");
-    if (s.verdict || (s.test && s.test.outcome === "passed")) return badge("pass", "✓ PASS");
-    return badge("none", s.test ? s.test.outcome : "no verdict");
+  // Two subjects, told apart in words and colour: the test (pytest's outcome, solid
+  // badges) and the verdict (mockllm's checks, its label as the server words it).
+  function testLabel(test) {
+    var failed = test.outcome === "failed" || test.outcome === "error";
+    if (failed) return "✗ test " + test.outcome.toUpperCase();
+    return (test.outcome === "passed" ? "✓ " : "") + "test " + test.outcome;
+  }
+
+  function testBadge(test) {
+    var failed = test.outcome === "failed" || test.outcome === "error";
+    return badge(
+      "test " + (failed ? "test-fail" : test.outcome === "passed" ? "test-pass" : "none"),
+      testLabel(test),
+    );
+  }
+
+  function verdictLabel(verdict) {
+    return verdict.label || (verdict.ok ? "✓ verdict: pass" : "✗ verdict: FAIL");
+  }
+
+  function verdictBadge(verdict) {
+    return badge("verdict " + (verdict.ok ? "pass" : "fail"), verdictLabel(verdict));
+  }
+
+  function sessionBadges(s) {
+    var out = [];
+    if (s.test) out.push(testBadge(s.test));
+    if (s.verdict) out.push(verdictBadge(s.verdict));
+    if (!out.length) out.push(badge("none", "no verdict"));
+    return out;
   }
 
   function renderList(all) {
@@ -251,10 +276,9 @@
         },
         [
           el("span", { class: "name", text: s.test ? s.test.test : s.name }),
-          el("span", { class: "badges" }, [
-            verdictBadge(s),
+          el("span", { class: "badges" }, sessionBadges(s).concat([
             s.errors ? badge("warn", "⚠ " + plural(s.errors, "error")) : null,
-          ]),
+          ])),
           el("span", {
             class: "meta",
             text:
@@ -410,7 +434,7 @@
       { class: "test " + (failed ? "failed" : "passed"), "aria-label": "Test" },
       [
         el("p", null, [
-          badge(failed ? "fail" : "pass", (failed ? "✗ " : "✓ ") + test.outcome.toUpperCase()),
+          testBadge(test),
           " ",
           el("code", { text: test.test }),
         ]),
@@ -421,17 +445,34 @@
 
   function renderVerdict(verdict) {
     var failed = verdict.checks.filter(function (c) {
-      return !c.ok;
+      return c.status ? c.status === "failed" : !c.ok;
+    });
+    var waived = verdict.checks.filter(function (c) {
+      return c.status === "waived";
     });
     var head = el("p", null, [
-      badge(verdict.ok ? "pass" : "fail", verdict.ok ? "✓ verdict: pass" : "✗ verdict: fail"),
+      verdictBadge(verdict),
       " ",
-      verdict.ok
-        ? plural(verdict.checks.length, "check") + " passed"
-        : failed.length + " of " + plural(verdict.checks.length, "check") + " failed",
+      failed.length
+        ? failed.length + " of " + plural(verdict.checks.length, "check") + " failed"
+        : plural(verdict.checks.length, "check"),
     ]);
     var items = failed.map(function (c) {
-      return el("li", null, [el("code", { class: "rule", text: c.name }), " ", c.message]);
+      return el("li", { class: "check failed" }, [
+        badge("verdict fail", "✗ " + c.name),
+        " ",
+        c.message,
+      ]);
+    });
+    waived.forEach(function (c) {
+      items.push(
+        el("li", { class: "check waived" }, [
+          badge("waived", "~ " + c.name + " waived"),
+          " ",
+          c.waived,
+          c.message ? el("span", { class: "meta", text: " (it found: " + c.message + ")" }) : null,
+        ]),
+      );
     });
     return el("section", { class: "verdict", "aria-label": "Verdict" }, [
       head,

@@ -2,7 +2,7 @@
 // Pure functions of the entries and the session's transcript (the server's text, from
 // GET /_mockllm/transcript), the same checks as the Python client's: a failure reads a
 // one-line headline, the transcript, then expected and happened.
-import { type LogEntry, type ToolCall, type ToolResult, type Verdict, toolCalls } from "./records.js";
+import { type Failure, type LogEntry, type ToolCall, type ToolResult, type Verdict, toolCalls } from "./records.js";
 import { callText, plural, short } from "./text.js";
 
 export class MockllmAssertionError extends Error {
@@ -180,11 +180,16 @@ function canonical(value: unknown): string {
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v,
   );
+  }
+
+/** Raise what a server check found (its headline, expected and happened), with the transcript. */
+export function assertHolds(failure: Failure | null, transcript: string): void {
+  if (failure) fail(failure.headline, transcript, failure);
 }
 
 export function assertCleanVerdict(verdict: Verdict, transcript: string): void {
   if (!verdict.ok) {
-    const failed = verdict.checks.filter((c) => !c.ok);
+    const failed = verdict.checks.filter((c) => (c.status ?? (c.ok ? "passed" : "failed")) === "failed");
     fail(`the protocol verdict failed ${plural(failed.length, "check")}`, transcript, {
       expected: "every verdict check passes",
       happened: failed.length ? failed.map((c) => `${c.name}: ${c.message}`) : ["the verdict is not ok"],

@@ -4,7 +4,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
-import { type Api, type LogEntry, type Verdict, logEntry } from "./records.js";
+import { type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
 import { Session } from "./session.js";
 
 /** YAML text (it has a newline), a path to a YAML file, or a scenario as an object. */
@@ -87,6 +87,25 @@ export class Client {
   async transcript(session: string, { full = true }: { full?: boolean } = {}): Promise<string> {
     const text = (await this.call("GET", "/_mockllm/transcript", { session, full: full ? undefined : "0" })) as string;
     return text.replace(/\n$/, "");
+  }
+
+  /** Waive verdict checks for one session, each with its reason (docs/verdict.md). */
+  async allow(session: string, allow: Record<string, string>): Promise<void> {
+    await this.call("PUT", "/_mockllm/allow", { session }, JSON.stringify(allow));
+  }
+
+  /** The tool calls the model made in a session (of one tool; with `args`, a subset match). */
+  async calls(session: string, name?: string, args?: Record<string, unknown>): Promise<Calls> {
+    const query = { session, name, args: args === undefined ? undefined : JSON.stringify(args) };
+    return Calls.fromUses((await this.call("GET", "/_mockllm/calls", query)) as ToolUse[]);
+  }
+
+  /** One check of what the agent did, judged by the server: null when it holds. */
+  async check(session: string, spec: Record<string, unknown>): Promise<Failure | null> {
+    const answer = (await this.call("POST", "/_mockllm/check", { session }, JSON.stringify(spec))) as
+      | Failure
+      | { ok: true };
+    return answer.ok ? null : answer;
   }
 
   /** Forget the log (of one session); resolves to how many entries went. */

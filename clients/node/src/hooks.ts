@@ -92,5 +92,8 @@ function sessionName(context: unknown): string {
   const name = c?.task?.name ?? c?.name ?? "test";
   const where = c?.task?.file?.filepath ?? process.argv[1] ?? "";
   const digest = createHash("sha256").update(`${where}::${c?.fullName ?? name}`).digest("hex").slice(0, 8);
-  return `${name.replace(/[^A-Za-z0-9._-]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "")}-${digest}`;
+  let clean = name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "");
+  // Bounded (a URL path segment), keeping the end: a parametrised test's id is there.
+  if (clean.length > 200) clean = `${clean.slice(0, 66)}--${clean.slice(-132)}`;
+  return `${clean}-${digest}`;
 }

@@ -4,4 +4,4 @@ export { Client, MockllmError, type RequestFilter, type ScenarioSource, type Url
 export { type Hooks, type TestMockllm, type TestOptions, useMockllm } from "./hooks.js";
 export * from "./records.js";
 export { MockllmServer, type ServerOptions, startServer } from "./server.js";
-export { Session } from "./session.js";
+export { type RequestQuery, Session } from "./session.js";

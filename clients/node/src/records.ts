@@ -77,15 +77,57 @@ export interface McpInfo {
 
 export interface Check {
   name: string;
+  /** Not failed: passed or waived. */
   ok: boolean;
+  status: "passed" | "failed" | "waived";
   message: string;
+  /** The reason, when waived. */
+  waived?: string;
 }
 
 export interface Verdict {
   session: string;
   ok: boolean;
+  /** The words every view shows: `✓ verdict: pass`, `✗ verdict: FAIL`. */
+  label: string;
   requests: number;
   checks: Check[];
+}
+
+/** One tool call the model made and the result the harness sent back (GET /_mockllm/calls). */
+export interface ToolUse {
+  id: string;
+  name: string;
+  arguments: string;
+  /** The arguments parsed; null when they are not JSON. */
+  args: unknown;
+  turn: number | null;
+  seq: number;
+  result: { content: string; is_error: boolean | null } | null;
+  answered_in: number | null;
+}
+
+/** Tool uses in the order the model made them, with `.last` and `.first`. */
+export class Calls extends Array<ToolUse> {
+  get last(): ToolUse | undefined {
+    return this[this.length - 1];
+  }
+  get first(): ToolUse | undefined {
+    return this[0];
+  }
+  static fromUses(uses: readonly ToolUse[]): Calls {
+    const calls = new Calls();
+    calls.push(...uses);
+    return calls;
+  }
+}
+
+/** What a check of the server's (POST /_mockllm/check) found wrong, worded for every client. */
+export interface Failure {
+  ok: false;
+  headline: string;
+  expected: string;
+  happened: string[];
 }
 
 /** The calls mockllm sent in its reply to this request (none for an error or a pending reply). */

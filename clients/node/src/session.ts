@@ -2,7 +2,14 @@
 // the per-test helper hands each test, and what `client.session(name)` gives a script.
 import * as assertions from "./assertions.js";
 import type { Client, ScenarioSource } from "./client.js";
-import type { Api, LogEntry, Verdict } from "./records.js";
+import type { Api, Calls, LogEntry, ToolUse, Verdict } from "./records.js";
+
+export interface RequestQuery {
+  scenario?: string;
+  turn?: number;
+  status?: number;
+  side?: boolean;
+}
 
 export class Session {
   constructor(
@@ -25,8 +32,30 @@ export class Session {
     return this.client.addScenario(source);
   }
 
-  requests(scenario?: string): Promise<LogEntry[]> {
-    return this.client.requests({ session: this.name, scenario });
+  /**
+   * This session's log entries in arrival order: a scenario name, or a filter by
+   * `scenario`, `turn`, `status` and `side` (true: side requests; false: the agent's own).
+   * `.request` is the body as parsed.
+   */
+  async requests(filter?: string | RequestQuery): Promise<LogEntry[]> {
+    const q: RequestQuery = typeof filter === "string" ? { scenario: filter } : (filter ?? {});
+    const found = await this.client.requests({ session: this.name, scenario: q.scenario });
+    return found.filter(
+      (e) =>
+        (q.turn === undefined || e.turn === q.turn) &&
+        (q.status === undefined || e.response?.status === q.status) &&
+        (q.side === undefined || Boolean((e as unknown as { side?: unknown }).side) === q.side),
+    );
+  }
+
+  /** The tool calls the model made (of tool `name`; with `args`, a subset match), each with its result. */
+  calls(name?: string, { args }: { args?: Record<string, unknown> } = {}): Promise<Calls> {
+    return this.client.calls(this.name, name, args);
+  }
+
+  /** Waive verdict checks for this session, each with its reason; shown as waived in every view. */
+  allow(allow: Record<string, string>): Promise<void> {
+    return this.client.allow(this.name, allow);
   }
 
   verdict(): Promise<Verdict> {
@@ -79,9 +108,38 @@ export class Session {
     assertions.assertMcpLoopClosed(verdict, transcript);
   }
 
+  /** The model called `name` (with `args`: a subset match), at least once or exactly `times`. */
+  async assertToolCalled(name: string, { args, times }: { args?: Record<string, unknown>; times?: number } = {}): Promise<Calls> {
+    await this.holds({ check: "tool_called", name, args, times });
+    return this.calls(name, { args });
+  }
+
+  /** `first` was called and its result sent back before the model called `then`. */
+  async assertCalledBefore(first: string, then: string): Promise<void> {
+    await this.holds({ check: "called_before", first, then });
+  }
+
+  /**
+   * The result of `call` (a ToolUse or its id) reached the model unchanged: equal to
+   * `content` (what your tool produced) if given, flagged `isError` if given, kept in the history.
+   */
+  async assertResultReachedModel(
+    call: ToolUse | string,
+    { content, isError }: { content?: string; isError?: boolean } = {},
+  ): Promise<void> {
+    const callId = typeof call === "string" ? call : call.id;
+    await this.holds({ check: "result_reached_model", call_id: callId, content, is_error: isError });
+  }
+
   async assertCleanVerdict(): Promise<void> {
     const [verdict, transcript] = await Promise.all([this.verdict(), this.transcript()]);
     assertions.assertCleanVerdict(verdict, transcript);
+  }
+
+  /** A check the server judges (mockllm/log/calls.py): the same words as the Python client's. */
+  private async holds(spec: Record<string, unknown>): Promise<void> {
+    const failure = await this.client.check(this.name, spec);
+    if (failure) assertions.assertHolds(failure, await this.transcript());
   }
 
   /** The entries and their transcript, read together for an assertion. */
