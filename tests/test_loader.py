@@ -86,7 +86,7 @@ ERRORS = [
     (
         "unknown key",
         "turns:\n  - reply: {text: a}\n    replay: {}\n",
-        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, fault, repeat, match); did you mean 'reply'?",
+        "s.yaml:3:5: turns[0].replay: unknown key 'replay' (allowed here: expect, reply, fault, repeat, match, allow); did you mean 'reply'?",
     ),
     (
         "enum",
@@ -148,7 +148,7 @@ ERRORS = [
         "a key under-indented: indent it under reply",
         "turns:\n  - reply:\n    text: hi\n",
         "s.yaml:3:5: turns[0].text: unknown key 'text' (allowed here: expect, reply, fault, "
-        "repeat, match); `text` belongs inside `reply`: indent it under `reply:`",
+        "repeat, match, allow); `text` belongs inside `reply`: indent it under `reply:`",
     ),
     (
         "a key over-indented: one level up",

@@ -65,7 +65,7 @@ def test_parallel_workers_each_run_a_server_and_tests_see_only_their_own_request
         [
             ">       mockllm.assert_model_calls(exactly=1)",
             "E       AssertionError: mockllm: 2 model requests, expected exactly 1",
-            "E       mockllm session 'test_a_wrong_assertion_shows_the_convers-*', 2 model requests:",
+            "E       mockllm session 'test_a_wrong_assertion_shows_the_conversation-*', 2 model requests:",
             "E         request 1 (log seq *) · turn 0 · openai-chat · scenario weather-single · tools offered: get_weather",
             "E              user: Weather in Paris?",
             "E            ← assistant (200, tool_calls)",

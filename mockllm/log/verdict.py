@@ -339,6 +339,9 @@ def _error_text(entry: EntryJson) -> str:
     response = entry.get("response") or {}
     error = response.get("error") or {}
     message = " ".join(str(error.get("message") or "").split())
+    notes = response.get("notes") or []
+    if notes:  # advice (a wrong base URL): more use than the rest of the message
+        message = f"{message.split(';')[0]}. {notes[0]}"
     message = message if len(message) <= 200 else message[:199] + "…"
     return f"{response.get('status')} {error.get('kind', '')}: {message}".rstrip(": ")
 
