@@ -111,7 +111,7 @@ def called_before(uses: list[Mapping[str, Any]], first: str, then: str) -> Failu
         return Failure(f"{missing} never called", expected, _made(uses))
     if a["answered_in"] is not None and a["answered_in"] <= b["seq"]:
         return None
-    if a["seq"] >= b["seq"] and a["id"] != b["id"]:
+    if a["seq"] > b["seq"]:
         why = f"{then} ({b['id']}) was called at turn {b['turn']}, {first} only at turn {a['turn']}"
     elif a["answered_in"] is None:
         why = f"{first} ({a['id']}) never got a result, so {then} could not have seen it"
@@ -252,7 +252,7 @@ def _line(use: Mapping[str, Any]) -> str:
     answer = "no result" if result is None else f"result {_short(result['content'])}"
     flag = " (is_error)" if result and result.get("is_error") else ""
     return (
-        f"{use['name']}({_short(use['arguments'])}) id={use['id']}, turn {use['turn']} "
+        f"{use['name']}({_plain(use['arguments'])}) id={use['id']}, turn {use['turn']} "
         f"(request #{use['seq']}) → {answer}{flag}"
     )
 
@@ -268,3 +268,8 @@ def _compact(value: Any) -> str:
 def _short(text: str | None) -> str:
     text = "" if text is None else str(text).replace("\n", "\\n")
     return repr(text if len(text) <= _SHORT else text[: _SHORT - 1] + "…")
+
+
+def _plain(text: str) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _SHORT else text[: _SHORT - 1] + "…"
