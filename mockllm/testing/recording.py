@@ -27,6 +27,13 @@ class RecordingSession(Session):
     def url(self, scenario: str, api: Api = "openai") -> str:
         """The recorder's base URL: requests go to the real API, answers come back as they
         arrive, and the session is written to the marker's file."""
+        __tracebackhide__ = True
+        if scenario != self.target.stem:  # a replay finds the file's scenario by this name
+            raise ValueError(
+                f"mockllm: this test records into {self.target.name}, so its scenario is "
+                f"{self.target.stem!r}: call url({self.target.stem!r}), or name the file "
+                f"{scenario}.yaml"
+            )
         if scenario not in self.scenarios:
             self.scenarios.append(scenario)
             self.recorder.target(scenario, self.name, self.target)
