@@ -8,6 +8,7 @@ fails with how to record it."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +204,22 @@ def test_record_all_records_again_and_a_wrong_scenario_name_is_refused(
     assert "(rec-chat)." in (pytester.path / "recorded" / "rec-chat.yaml").read_text()
     no_upstream = pytest_run(pytester, "--mockllm-record=all", "-k", "chat")
     no_upstream.stdout.fnmatch_lines(["*--mockllm-record needs MOCKLLM_RECORD_UPSTREAM*"])
+
+
+def test_the_documented_recording_records_then_replays(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    doc = (ROOT / "docs" / "record.md").read_text()
+    [(name, code)] = re.findall(r"```python pytest-record=(\S+)\n(.*?)```", doc, re.S)
+    pytester.makepyfile(**{name.removesuffix(".py"): code})
+    folder = tmp_path / "upstream"
+    folder.mkdir()
+    (folder / "weather-live.yaml").write_text(
+        "turns:\n  - reply: {tool_calls: [{name: get_weather, arguments: {city: Paris}}]}\n"
+        "  - reply: {text: It is 18 °C and sunny in Paris.}\n"
+    )
+    os.environ.setdefault("OPENAI_API_KEY", "sk-test")
+    with running_server("--no-bundled", scenarios=(folder,)) as upstream:
+        url = f"{upstream.url}/s/{{scenario}}/{{session}}"
+        done = pytest_run(pytester, "--mockllm-record=once", upstream=url)
+        done.assert_outcomes(skipped=1)
+        done.stdout.fnmatch_lines(["mockllm: recorded recordings/weather-live.yaml (2 turns)"])
+    pytest_run(pytester).assert_outcomes(passed=1)
