@@ -17,8 +17,11 @@ from .support import ROOT
 pytest_plugins = ["pytester"]
 
 DOC = (ROOT / "docs" / "pytest.md").read_text()
-[AGENT] = [code for name, code in re.findall(r"```python file=(\S+)\n(.*?)```", DOC, re.S)
-           if name == "test_support_agent.py"]
+[AGENT] = [
+    code
+    for name, code in re.findall(r"```python file=(\S+)\n(.*?)```", DOC, re.S)
+    if name == "test_support_agent.py"
+]
 SHOWN = re.search(r"A failing one names what the agent did.*?```text\n(.*?)```", DOC, re.S)
 
 
@@ -29,7 +32,7 @@ def run(pytester: pytest.Pytester, code: str, *args: str) -> pytest.RunResult:
 
 def planted(old: str, new: str) -> str:
     assert AGENT.count(old) == 1, old
-    return AGENT.replace(old, new)
+    return str(AGENT.replace(old, new))
 
 
 def test_the_documented_agent_passes(pytester: pytest.Pytester) -> None:
@@ -54,7 +57,7 @@ def test_a_result_cut_short_does_not_reach_the_model(pytester: pytest.Pytester) 
     call_id = headline[1]
     result.stdout.fnmatch_lines(
         [
-            f"E       mockllm session 'test_the_refund_follows_the_lookup_and_its_result_reaches_the_model-*', 3 model requests:",
+            "E       mockllm session 'test_the_refund_follows_the_lookup_and_its_result_reaches_the_model-*', 3 model requests:",
             f"E              tool result for {call_id}: refund R-A2024 of 30",
             f"E       expected: the result of refund ({call_id}) is 'refund R-A2024 of 30 EUR issued' "
             "and stays in every later request's history",
@@ -78,7 +81,7 @@ def test_a_history_that_drops_the_lookup_result_is_named(pytester: pytest.Pytest
         '            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})\n',
         '            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})\n'
         '            if call.function.name == "refund":\n'
-        '                messages = [m for m in messages if not (isinstance(m, dict)'
+        "                messages = [m for m in messages if not (isinstance(m, dict)"
         ' and "delivered" in m.get("content", ""))]\n',
     )
     wrong = wrong.replace(
@@ -100,8 +103,10 @@ def test_a_history_that_drops_the_lookup_result_is_named(pytester: pytest.Pytest
 def test_a_refund_with_other_arguments_or_twice_fails_assert_tool_called(
     pytester: pytest.Pytester,
 ) -> None:
-    other = planted("{name: refund, arguments: {order_id: A2024, amount: 30}}",
-                    "{name: refund, arguments: {order_id: A2025, amount: 30}}")
+    other = planted(
+        "{name: refund, arguments: {order_id: A2024, amount: 30}}",
+        "{name: refund, arguments: {order_id: A2025, amount: 30}}",
+    )
     result = run(pytester, other, "-k", "refund")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
@@ -124,8 +129,11 @@ def test_a_refund_decided_before_the_lookup_returned_fails_assert_called_before(
         "  - reply: {tool_calls: [{name: lookup_order, arguments: {order_id: A2024}},"
         " {name: refund, arguments: {order_id: A2024, amount: 30}}]}\n",
     ).replace("[second] = mockllm.requests(turn=1)", "second = mockllm.requests(turn=1)[0]")
-    parallel = parallel.replace("  - reply: {text: Refunded 30 EUR on order A2024.}\n",
-                                "  - reply: {text: Refunded 30 EUR on order A2024.}\n", 1)
+    parallel = parallel.replace(
+        "  - reply: {text: Refunded 30 EUR on order A2024.}\n",
+        "  - reply: {text: Refunded 30 EUR on order A2024.}\n",
+        1,
+    )
     result = run(pytester, parallel, "-k", "refund")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
@@ -143,7 +151,12 @@ def test_a_refund_decided_before_the_lookup_returned_fails_assert_called_before(
 
 def served(seq: int, turn: int, *called: tuple[str, str, str]) -> dict[str, Any]:
     tool_calls = [{"id": i, "name": n, "arguments": a} for i, n, a in called]
-    return {"seq": seq, "turn": turn, "conversation": [], "response": {"status": 200, "tool_calls": tool_calls}}
+    return {
+        "seq": seq,
+        "turn": turn,
+        "conversation": [],
+        "response": {"status": 200, "tool_calls": tool_calls},
+    }
 
 
 def carrying(entry: dict[str, Any], *results: tuple[str, str]) -> dict[str, Any]:
@@ -153,7 +166,10 @@ def carrying(entry: dict[str, Any], *results: tuple[str, str]) -> dict[str, Any]
 
 LOG = [
     served(1, 0, ("a", "lookup_order", '{"order_id":"A2024"}')),
-    carrying(served(2, 1, ("b", "refund", '{"order_id":"A2024","amount":30}')), ("a", '{"status": "delivered"}')),
+    carrying(
+        served(2, 1, ("b", "refund", '{"order_id":"A2024","amount":30}')),
+        ("a", '{"status": "delivered"}'),
+    ),
     carrying(served(3, 2), ("a", '{"status": "delivered"}'), ("b", "refunded")),
 ]
 
@@ -161,8 +177,18 @@ LOG = [
 def test_tool_uses_pair_each_call_with_the_result_sent_back() -> None:
     uses = calls.tool_uses(LOG)
     assert [(u["name"], u["args"], u["result"], u["answered_in"]) for u in uses] == [
-        ("lookup_order", {"order_id": "A2024"}, {"content": '{"status": "delivered"}', "is_error": None}, 2),
-        ("refund", {"order_id": "A2024", "amount": 30}, {"content": "refunded", "is_error": None}, 3),
+        (
+            "lookup_order",
+            {"order_id": "A2024"},
+            {"content": '{"status": "delivered"}', "is_error": None},
+            2,
+        ),
+        (
+            "refund",
+            {"order_id": "A2024", "amount": 30},
+            {"content": "refunded", "is_error": None},
+            3,
+        ),
     ]
     assert [u["id"] for u in calls.matching(uses, "refund", {"amount": 30})] == ["b"]
     assert calls.matching(uses, "refund", {"amount": 31}) == []
@@ -190,7 +216,7 @@ def test_result_reached_model_both_sides() -> None:
     assert calls.result_reached_model(uses, LOG, "a", '{"status":"delivered"}') is None  # as JSON
     wrong = calls.result_reached_model(uses, LOG, "a", '{"status": "lost"}')
     assert wrong is not None and wrong.happened == [
-        "request #2 carried '{\"status\": \"delivered\"}', not '{\"status\": \"lost\"}'"
+        'request #2 carried \'{"status": "delivered"}\', not \'{"status": "lost"}\''
     ]
     dropped = [*LOG[:2], carrying(served(3, 2), ("b", "refunded"))]
     gone = calls.result_reached_model(calls.tool_uses(dropped), dropped, "a")
@@ -200,8 +226,17 @@ def test_result_reached_model_both_sides() -> None:
 
 
 def test_run_check_refuses_a_bad_spec() -> None:
-    for spec in ({}, {"check": "nope"}, {"check": "tool_called"}, {"check": "tool_called", "name": "x", "times": -1},
-                 {"check": "tool_called", "name": "x", "args": [1]}, {"check": "result_reached_model", "call_id": "a", "is_error": "yes"}):
+    for spec in (
+        {},
+        {"check": "nope"},
+        {"check": "tool_called"},
+        {"check": "tool_called", "name": "x", "times": -1},
+        {"check": "tool_called", "name": "x", "args": [1]},
+        {"check": "result_reached_model", "call_id": "a", "is_error": "yes"},
+    ):
         with pytest.raises(ValueError):
             calls.run_check(LOG, spec)
-    assert calls.run_check(LOG, {"check": "called_before", "first": "lookup_order", "then": "refund"}) is None
+    assert (
+        calls.run_check(LOG, {"check": "called_before", "first": "lookup_order", "then": "refund"})
+        is None
+    )

@@ -13,7 +13,9 @@ NODE_DIR = ROOT / "tests" / "node"  # has the SDKs and the client installed
 
 
 def run(code: str) -> tuple[int, int, str]:
-    done = run_node_snippet(NODE_DIR, code, "node", "--test", "--test-reporter=tap", suffix=".test.mjs")
+    done = run_node_snippet(
+        NODE_DIR, code, "node", "--test", "--test-reporter=tap", suffix=".test.mjs"
+    )
     output = done.stdout + done.stderr
     return (*node_test_counts(done.stdout), output)
 
@@ -25,8 +27,8 @@ def test_the_documented_node_test_passes() -> None:
 
 def test_a_result_cut_short_fails_with_the_pythons_words() -> None:
     wrong = DOC_TEST.replace(
-        "messages.push({ role: \"tool\", tool_call_id: call.id, content });",
-        "messages.push({ role: \"tool\", tool_call_id: call.id, content: content.slice(0, 20) });",
+        'messages.push({ role: "tool", tool_call_id: call.id, content });',
+        'messages.push({ role: "tool", tool_call_id: call.id, content: content.slice(0, 20) });',
     )
     assert wrong != DOC_TEST
     passed, failed, output = run(wrong)
@@ -43,15 +45,22 @@ def test_a_result_cut_short_fails_with_the_pythons_words() -> None:
 def test_other_arguments_fail_assert_tool_called_and_the_calls_route_filters(
     server: ServerProcess, session: str
 ) -> None:
-    wrong = DOC_TEST.replace("arguments: {order_id: A2024, amount: 30}", "arguments: {order_id: A2025, amount: 30}")
+    wrong = DOC_TEST.replace(
+        "arguments: {order_id: A2024, amount: 30}", "arguments: {order_id: A2025, amount: 30}"
+    )
     passed, failed, output = run(wrong)
     assert (passed, failed) == (0, 1), output
     assert 'mockllm: refund with {\\"order_id\\":\\"A2024\\"} was never called' in output or (
         'mockllm: refund with {"order_id":"A2024"} was never called' in output
     ), output
     # The route the Node client reads refuses arguments that are not an object.
-    answer = server.http.get("/_mockllm/calls", params={"session": session, "name": "x", "args": "[1]"})
-    assert answer.status_code == 400 and "args must be a JSON object" in answer.json()["error"]["message"]
+    answer = server.http.get(
+        "/_mockllm/calls", params={"session": session, "name": "x", "args": "[1]"}
+    )
+    assert (
+        answer.status_code == 400
+        and "args must be a JSON object" in answer.json()["error"]["message"]
+    )
 
 
 def test_a_node_allowance_shows_as_waived_in_the_verdict_and_the_transcript(

@@ -66,7 +66,7 @@ def weather_loop(client: openai.OpenAI, rounds: int = 1) -> None:
     """A correct loop, run `rounds` times over the same history (past a scenario's end)."""
     messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
     reply = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
-    call = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
+    call = reply.choices[0].message.tool_calls[0]
     messages += [
         reply.choices[0].message.model_dump(exclude_none=True),
         {"role": "tool", "tool_call_id": call.id, "content": "18 °C"},
@@ -82,7 +82,9 @@ def text_before_result(server: ServerProcess) -> None:
     refuses (anthropic.tool_results_not_first)."""
     client = anthropic_client(server, "weather-single", "refused")
     messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    first = client.messages.create(model="m", max_tokens=100, messages=messages, tools=ANTHROPIC_TOOLS)
+    first = client.messages.create(
+        model="m", max_tokens=100, messages=messages, tools=ANTHROPIC_TOOLS
+    )
     use = next(b for b in first.content if b.type == "tool_use")
     messages += [
         {"role": "assistant", "content": [b.model_dump() for b in first.content]},
@@ -102,7 +104,9 @@ def stops_at_max_steps(server: ServerProcess, scenario: str, session: str) -> No
     """An agent with max_steps=1: it asks once and stops, leaving the call unanswered."""
     client = anthropic_client(server, scenario, session)
     messages: list[Any] = [{"role": "user", "content": "Where is A2024?"}]
-    reply = client.messages.create(model="m", max_tokens=100, messages=messages, tools=ANTHROPIC_TOOLS)
+    reply = client.messages.create(
+        model="m", max_tokens=100, messages=messages, tools=ANTHROPIC_TOOLS
+    )
     assert reply.stop_reason == "tool_use"
 
 
@@ -192,7 +196,7 @@ def test_the_browser_shows_the_labels_the_cli_prints(run: ServerProcess, tmp_pat
     with chromium() as driver:
         for url in (page.as_uri(), f"{run.url}/_mockllm/ui"):
             viewer = Viewer(driver).open(url)
-            viewer.wait(lambda d: len(viewer.sessions()) == len(EXPECTED))
+            viewer.wait(lambda d, v=viewer: len(v.sessions()) == len(EXPECTED))
             shown = {
                 str(b.get_attribute("data-session")): b.find_element(
                     By.CSS_SELECTOR, ".badge.verdict"
@@ -215,7 +219,7 @@ def test_the_test_and_the_verdict_are_told_apart_in_the_pytest_report(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(
-        test_suite='''
+        test_suite="""
 import httpx
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
@@ -229,7 +233,7 @@ def test_passes_with_a_failed_verdict(mockllm):
 
 def test_fails_with_a_clean_verdict(mockllm):
     assert ask(mockllm.url("hello"))["content"] == "something else"
-'''
+"""
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--mockllm-html=r.html")
     result.assert_outcomes(passed=1, failed=1)
@@ -237,7 +241,8 @@ def test_fails_with_a_clean_verdict(mockllm):
         viewer = Viewer(driver).open((pytester.path / "r.html").as_uri())
         badges = {
             str(b.get_attribute("data-session")).split("-")[0]: [
-                (e.text, e.get_attribute("class")) for e in b.find_elements(By.CSS_SELECTOR, ".badge")
+                (e.text, e.get_attribute("class"))
+                for e in b.find_elements(By.CSS_SELECTOR, ".badge")
             ]
             for b in viewer.sessions()
         }
@@ -257,8 +262,18 @@ def test_fails_with_a_clean_verdict(mockllm):
 
 
 def entry(seq: int, turn: int, calls: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:
-    response = {"status": 200, "tool_calls": [{"id": c, "name": "f", "arguments": "{}"} for c in calls]}
-    return {"seq": seq, "session": "s", "turn": turn, "conversation": [], "response": response, **extra}
+    response = {
+        "status": 200,
+        "tool_calls": [{"id": c, "name": "f", "arguments": "{}"} for c in calls],
+    }
+    return {
+        "seq": seq,
+        "session": "s",
+        "turn": turn,
+        "conversation": [],
+        "response": response,
+        **extra,
+    }
 
 
 def status(result: dict[str, Any], name: str) -> tuple[str, str | None]:
@@ -304,38 +319,69 @@ def test_the_schema_names_every_check_of_the_verdict() -> None:
 def test_the_allow_route_refuses_what_is_not_an_allowance(run: ServerProcess) -> None:
     put = run.http.put
     bad = put("/_mockllm/allow", params={"session": "x"}, json={"nope": "r"})
-    assert bad.status_code == 400 and "no verdict check named 'nope'" in bad.json()["error"]["message"]
+    assert (
+        bad.status_code == 400 and "no verdict check named 'nope'" in bad.json()["error"]["message"]
+    )
     assert put("/_mockllm/allow", params={"session": "x"}, json=["a"]).status_code == 400
-    assert put("/_mockllm/allow", params={"session": "x"}, json={"calls_answered": ""}).status_code == 400
-    text = put("/_mockllm/allow", params={"session": "x"}, content=b"{", headers={"content-type": "application/json"})
+    assert (
+        put("/_mockllm/allow", params={"session": "x"}, json={"calls_answered": ""}).status_code
+        == 400
+    )
+    text = put(
+        "/_mockllm/allow",
+        params={"session": "x"},
+        content=b"{",
+        headers={"content-type": "application/json"},
+    )
     assert text.status_code == 400
-    plain = put("/_mockllm/allow", params={"session": "x"}, content=b"{}", headers={"content-type": "text/plain"})
+    plain = put(
+        "/_mockllm/allow",
+        params={"session": "x"},
+        content=b"{}",
+        headers={"content-type": "text/plain"},
+    )
     assert plain.status_code == 415 or plain.status_code == 403  # the admin guard's refusal
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     body=st.one_of(
         st.binary(max_size=200),
-        st.dictionaries(st.text(max_size=20), st.one_of(st.text(max_size=30), st.integers(), st.none()), max_size=4).map(
-            lambda d: json.dumps(d).encode()
-        ),
+        st.dictionaries(
+            st.text(max_size=20),
+            st.one_of(st.text(max_size=30), st.integers(), st.none()),
+            max_size=4,
+        ).map(lambda d: json.dumps(d).encode()),
     ),
     route=st.sampled_from(["/_mockllm/allow", "/_mockllm/check"]),
 )
-def test_hostile_bodies_to_the_new_routes_never_get_a_5xx(run: ServerProcess, body: bytes, route: str) -> None:
+def test_hostile_bodies_to_the_new_routes_never_get_a_5xx(
+    run: ServerProcess, body: bytes, route: str
+) -> None:
     method = "PUT" if route.endswith("allow") else "POST"
     answer = run.http.request(
-        method, route, params={"session": "hostile"}, content=body, headers={"content-type": "application/json"}
+        method,
+        route,
+        params={"session": "hostile"},
+        content=body,
+        headers={"content-type": "application/json"},
     )
     assert answer.status_code in (200, 400, 413), answer.text
     assert "error" in answer.json() or answer.status_code == 200
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(name=st.text(max_size=30), args=st.text(max_size=30))
-def test_hostile_queries_of_the_calls_route_never_get_a_5xx(run: ServerProcess, name: str, args: str) -> None:
-    answer = run.http.get("/_mockllm/calls", params={"session": "clean", "name": name, "args": args})
+def test_hostile_queries_of_the_calls_route_never_get_a_5xx(
+    run: ServerProcess, name: str, args: str
+) -> None:
+    answer = run.http.get(
+        "/_mockllm/calls", params={"session": "clean", "name": name, "args": args}
+    )
     assert answer.status_code in (200, 400), answer.text
 
 

@@ -30,7 +30,7 @@ turns:
     reply: {{text: "It is 18 °C in Paris ({name})."}}
 """
 WIRES = ("chat", "responses", "anthropic", "gemini")
-SUITE = '''
+SUITE = """
 import json, os
 import pytest
 
@@ -105,16 +105,32 @@ def test_gemini(mockllm):
     final = client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
     assert final.text == "It is 18 °C in Paris (rec-gemini)."
     mockllm.assert_tool_called("get_weather", times=1)
-'''
+"""
 
 
-def pytest_run(pytester: pytest.Pytester, *args: str, upstream: str | None = None) -> pytest.RunResult:
+def pytest_run(
+    pytester: pytest.Pytester, *args: str, upstream: str | None = None
+) -> pytest.RunResult:
     env = {k: v for k, v in os.environ.items() if k != "MOCKLLM_RECORD_UPSTREAM"}
     if upstream is not None:
         env["MOCKLLM_RECORD_UPSTREAM"] = upstream
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-rs", *args]
-    done = subprocess.run(command, cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300)
-    return pytest.RunResult(done.returncode, done.stdout.splitlines(), done.stderr.splitlines(), 0.0)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "-rs",
+        *args,
+    ]
+    done = subprocess.run(
+        command, cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300
+    )
+    return pytest.RunResult(
+        done.returncode, done.stdout.splitlines(), done.stderr.splitlines(), 0.0
+    )
 
 
 def test_record_once_then_replay_with_the_upstream_stopped(
@@ -171,7 +187,9 @@ def test_record_once_then_replay_with_the_upstream_stopped(
     assert sorted(s.name for s in scenarios) == sorted(f"rec-{w}" for w in WIRES)
     for f in files:
         text = f.read_text()
-        assert SECRET not in text and text.startswith("# Recorded by `mockllm record` from http://127.0.0.1:")
+        assert SECRET not in text and text.startswith(
+            "# Recorded by `mockllm record` from http://127.0.0.1:"
+        )
     # The replay is the file: an edit to it is what the next run answers.
     chat = recorded / "rec-chat.yaml"
     assert chat.read_text().count("(rec-chat).") == 1
@@ -187,8 +205,12 @@ def test_record_all_records_again_and_a_wrong_scenario_name_is_refused(
     folder = tmp_path / "upstream"
     folder.mkdir()
     (folder / "rec-chat.yaml").write_text(UPSTREAM_SCENARIO.format(name="rec-chat"))
-    pytester.makepyfile(test_agent=SUITE.format(secret=SECRET).split("\n\n@pytest.mark.mockllm(\"recorded/rec-responses")[0]
-                        + "\n\n@pytest.mark.mockllm('recorded/other.yaml')\ndef test_misnamed(mockllm):\n    mockllm.url('rec-chat')\n")
+    pytester.makepyfile(
+        test_agent=SUITE.format(secret=SECRET).split(
+            '\n\n@pytest.mark.mockllm("recorded/rec-responses'
+        )[0]
+        + "\n\n@pytest.mark.mockllm('recorded/other.yaml')\ndef test_misnamed(mockllm):\n    mockllm.url('rec-chat')\n"
+    )
     (pytester.path / "recorded").mkdir()
     (pytester.path / "recorded" / "rec-chat.yaml").write_text(
         UPSTREAM_SCENARIO.format(name="rec-chat").replace("18 °C", "old")
@@ -198,15 +220,19 @@ def test_record_all_records_again_and_a_wrong_scenario_name_is_refused(
         done = pytest_run(pytester, "--mockllm-record=all", upstream=url)
         done.assert_outcomes(skipped=1, failed=1)
         done.stdout.fnmatch_lines(
-            ["*ValueError: mockllm: this test records into other.yaml, so its scenario is 'other': "
-             "call url('other'), or name the file rec-chat.yaml"]
+            [
+                "*ValueError: mockllm: this test records into other.yaml, so its scenario is 'other': "
+                "call url('other'), or name the file rec-chat.yaml"
+            ]
         )
     assert "(rec-chat)." in (pytester.path / "recorded" / "rec-chat.yaml").read_text()
     no_upstream = pytest_run(pytester, "--mockllm-record=all", "-k", "chat")
     no_upstream.stdout.fnmatch_lines(["*--mockllm-record needs MOCKLLM_RECORD_UPSTREAM*"])
 
 
-def test_the_documented_recording_records_then_replays(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_the_documented_recording_records_then_replays(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     doc = (ROOT / "docs" / "record.md").read_text()
     [(name, code)] = re.findall(r"```python pytest-record=(\S+)\n(.*?)```", doc, re.S)
     pytester.makepyfile(**{name.removesuffix(".py"): code})

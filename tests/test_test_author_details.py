@@ -41,7 +41,9 @@ def test_re_serialised_arguments_are_not_a_cause_of_history_diverged() -> None:
         first = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
         assistant = first.choices[0].message.model_dump(exclude_none=True)
         call = assistant["tool_calls"][0]
-        call["function"]["arguments"] = json.dumps(json.loads(call["function"]["arguments"]), indent=2)
+        call["function"]["arguments"] = json.dumps(
+            json.loads(call["function"]["arguments"]), indent=2
+        )
         messages += [assistant, {"role": "tool", "tool_call_id": call["id"], "content": "18 °C"}]
         final = client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
         assert final.choices[0].message.content == "It is 18 °C and sunny in Paris."
@@ -59,14 +61,22 @@ UNOFFERED = load_text(
 def test_errors_fed_back_says_anthropic_wants_is_error_true() -> None:
     with mockllm.serve([UNOFFERED]) as server:
         session = server.client.session("unflagged")
-        client = anthropic.Anthropic(base_url=session.url("calls-unoffered", api="anthropic"), api_key="t")
+        client = anthropic.Anthropic(
+            base_url=session.url("calls-unoffered", api="anthropic"), api_key="t"
+        )
         tools: list[Any] = [{"name": "get_weather", "input_schema": {"type": "object"}}]
         messages: list[Any] = [{"role": "user", "content": "Tidy up"}]
         first = client.messages.create(model="m", max_tokens=50, messages=messages, tools=tools)
         use = next(b for b in first.content if b.type == "tool_use")
         messages += [
-            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "deleted"}]},
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in first.content],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "deleted"}],
+            },
         ]
         client.messages.create(model="m", max_tokens=50, messages=messages, tools=tools)
         [check] = session.verdict().failed
@@ -80,7 +90,10 @@ def test_errors_fed_back_says_anthropic_wants_is_error_true() -> None:
 def test_serve_prints_the_viewers_url() -> None:
     with running_server(scenarios=()) as server:
         banner = server.printed()
-    assert f"  viewer:        {server.url}/_mockllm/ui    (the log live, each session's verdict)" in banner
+    assert (
+        f"  viewer:        {server.url}/_mockllm/ui    (the log live, each session's verdict)"
+        in banner
+    )
 
 
 FAILING = """
@@ -97,7 +110,9 @@ def test_{name}(mockllm):
 def test_vv_gives_the_full_transcript_even_with_q(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_many=FAILING.format(name="many"))
     short = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
-    short.stdout.fnmatch_lines(["  ... 2 earlier requests left out", "(short: -vv or --mockllm-transcript=full*"])
+    short.stdout.fnmatch_lines(
+        ["  ... 2 earlier requests left out", "(short: -vv or --mockllm-transcript=full*"]
+    )
     full = pytester.runpytest_subprocess("-vv", "-q", "-p", "no:cacheprovider")
     out = full.stdout.str()
     assert "earlier requests left out" not in out and "(short:" not in out
@@ -106,7 +121,7 @@ def test_vv_gives_the_full_transcript_even_with_q(pytester: pytest.Pytester) -> 
 
 def test_session_names_keep_the_param_id_of_a_long_test_name(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_names='''
+        test_names="""
 import pytest
 
 @pytest.mark.parametrize("city", ["Paris", "Rio de Janeiro"])
@@ -119,6 +134,6 @@ def test_a_very_long_name_is_bounded(mockllm):
     pass
 
 test_a_very_long_name_is_bounded.__name__ = "x" * 300
-'''
+"""
     )
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)

@@ -30,7 +30,10 @@ def allowance_problem(given: Any) -> str | None:
                 f"checks: {', '.join(CHECK_NAMES)}"
             )
         if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
-            return f"the reason for waiving {name} must be a non-empty string of at most {MAX_REASON} characters"
+            return (
+                f"the reason for waiving {name} must be a non-empty string of at most "
+                f"{MAX_REASON} characters"
+            )
     return None
 
 

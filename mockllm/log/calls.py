@@ -12,7 +12,7 @@ what was expected and what happened (the transcript is added by the client).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 EntryJson = Mapping[str, Any]
@@ -81,7 +81,7 @@ def matching(
 
 
 def tool_called(
-    uses: list[Mapping[str, Any]],
+    uses: Sequence[Mapping[str, Any]],
     name: str,
     args: Mapping[str, Any] | None = None,
     times: int | None = None,
@@ -100,7 +100,7 @@ def tool_called(
     return Failure(headline, f"{what} called {count}", _made(uses))
 
 
-def called_before(uses: list[Mapping[str, Any]], first: str, then: str) -> Failure | None:
+def called_before(uses: Sequence[Mapping[str, Any]], first: str, then: str) -> Failure | None:
     """The first call of `first` had its result sent back before the model made the
     first call of `then`: `then` was decided knowing what `first` returned."""
     a = next((u for u in uses if u["name"] == first), None)
@@ -124,7 +124,7 @@ def called_before(uses: list[Mapping[str, Any]], first: str, then: str) -> Failu
 
 
 def result_reached_model(
-    uses: list[Mapping[str, Any]],
+    uses: Sequence[Mapping[str, Any]],
     entries: Iterable[EntryJson],
     call_id: str,
     content: str | None = None,
@@ -178,7 +178,7 @@ def result_reached_model(
 CHECKS = ("tool_called", "called_before", "result_reached_model")
 
 
-def run_check(entries: list[EntryJson], spec: Mapping[str, Any]) -> Failure | None:
+def run_check(entries: Sequence[EntryJson], spec: Mapping[str, Any]) -> Failure | None:
     """One check as the server's `POST /_mockllm/check` takes it: `{check, ...its
     arguments}`. Raises ValueError naming what is wrong with `spec`."""
     uses = tool_uses(entries)
@@ -241,7 +241,7 @@ def _same(got: str, wanted: str) -> bool:
     return a is not None and b is not None and a == b
 
 
-def _made(uses: list[Mapping[str, Any]]) -> list[str]:
+def _made(uses: Sequence[Mapping[str, Any]]) -> list[str]:
     if not uses:
         return ["the model made no tool call"]
     return [_line(u) for u in uses]

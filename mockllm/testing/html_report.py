@@ -68,7 +68,7 @@ class HtmlReport:
     def write(self) -> None:
         from mockllm.viewer.page import report_page
 
-        tests = [
+        tests: list[dict[str, Any]] = [
             {
                 "session": session,
                 "test": nodeid,
