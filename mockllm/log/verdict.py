@@ -368,6 +368,13 @@ CHECKS: tuple[VerdictCheck, ...] = (
     VerdictCheck("no_server_errors", _refused_as("server_error")),
 )
 CHECK_NAMES = (*(c.name for c in CHECKS), *MCP_CHECK_NAMES)  # what an allowance may name
+# The checks of a request's answer rather than of the tool protocol: what a provider refused.
+REQUEST_CHECKS = (
+    "requests_accepted",
+    "expectations_met",
+    "scenario_not_exhausted",
+    "no_server_errors",
+)
 
 
 def _time(entry: EntryJson) -> float:
