@@ -210,9 +210,13 @@ def test_pytest_report_puts_the_failing_test_first_with_its_reason(
     result.stdout.fnmatch_lines(["mockllm: wrote */report.html (3 tests, 3 model requests)"])
     viewer = Viewer(browser).open((pytester.path / "report.html").as_uri())
     first, second, third = viewer.sessions()
-    assert first.text.startswith("test_suite.py::test_forgets_the_call\n✗ FAILED")
-    assert second.text.startswith("test_suite.py::test_with_a_broken_scenario\n✗ ERROR")
-    assert third.text.startswith("test_suite.py::test_answers_the_call\n✓ PASS")
+    assert first.text.startswith(
+        "test_suite.py::test_forgets_the_call\n✗ test FAILED\n✗ verdict: FAIL"
+    )
+    assert second.text.startswith("test_suite.py::test_with_a_broken_scenario\n✗ test ERROR")
+    assert third.text.startswith(
+        "test_suite.py::test_answers_the_call\n✓ test passed\n✓ verdict: pass"
+    )
     # no click needed: the first failing test is open, with why and where
     detail = browser.find_element(By.ID, "detail")
     test = detail.find_element(By.CSS_SELECTOR, "section.test")
