@@ -65,8 +65,9 @@ class FlavouredChat(ChatCompletions):
         params = parsed.options.get("params") or {}
         return (super().render_key(parsed), self.flavor, json.dumps(params, sort_keys=True))
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
-        return self.spec.call_id(scenario, turn, index) or super().call_id(scenario, turn, index)
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        own = self.spec.call_id(scenario, turn, index, attempt)
+        return own or super().call_id(scenario, turn, index, attempt)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
         resolved = self._shown(resolved, parsed)

@@ -56,8 +56,8 @@ class Flavour:
         """Whether the request runs in the provider's thinking mode (for its rules)."""
         return False
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str | None:
-        """The id of call `index` of `turn`; None: the Chat adapter's own."""
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str | None:
+        """The id of call `index` of `turn` at `attempt`; None: the Chat adapter's own."""
         return None
 
     def shows_reasoning(self, parsed: Parsed) -> bool:

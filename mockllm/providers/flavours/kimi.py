@@ -53,7 +53,9 @@ class Kimi(Flavour):
             return kind == "enabled"
         return bool(_THINKS.search(str(body.get("model", ""))))
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
+        # Positional, as Kimi's own are (functions.NAME:IDX, IDX counting the conversation's
+        # calls): a retried turn gets the same ids from the real API too, so `attempt` is unused.
         own = explicit_id(scenario, turn, index)
         if own is not None:
             return own

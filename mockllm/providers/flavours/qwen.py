@@ -57,9 +57,10 @@ class Qwen(Flavour):
     def shows_reasoning(self, parsed: Parsed) -> bool:
         return self.thinking(request_params(parsed))
 
-    def call_id(self, scenario: Scenario, turn: int, index: int) -> str:
+    def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         own = explicit_id(scenario, turn, index)
-        return own or derive("call_", 22, "qwen", scenario.name, turn, index, alphabet=HEX)
+        retry = () if attempt == 1 else (f"attempt {attempt}",)  # fresh ids per retry
+        return own or derive("call_", 22, "qwen", scenario.name, turn, index, *retry, alphabet=HEX)
 
     def body(self, obj: dict[str, Any], resolved: Resolved, parsed: Parsed) -> dict[str, Any]:
         message = obj["choices"][0]["message"]
