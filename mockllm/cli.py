@@ -604,7 +604,7 @@ def _report(args: argparse.Namespace) -> int:
     failed = 0
     verdicts = {}
     for session, found in grouped.items():
-        result = verdicts[session] = verdict(session, found, args.max_calls, dict(args.allow))
+        result = verdicts[session] = verdict(session, found, args.max_calls, allow=dict(args.allow))
         failed += not result["ok"]
         lines = [
             f"! {c['name']}: {c['message']}" for c in result["checks"] if c["status"] == "failed"

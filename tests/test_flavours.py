@@ -56,8 +56,10 @@ def result(call: Any, content: str) -> dict[str, Any]:
 def test_every_flavour_serves_the_sdk_and_its_stream_accumulator(
     server: ServerProcess, session: str, flavor: str
 ) -> None:
+    # Two sessions: a second ask in one session is attempt 2, with fresh call ids.
     with client(server, flavor, "weather-single", session) as sdk:
         whole = sdk.chat.completions.create(model="m", messages=[ASK], tools=[WEATHER])
+    with client(server, flavor, "weather-single", f"{session}-s") as sdk:
         with sdk.chat.completions.stream(model="m", messages=[ASK], tools=[WEATHER]) as s:
             for _ in s:
                 pass
@@ -77,9 +79,9 @@ def test_every_flavour_serves_the_sdk_and_its_stream_accumulator(
 def test_every_flavour_answers_byte_for_byte_the_same_twice(
     server: ServerProcess, session: str, flavor: str
 ) -> None:
-    url = f"{server.url}/f/{flavor}/s/weather-single/{session}/v1/chat/completions"
     bodies = []
-    for stream in (False, True, False, True):
+    for i, stream in enumerate((False, True, False, True)):  # each a first attempt
+        url = f"{server.url}/f/{flavor}/s/weather-single/{session}-{i}/v1/chat/completions"
         body = {"model": "m", "messages": [ASK], "tools": [WEATHER], "stream": stream}
         bodies.append(httpx.post(url, json=body).content)
     assert bodies[0] == bodies[2] and bodies[1] == bodies[3]

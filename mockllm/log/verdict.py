@@ -55,6 +55,7 @@ def verdict(
     entries: list[EntryJson],
     max_calls: int = DEFAULT_MAX_CALLS,
     mcp_tools: Declared | None = None,
+    *,
     allow: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Every check of `CHECKS` over the session's entries, and the MCP loop's checks when

@@ -87,7 +87,9 @@ def admin_router(
             return _error(400, "max_calls must be a whole number")
         entries = await journal.read_json(session, q.get("scenario"))
         return JSONResponse(
-            verdict(session, entries, int(max_calls), _mcp_tools(engine), allowed.get(session))
+            verdict(
+                session, entries, int(max_calls), _mcp_tools(engine), allow=allowed.get(session)
+            )
         )
 
     async def verdicts(request: Request) -> Response:
@@ -100,7 +102,9 @@ def admin_router(
         grouped = sessions(await journal.read_touched(int(since)))
         return JSONResponse(
             {
-                name: verdict(name, found, int(max_calls), _mcp_tools(engine), allowed.get(name))
+                name: verdict(
+                    name, found, int(max_calls), _mcp_tools(engine), allow=allowed.get(name)
+                )
                 for name, found in grouped.items()
             }
         )

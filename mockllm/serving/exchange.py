@@ -166,7 +166,7 @@ class Exchanges:
             entry.why = answer.why
         if answer.side is not None:
             entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
-        entry.allow = scenario.allowances(answer.turn)
+        entry.allow = scenario.allowances(entry.turn)  # None for a side request: no turn
         entry.violations = answer.violations
         entry.expectation_failures = answer.expectation_failures
         responder.request_id = adapter.request_id(

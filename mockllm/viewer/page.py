@@ -45,7 +45,7 @@ def report_page(
         grouped = sessions(dict(e) for e in entries)
         allowed = {str(t["session"]): t.get("allow") for t in tests}
         verdicts = {
-            name: verdict(name, found, max_calls, allowed.get(name))
+            name: verdict(name, found, max_calls, allow=allowed.get(name))
             for name, found in grouped.items()
         }
     data = {
