@@ -60,7 +60,7 @@ def measure_state(settings: Settings, ref: Reference) -> Samples:
         for r in range(settings.rounds):
             for variant in VARIANTS:
                 progress(f"shared state round {r + 1}/{settings.rounds}: {variant.name}")
-                with _started(variant, url, settings, ref) as running:
+                with _started(variant, url, settings, ref, r) as running:
                     figures = _round(running, redis, settings, ref)
                 for key, value in figures.items():
                     samples[variant.name].setdefault(key, []).append(value)
@@ -87,9 +87,14 @@ def _round(
 
 
 @contextmanager
-def _started(variant: Variant, url: str, settings: Settings, ref: Reference) -> Iterator[Running]:
+def _started(
+    variant: Variant, url: str, settings: Settings, ref: Reference, round_: int
+) -> Iterator[Running]:
     extra = ["--quiet", "--workers", str(variant.workers)]
-    extra += ["--state", url] if variant.shared else []
+    # A store of its own per round: the attempts an earlier round counted on this Redis
+    # would make these first requests retries, with fresh ids (docs/scenarios.md).
+    prefix = f"bench-{variant.name}-{round_}"
+    extra += ["--state", url, "--state-prefix", prefix] if variant.shared else []
     taskset: list[str] = []
     if settings.cpus:  # one worker on the server core; two get both cores (shared with load)
         cores = ",".join(map(str, settings.cpus)) if variant.workers > 1 else str(settings.cpus[0])

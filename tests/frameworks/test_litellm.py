@@ -104,7 +104,7 @@ for loop in LOOPS:
         message="expected is_error true",
         fed_back="^Error: .*missing 1 required positional argument",
         is_error=False,
-        failed=fails("errors_fed_back"),
+        failed=fails("errors_fed_back", "expectations_met"),
     )
     # Streamed, the raw cut-off arguments are kept; LiteLLM cannot turn them into Anthropic's
     # `input` object for the next request and raises (a 400-class error) before sending it.

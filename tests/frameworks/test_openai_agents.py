@@ -53,7 +53,7 @@ EXPECTED["malformed-arguments", "anthropic", False] = Expect(
     message="expected is_error true",
     fed_back=HIDDEN,
     is_error=False,
-    failed=fails("errors_fed_back"),
+    failed=fails("errors_fed_back", "expectations_met"),
 )
 # Streamed, the raw cut-off arguments are kept; LiteLLM cannot turn them into Anthropic's
 # `input` object for the next request and raises before sending it.
