@@ -5,6 +5,11 @@ attempt and its cut are one write, so a request the store fails is either not co
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -51,3 +56,57 @@ def test_a_503_never_spends_the_scripted_fault(
             notes = " ".join(entry["response"]["notes"])
             assert entry["attempt"] == 1 and "attempt 1 of turn 0" in notes, entry
     assert [e["attempt"] for e in entries if e["response"]["status"] != 503] == [1, 2]
+
+
+def test_a_503_whose_write_ran_after_its_timeout_names_the_attempt_it_consumed(
+    redis: RedisServer, session: str
+) -> None:
+    """The one case a 503 may spend an attempt: the request's one write reached a hung
+    Redis (SIGSTOP, past the 2 s command timeout) and ran when it woke. The client got the
+    store's 503, and the `times: 1` 429 is gone; the 503's log entry says which turn and
+    attempt it consumed, in its fields and its note, and `mockllm report` and the
+    transcript show it."""
+    with running_server("--state", redis.url(), "--quiet") as server:
+        assert chat(server, "hello", session + "-warm").status_code == 200  # scripts loaded
+        os.kill(redis.process.pid, signal.SIGSTOP)
+        try:
+            hung = chat(server, "slow-down", session)
+        finally:
+            os.kill(redis.process.pid, signal.SIGCONT)
+        assert hung.status_code == 503, hung.text
+        assert "Timeout" in hung.json()["error"]["message"]
+        # The write ran on waking: the turn's next request is attempt 2, past the 429.
+        assert redis.command("HGETALL", f"mockllm:attempts:{session}") == {"0\x1fslow-down": "1"}
+        after = chat(server, "slow-down", session)
+        assert after.status_code == 200, after.text
+        entries = _logged(server, session)
+        assert server.log_file is not None
+        report = _mockllm("report", str(server.log_file), "--session", session)
+        transcript = _mockllm("report", str(server.log_file), "--session", session, "--transcript")
+    spent, answered = entries
+    assert spent["response"]["status"] == 503 and answered["response"]["status"] == 200
+    assert spent["response"]["error"]["kind"] == "store_unavailable"
+    assert (spent["turn"], spent["attempt"], answered["attempt"]) == (0, 1, 2), entries
+    said = "the store timed out while counting attempt 1 of turn 0"
+    (note,) = spent["response"]["notes"]
+    assert said in note and "this 503 consumed the attempt" in note, note
+    # report's line of the 503 leads with it (not cut off after the store's URL and reason)
+    assert f"#{spent['seq']} turn 0 attempt 1: 503 store_unavailable: mockllm: {said}" in report
+    assert f"(log seq {spent['seq']}) · turn 0 (attempt 1) ·" in transcript, transcript
+    assert f"note: mockllm: {said}" in transcript, transcript
+
+
+def _mockllm(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mockllm", *args], capture_output=True, text=True, timeout=30
+    )
+    return done.stdout
+
+
+def _logged(server: ServerProcess, session: str) -> list[dict[str, object]]:
+    deadline = time.monotonic() + 20
+    while True:  # the 503's entry waited in the replica while Redis was hung
+        entries = server.requests(session=session)
+        if len(entries) == 2 or time.monotonic() > deadline:
+            return entries
+        time.sleep(0.2)
