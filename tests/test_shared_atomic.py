@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -103,10 +104,43 @@ def _mockllm(*args: str) -> str:
     return done.stdout
 
 
-def _logged(server: ServerProcess, session: str) -> list[dict[str, object]]:
+def _logged(server: ServerProcess, session: str, count: int = 2) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 20
-    while True:  # the 503's entry waited in the replica while Redis was hung
+    while True:  # the 503's entry waited in the replica while Redis was hung, or full
         entries = server.requests(session=session)
-        if len(entries) == 2 or time.monotonic() > deadline:
+        if len(entries) == count or time.monotonic() > deadline:
             return entries
         time.sleep(0.2)
+
+
+@pytest.mark.parametrize("policy", ["noeviction", "volatile-ttl"])
+def test_a_full_redis_spends_no_fault_under_noeviction_and_refires_it_under_volatile_ttl(
+    redis: RedisServer, session: str, policy: str
+) -> None:
+    """Why docs/scale.md recommends `noeviction`: a session meets its `times: 1` 429, then
+    Redis is full (`maxmemory` far below what it holds). Under `noeviction` the retry gets
+    the store's 503 naming no attempt (the write was refused, nothing was counted) and, once
+    there is room, the answer. Under `volatile-ttl` Redis evicts the session's attempt
+    counter (it carries the state TTL) to make room: once there is room the turn starts
+    again at attempt 1 and the 429 fires a second time, with no word from anyone."""
+    with running_server("--state", redis.url(), "--quiet") as server:
+        assert chat(server, "slow-down", session).status_code == 429
+        assert len(_logged(server, session, 1)) == 1  # its entry stored before Redis fills
+        redis.command("CONFIG", "SET", "maxmemory-policy", policy)
+        redis.command("CONFIG", "SET", "maxmemory", "1")
+        try:
+            full = chat(server, "slow-down", session)
+        finally:
+            redis.command("CONFIG", "SET", "maxmemory", "0")
+        assert full.status_code == 503 and "> 'maxmemory'" in full.text, full.text
+        statuses = [429, 503, chat(server, "slow-down", session).status_code]
+        if statuses[-1] == 429:
+            statuses.append(chat(server, "slow-down", session).status_code)
+        entries = _logged(server, session, len(statuses))
+    if policy == "noeviction":
+        assert statuses == [429, 503, 200]
+        assert [e["attempt"] for e in entries] == [1, None, 2]  # the 503 consumed nothing
+        assert entries[1]["response"]["notes"] == []
+    else:
+        assert statuses == [429, 503, 429, 200]  # the scripted fault, fired twice
+        assert [e["attempt"] for e in entries] == [1, None, 1, 2]
