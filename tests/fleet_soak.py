@@ -43,6 +43,10 @@ from .support import ServerProcess, running_server
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 OUTAGE = 2.5  # seconds Redis stays full, or hung (past the 2 s command timeout)
+# maxmemory while "full": this many bytes above what Redis holds as the trouble starts. A
+# light load may leave Redis hovering at the limit (its clients' buffers shrink when idle
+# and give room back), refusing a write only now and then; a negative headroom keeps it full.
+HEADROOM = 20_000
 SPREAD = 4.0  # seconds over which the sessions start: the trouble falls amid them
 TROUBLES = ("none", "full-noeviction", "full-volatile-ttl", "hung", "restart")
 
@@ -117,15 +121,19 @@ def fleet(redis: RedisServer, replicas: int, limit: int) -> Iterator[list[Server
 
 
 def _trouble(
-    redis: RedisServer, kind: str, stop: threading.Event, stops: int, outage: float
+    redis: RedisServer,
+    kind: str,
+    stop: threading.Event,
+    stops: int,
+    outage: float,
+    headroom: int,
 ) -> None:
     """Make Redis full (for `outage` seconds), hung (`stops` times, OUTAGE seconds each) or
     restarted while the sessions run (then heal it)."""
     if kind.startswith("full"):
         used = int(redis.command("INFO", "memory")["used_memory"])
-        policy = kind.removeprefix("full-")
-        redis.command("CONFIG", "SET", "maxmemory-policy", policy)
-        redis.command("CONFIG", "SET", "maxmemory", str(used + 20_000))
+        redis.command("CONFIG", "SET", "maxmemory-policy", kind.removeprefix("full-"))
+        redis.command("CONFIG", "SET", "maxmemory", str(used + headroom))
         stop.wait(outage)
         redis.command("CONFIG", "SET", "maxmemory", "0")  # the operator makes room
         return
@@ -149,6 +157,7 @@ def run(
     spread: float = SPREAD,
     stops: int = 2,
     outage: float = OUTAGE,
+    headroom: int = HEADROOM,
 ) -> Figures:
     """The figures of `sessions` sessions started over `spread` seconds on `replicas`
     processes while Redis is in `trouble` (one of TROUBLES)."""
@@ -166,7 +175,7 @@ def run(
         stop = threading.Event()
         started = time.monotonic()
         trouble_thread = threading.Thread(
-            target=_trouble, args=(redis, trouble, stop, stops, outage)
+            target=_trouble, args=(redis, trouble, stop, stops, outage, headroom)
         )
         trouble_thread.start()
 
