@@ -678,12 +678,7 @@ def _answer_line(entry: dict[str, Any]) -> str:
     mark = "!" if _refused(entry) else "·"
     message = str(error.get("message", "")).replace("\n", " ")
     notes = response.get("notes") or []
-    if error.get("kind") == "store_unavailable" and entry.get("attempt") and notes:
-        # a store lost while counting: the attempt this 503 may have consumed comes first
-        # (state/__init__.py, consumed_note), the store's own message after it
-        turn += f" attempt {entry['attempt']}"
-        message = f"{notes[0]} ({message})"
-    elif notes:  # advice (a wrong base URL): more use than the rest of the message
+    if notes:  # advice (a wrong base URL): more use than the rest of the message
         message = f"{message.split(';')[0]}. {notes[0]}"
     message = message if len(message) <= 160 else message[:159] + "…"
     status = response.get("status", "(no response)")
