@@ -1,17 +1,20 @@
 """A small fleet under load against a real redis-server in trouble (issue 24): several
 `mockllm serve --state redis://...` processes on loopback, sessions that each meet a
 scripted `times: 1` 429 (scenario slow-down) and retry round-robin across the replicas,
-while Redis is made full (maxmemory, `noeviction` or `volatile-ttl`), hung (SIGSTOP) or
-restarted empty. What it counts, per run, is what the fault-injection tests assert:
+while Redis is made full (maxmemory under `noeviction`, the policy docs/scale.md recommends,
+or under `volatile-ttl` for comparison), hung (SIGSTOP) or restarted empty. What it counts,
+per run, is what the fault-injection tests assert:
 
 - answers (200s and 429s) against log entries: every answer logged once;
 - `seq` given twice;
 - sessions whose 429 fired other than once (a spent or double-fired fault);
 - 503s not in the provider's shape, or for another reason than the store.
 
-    python -m tests.fleet_soak --sessions 300 --trouble full-volatile-ttl
+    python -m tests.fleet_soak --sessions 300 --trouble full-noeviction
 
-prints the figures as JSON (docs/scale.md quotes them). Loopback only; bounded in count
+prints the figures as JSON (docs/scale.md quotes them) and exits 1 on a problem; under
+`volatile-ttl` faults fired twice are counted but are no problem of mockllm's (that policy
+evicts the attempt counters: why docs/scale.md recommends `noeviction`). Loopback only; bounded in count
 (`--sessions`) and time (each request 20 s at most, each run `--budget` seconds).
 """
 
@@ -39,7 +42,11 @@ from .redis_server import RedisServer, redis_server
 from .support import ServerProcess, running_server
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-OUTAGE = 2.5  # seconds Redis stays full, or hung
+OUTAGE = 2.5  # seconds Redis stays full, or hung (past the 2 s command timeout)
+# maxmemory while "full": this many bytes above what Redis holds as the trouble starts. A
+# light load may leave Redis hovering at the limit (its clients' buffers shrink when idle
+# and give room back), refusing a write only now and then; a negative headroom keeps it full.
+HEADROOM = 20_000
 SPREAD = 4.0  # seconds over which the sessions start: the trouble falls amid them
 TROUBLES = ("none", "full-noeviction", "full-volatile-ttl", "hung", "restart")
 
@@ -60,7 +67,9 @@ class Figures:
     log_lost_said: bool = False  # a replica said its log keys were gone (restart)
     seconds: float = 0.0
 
-    def problems(self) -> list[str]:
+    def problems(self, exact_faults: bool = True) -> list[str]:
+        """What went wrong; `exact_faults=False` leaves out faults fired other than once
+        (what `volatile-ttl` does by design: it evicts attempt counters, docs/scale.md)."""
         found = []
         if self.logged != self.answered or self.sessions_not_logged_once:
             found.append(
@@ -69,7 +78,7 @@ class Figures:
             )
         if self.reused_seqs:
             found.append(f"{self.reused_seqs} seqs given twice")
-        if self.faults_not_once:
+        if self.faults_not_once and exact_faults:
             found.append(f"{self.faults_not_once} sessions whose 429 came other than once")
         if self.other_failures:
             found.append(f"answers other than 200/429/store 503: {self.other_failures[:3]}")
@@ -111,19 +120,26 @@ def fleet(redis: RedisServer, replicas: int, limit: int) -> Iterator[list[Server
         yield [stack.enter_context(running_server(*args, "--quiet")) for _ in range(replicas)]
 
 
-def _trouble(redis: RedisServer, kind: str, stop: threading.Event) -> None:
-    """Make Redis full, hung or restarted while the sessions run (then heal it)."""
+def _trouble(
+    redis: RedisServer,
+    kind: str,
+    stop: threading.Event,
+    stops: int,
+    outage: float,
+    headroom: int,
+) -> None:
+    """Make Redis full (for `outage` seconds), hung (`stops` times, OUTAGE seconds each) or
+    restarted while the sessions run (then heal it)."""
     if kind.startswith("full"):
         used = int(redis.command("INFO", "memory")["used_memory"])
-        policy = kind.removeprefix("full-")
-        redis.command("CONFIG", "SET", "maxmemory-policy", policy)
-        redis.command("CONFIG", "SET", "maxmemory", str(used + 20_000))
-        stop.wait(OUTAGE)
+        redis.command("CONFIG", "SET", "maxmemory-policy", kind.removeprefix("full-"))
+        redis.command("CONFIG", "SET", "maxmemory", str(used + headroom))
+        stop.wait(outage)
         redis.command("CONFIG", "SET", "maxmemory", "0")  # the operator makes room
         return
     stop.wait(0.3)
     if kind == "hung":
-        for _ in range(2):
+        for _ in range(stops):
             os.kill(redis.process.pid, signal.SIGSTOP)
             time.sleep(OUTAGE)  # past the 2 s command timeout: requests see a hung store
             os.kill(redis.process.pid, signal.SIGCONT)
@@ -133,8 +149,18 @@ def _trouble(redis: RedisServer, kind: str, stop: threading.Event) -> None:
 
 
 def run(
-    sessions: int, trouble: str, replicas: int = 3, tries: int = 16, workers: int = 16
+    sessions: int,
+    trouble: str,
+    replicas: int = 3,
+    tries: int = 16,
+    workers: int = 16,
+    spread: float = SPREAD,
+    stops: int = 2,
+    outage: float = OUTAGE,
+    headroom: int = HEADROOM,
 ) -> Figures:
+    """The figures of `sessions` sessions started over `spread` seconds on `replicas`
+    processes while Redis is in `trouble` (one of TROUBLES)."""
     figures = Figures(sessions=sessions)
     limit = 10 * sessions + 100
     with (
@@ -142,33 +168,34 @@ def run(
         redis_server(Path(tmp)) as redis,
         fleet(redis, replicas, limit) as servers,
     ):
-        if True:
-            # Warm: scripts loaded and scenarios known on every replica before the trouble.
-            for server in servers:
-                warm = f"{server.url}/s/hello/warm/v1/chat/completions"
-                assert httpx.post(warm, json=BODY, timeout=20).status_code == 200
-            stop = threading.Event()
-            started = time.monotonic()
-            trouble_thread = threading.Thread(target=_trouble, args=(redis, trouble, stop))
-            trouble_thread.start()
+        # Warm: scripts loaded and scenarios known on every replica before the trouble.
+        for server in servers:
+            warm = f"{server.url}/s/hello/warm/v1/chat/completions"
+            assert httpx.post(warm, json=BODY, timeout=20).status_code == 200
+        stop = threading.Event()
+        started = time.monotonic()
+        trouble_thread = threading.Thread(
+            target=_trouble, args=(redis, trouble, stop, stops, outage, headroom)
+        )
+        trouble_thread.start()
 
-            def session(i: int) -> list[Any]:
-                return _one_session(servers, i, tries, started + SPREAD * i / sessions)
+        def session(i: int) -> list[Any]:
+            return _one_session(servers, i, tries, started + spread * i / sessions)
 
-            with ThreadPoolExecutor(workers) as pool:
-                outcomes = list(pool.map(session, range(sessions)))
-            stop.set()
-            trouble_thread.join(10)
-            figures.seconds = round(time.monotonic() - started, 1)
-            if trouble == "restart":
-                lost = servers[0].http.get("/_mockllm/requests", timeout=20)
-                figures.log_lost_said = lost.status_code == 503 and "lost its keys" in lost.text
-                servers[0].http.delete(
-                    "/_mockllm/requests", headers={"content-type": "application/json"}
-                )
-            for server in servers:  # each writes what waited in it, then answers
-                _read_log(server)
-            entries = _read_log(servers[0])
+        with ThreadPoolExecutor(workers) as pool:
+            outcomes = list(pool.map(session, range(sessions)))
+        stop.set()
+        trouble_thread.join(10)
+        figures.seconds = round(time.monotonic() - started, 1)
+        if trouble == "restart":
+            lost = servers[0].http.get("/_mockllm/requests", timeout=20)
+            figures.log_lost_said = lost.status_code == 503 and "lost its keys" in lost.text
+            servers[0].http.delete(
+                "/_mockllm/requests", headers={"content-type": "application/json"}
+            )
+        for server in servers:  # each writes what waited in it, then answers
+            _read_log(server)
+        entries = _read_log(servers[0])
     by_session = Counter(e["session"] for e in entries if e["response"]["status"] in (200, 429))
     seqs = Counter(e["seq"] for e in entries)
     figures.reused_seqs = sum(n - 1 for n in seqs.values() if n > 1)
@@ -220,7 +247,8 @@ def main() -> int:
     results = {}
     for trouble in args.trouble or TROUBLES:
         figures = run(min(args.sessions, 5000), trouble, args.replicas)
-        results[trouble] = {**vars(figures), "problems": figures.problems()}
+        exact = trouble != "full-volatile-ttl"  # shown for comparison: not recommended
+        results[trouble] = {**vars(figures), "problems": figures.problems(exact)}
         print(json.dumps({trouble: results[trouble]}), flush=True)
     return 1 if any(r["problems"] for r in results.values()) else 0
 

@@ -1,6 +1,6 @@
-"""The fleet log is never silently evicted (issue 24): its keys carry no TTL, so Redis's
-`volatile-ttl` never picks them; when they go all the same (a FLUSHALL, a Redis restarted
-empty, an `allkeys-*` policy), a replica that finds them gone says so loudly — a 503 from
+"""The fleet log is never silently evicted (issue 24): its keys carry no TTL, so no
+`volatile-*` policy picks them (and `noeviction`, docs/scale.md's, picks no key); when they
+go all the same (a FLUSHALL, a Redis restarted empty, an `allkeys-*` policy), a replica that finds them gone says so loudly — a 503 from
 the log routes and a line on stderr — and never gives a seq it was given before."""
 
 from __future__ import annotations

@@ -431,7 +431,7 @@ def test_state_ttl_bounds_every_session_and_response_key_and_the_url_may_come_fr
     state = [k for k in keys if k.split(":")[1] != "log"]
     assert sorted(k.split(":")[1] for k in state) == ["attempts", "cuts", "response"]
     assert all(0 < redis.command("TTL", k) <= 40 for k in state)
-    # The log's keys carry none, so volatile-ttl (docs/scale.md) never evicts them.
+    # The log's keys carry none: not even a `volatile-*` policy would evict them.
     assert all(redis.command("TTL", k) == -1 for k in keys if k not in state)
 
 

@@ -105,7 +105,11 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
         lines = [f"  request {number} (log seq {entry.seq}) · {entry.method} {entry.path}"]
     else:
         turn = "?" if entry.turn is None else entry.turn
-        attempt = f" (attempt {entry.attempt})" if entry.attempt and entry.attempt > 1 else ""
+        # attempt 1 is said only by a 503 that may have consumed it (a store lost while
+        # counting it: the entry's note says how)
+        consumed = entry.response is not None and _store_lost(entry.response)
+        shown = entry.attempt is not None and (entry.attempt > 1 or consumed)
+        attempt = f" (attempt {entry.attempt})" if shown else ""
         offered = ", ".join(entry.tools) or "none"
         what = f"turn {turn}{attempt}"
         if entry.side:  # not a turn: said so, with the rule set it came from
@@ -121,6 +125,10 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
     lines += [f"     ! {f.rule}: {short(f.message, width)}" for f in found]
     said = frozenset(f.message for f in found)
     return lines + _response(entry.response, entry.server_error is not None, width, said)
+
+
+def _store_lost(response: LogResponse) -> bool:
+    return response.error is not None and response.error.get("kind") == "store_unavailable"
 
 
 def _new_messages(entry: LogEntry) -> Sequence[Message]:

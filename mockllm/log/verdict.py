@@ -333,7 +333,18 @@ def _error_kind(entry: EntryJson) -> str | None:
 
 def _where(entry: EntryJson) -> str:
     turn = "" if entry.get("turn") is None else f" (turn {entry['turn']})"
+    if _consumed(entry):
+        turn = f" (turn {entry['turn']}, attempt {entry['attempt']})"
     return f"request #{entry['seq']}{turn}"
+
+
+def _consumed(entry: EntryJson) -> bool:
+    """A store 503 that may have consumed an attempt (the store lost while counting it): its
+    entry names the attempt and its note says how (state/__init__.py, consumed_note)."""
+    response = entry.get("response") or {}
+    error = response.get("error") or {}
+    kind = error.get("kind")
+    return kind == "store_unavailable" and bool(entry.get("attempt") and response.get("notes"))
 
 
 def _error_text(entry: EntryJson) -> str:
@@ -341,7 +352,9 @@ def _error_text(entry: EntryJson) -> str:
     error = response.get("error") or {}
     message = " ".join(str(error.get("message") or "").split())
     notes = response.get("notes") or []
-    if notes:  # advice (a wrong base URL): more use than the rest of the message
+    if _consumed(entry):  # the attempt it may have consumed first, the store's message after
+        message = f"{notes[0]} ({message})"
+    elif notes:  # advice (a wrong base URL): more use than the rest of the message
         message = f"{message.split(';')[0]}. {notes[0]}"
     message = message if len(message) <= 200 else message[:199] + "…"
     return f"{response.get('status')} {error.get('kind', '')}: {message}".rstrip(": ")

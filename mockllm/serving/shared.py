@@ -63,7 +63,8 @@ class Shared:
                     session, scenario.name, conv.turn, version, before, cuts, answer.cut
                 )
             except StoreUnavailable as lost:
-                lost.consumed = (conv.turn, before + 1)
+                if not lost.refused:  # a write Redis refused (full: OOM) consumed nothing
+                    lost.consumed = (conv.turn, before + 1)
                 raise
             if done == 1:
                 key = field.encode()

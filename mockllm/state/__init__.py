@@ -70,11 +70,15 @@ class StoreUnavailable(Exception):
     """The shared store cannot be reached (or was lost mid-request). The serving path answers
     503 in the provider's shape naming the store, and nothing is half-written."""
 
-    def __init__(self, url: str, reason: str, timed_out: bool = False) -> None:
+    def __init__(
+        self, url: str, reason: str, timed_out: bool = False, refused: bool = False
+    ) -> None:
         url = redacted(url)
         super().__init__(f"mockllm: the shared state store {url} is unreachable ({reason})")
         self.url, self.reason = url, reason
         self.timed_out = timed_out  # the command may still have run (a slow Redis)
+        # Redis answered with an error (a full Redis: OOM command not allowed): it did not run
+        self.refused = refused
         # (turn, attempt) when the store was lost while or after counting that attempt: the
         # 503's log entry says so (the one case where a 503 may spend an attempt)
         self.consumed: tuple[int, int] | None = None

@@ -44,13 +44,14 @@ end
 # "" = none. A line starts with its process's own seq ({"seq": 17, ...}): the script puts the
 # fleet's there. The token names the batch: a batch sent again (its reply was lost) gets the
 # seqs it was given the first time, and is stored once.
-# No log key has a TTL: under `maxmemory-policy volatile-ttl` (docs/scale.md) Redis never
-# evicts them, and the ring is bounded by the limit. Should they go all the same (another
-# policy, a FLUSHALL, a Redis restarted empty), the epoch tells: it is a token set when the
-# log starts, and a process that wrote under one (ARGV[4]) and finds another, or none, or the
-# counter gone, marks the log lost (`lost`: what readers are told until the log is cleared),
-# and the counter goes on above the highest seq that process was given (ARGV[5]), so a seq
-# it ever saw is not given again. ARGV[6] is the epoch to start with when there is none.
+# No log key has a TTL: the ring is bounded by the limit, and no `volatile-*` policy evicts
+# them (docs/scale.md recommends `noeviction`, which evicts nothing). Should they go all the
+# same (an `allkeys-*` policy, a FLUSHALL, a Redis restarted empty), the epoch tells: it is
+# a token set when the log starts, and a process that wrote under one (ARGV[4]) and finds
+# another, or none, or the counter gone, marks the log lost (`lost`: what readers are told
+# until the log is cleared), and the counter goes on above the highest seq that process was
+# given (ARGV[5]), so a seq it ever saw is not given again. ARGV[6] is the epoch to start
+# with when there is none.
 # Reply: {epoch, lost (0/1), seq, seq, ...}.
 _APPEND = (
     _FORGET

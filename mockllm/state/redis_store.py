@@ -18,8 +18,9 @@ from mockllm.state import StoreUnavailable, connect
 
 # Attempts and cuts of a session expire `ttl` seconds (--state-ttl) after its last request,
 # a stored Responses response `ttl` seconds after it was served. Run-time scenarios and
-# their version never expire: a replica must never see them vanish while others serve them
-# (Redis under `maxmemory-policy volatile-ttl` evicts only keys with a TTL: docs/scale.md).
+# their version never expire: a replica must never see them vanish while others serve them.
+# docs/scale.md recommends `maxmemory-policy noeviction`: a full Redis refuses the write (an
+# honest 503) rather than evict a counter, which would fire a `times` fault again.
 
 # Count one attempt and read what the answer needs, in one atomic step: the attempt, the
 # session's cut turns, and the run-time scenarios' version. A replica whose scenarios are
@@ -118,15 +119,16 @@ class RedisStore:
     async def _reachable(self) -> AsyncIterator[None]:
         """Any Redis failure (connection, timeout, authentication, a refused command) as
         StoreUnavailable: the store cannot serve, whatever the reason."""
-        from redis.exceptions import RedisError
+        from redis.exceptions import RedisError, ResponseError
         from redis.exceptions import TimeoutError as RedisTimeout
 
         try:
             yield
         except (RedisError, OSError) as error:
             timed_out = isinstance(error, RedisTimeout | TimeoutError)
+            refused = isinstance(error, ResponseError)  # Redis's own error reply
             reason = str(error) or type(error).__name__
-            raise StoreUnavailable(self.url, reason, timed_out) from None
+            raise StoreUnavailable(self.url, reason, timed_out, refused) from None
 
     async def begin(
         self, session: str, scenario: str, turn: int, version: str
