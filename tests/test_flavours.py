@@ -59,11 +59,13 @@ def test_every_flavour_serves_the_sdk_and_its_stream_accumulator(
     # Two sessions: a second ask in one session is attempt 2, with fresh call ids.
     with client(server, flavor, "weather-single", session) as sdk:
         whole = sdk.chat.completions.create(model="m", messages=[ASK], tools=[WEATHER])
-    with client(server, flavor, "weather-single", f"{session}-s") as sdk:
-        with sdk.chat.completions.stream(model="m", messages=[ASK], tools=[WEATHER]) as s:
-            for _ in s:
-                pass
-            streamed = s.get_final_completion()
+    with (
+        client(server, flavor, "weather-single", f"{session}-s") as sdk,
+        sdk.chat.completions.stream(model="m", messages=[ASK], tools=[WEATHER]) as s,
+    ):
+        for _ in s:
+            pass
+        streamed = s.get_final_completion()
     for completion in (whole, streamed):
         (call,) = completion.choices[0].message.tool_calls or []
         assert re.fullmatch(CALL_IDS[flavor], call.id), call.id
