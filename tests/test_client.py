@@ -62,6 +62,25 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
         client.url("hello", api="gemini")
 
 
+def test_a_flavoured_url_serves_the_sdk_as_that_provider(
+    server: ServerProcess, mock: Session
+) -> None:
+    client = Client(server.url)
+    assert client.url("hello", flavor="qwen") == f"{server.url}/f/qwen/s/hello/v1"
+    url = mock.url("kimi-tool-ids", flavor="kimi")
+    assert url == f"{server.url}/f/kimi/s/kimi-tool-ids/{mock.name}/v1"
+    tool = {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
+    with openai.OpenAI(base_url=mock.url("weather-single", flavor="kimi"), api_key="k") as sdk:
+        reply = sdk.chat.completions.create(
+            model="kimi-k2.6", messages=[{"role": "user", "content": "Paris?"}], tools=[tool]
+        )
+    assert (reply.choices[0].message.tool_calls or [])[0].id == "functions.get_weather:0"
+    with pytest.raises(ValueError, match="no flavour 'qwne'; did you mean 'qwen'"):
+        client.url("hello", flavor="qwne")
+    with pytest.raises(ValueError, match="api='openai'"):
+        mock.url("hello", api="anthropic", flavor="kimi")
+
+
 def test_requests_are_typed_records_of_the_session(mock: Session) -> None:
     call = weather_round_trip(mock)
     first, second = mock.requests()

@@ -59,11 +59,13 @@ def test_every_flavour_serves_the_sdk_and_its_stream_accumulator(
     # Two sessions: a second ask in one session is attempt 2, with fresh call ids.
     with client(server, flavor, "weather-single", session) as sdk:
         whole = sdk.chat.completions.create(model="m", messages=[ASK], tools=[WEATHER])
-    with client(server, flavor, "weather-single", f"{session}-s") as sdk:
-        with sdk.chat.completions.stream(model="m", messages=[ASK], tools=[WEATHER]) as s:
-            for _ in s:
-                pass
-            streamed = s.get_final_completion()
+    with (
+        client(server, flavor, "weather-single", f"{session}-s") as sdk,
+        sdk.chat.completions.stream(model="m", messages=[ASK], tools=[WEATHER]) as s,
+    ):
+        for _ in s:
+            pass
+        streamed = s.get_final_completion()
     for completion in (whole, streamed):
         (call,) = completion.choices[0].message.tool_calls or []
         assert re.fullmatch(CALL_IDS[flavor], call.id), call.id
@@ -487,3 +489,127 @@ def test_a_cut_inside_the_arguments_falls_inside_glms_whole_call(
         retried = s.get_final_completion()
     call = (retried.choices[0].message.tool_calls or [])[0]
     assert json.loads(call.function.arguments) == {"city": "Paris", "unit": "celsius"}
+
+
+# --- every flavour rule, both sides: refused in the provider's shape, or served ----------
+
+
+def called(call_id: str, **extra: Any) -> list[dict[str, Any]]:
+    """A history after one get_weather call with this id (and `extra` on the assistant)."""
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+    }
+    assistant = {"role": "assistant", "content": None, "tool_calls": [call], **extra}
+    return [ASK, assistant, {"role": "tool", "tool_call_id": call_id, "content": "18 °C"}]
+
+
+KEPT = {"reasoning_content": "I need the weather first."}
+D1_V4 = "The `reasoning_content` in the thinking mode must be passed back to the API."
+K1_TEXT = (
+    "thinking is enabled but reasoning_content is missing in assistant tool call message at index 1"
+)
+Q1_TEXT = "parameter.enable_thinking must be set to false for non-streaming calls"
+DS_400 = {"type": "invalid_request_error", "param": None, "code": "invalid_request_error"}
+# (rule, flavour, scenario, the request that breaks it, the provider's error, requests that
+# keep it). The scenarios are tests/scenarios/rules-*.yaml; CALL stands for the id of the
+# call the scenario's first turn served (the history must match it, or it has diverged).
+RULE_SIDES: list[tuple[str, str, str, dict[str, Any], dict[str, Any], list[dict[str, Any]]]] = [
+    (
+        "deepseek.reasoning_content_missing",  # D1
+        "deepseek",
+        "rules-deepseek",
+        {"model": "deepseek-v4-pro", "messages": called("CALL")},
+        {"message": D1_V4, **DS_400},
+        [
+            {"model": "deepseek-v4-pro", "messages": called("CALL", **KEPT)},
+            {
+                "model": "deepseek-v4-pro",
+                "messages": called("CALL"),
+                "thinking": {"type": "disabled"},
+            },
+        ],
+    ),
+    (
+        "deepseek.forced_tool_choice",  # D5
+        "deepseek",
+        "rules-deepseek",
+        {"model": "deepseek-reasoner", "messages": [ASK], "tool_choice": "required"},
+        {"message": "Thinking mode does not support this tool_choice", **DS_400},
+        [
+            {"model": "deepseek-reasoner", "messages": [ASK], "tool_choice": "auto"},
+            {"model": "deepseek-chat", "messages": [ASK], "tool_choice": "required"},
+        ],
+    ),
+    (
+        "kimi.reasoning_content_missing",  # K1
+        "kimi",
+        "rules-kimi",
+        {"model": "kimi-k2.6", "messages": called("CALL")},
+        {"message": K1_TEXT, "type": "invalid_request_error"},
+        [
+            {"model": "kimi-k2.6", "messages": called("CALL", **KEPT)},
+            {
+                "model": "kimi-k2.6",
+                "messages": called("CALL"),
+                "thinking": {"type": "disabled"},
+            },
+            {"model": "moonshot-v1-8k", "messages": called("CALL")},
+        ],
+    ),
+    (
+        "qwen.thinking_requires_stream",  # Q1
+        "qwen",
+        "rules-qwen",
+        {"model": "qwen3-32b", "messages": [ASK]},  # thinks unless told not to
+        {
+            "code": "invalid_parameter_error",
+            "param": None,
+            "message": Q1_TEXT,
+            "type": "invalid_request_error",
+        },
+        [
+            {"model": "qwen3-32b", "messages": [ASK], "enable_thinking": False},
+            {"model": "qwen3-32b", "messages": [ASK], "stream": True},
+            {"model": "qwen-plus", "messages": [ASK]},
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "flavor", "scenario", "broken", "error", "kept"),
+    RULE_SIDES,
+    ids=[side[0] for side in RULE_SIDES],
+)
+def test_each_flavour_rule_refuses_in_its_providers_shape_and_serves_what_keeps_it(
+    server: ServerProcess,
+    session: str,
+    rule: str,
+    flavor: str,
+    scenario: str,
+    broken: dict[str, Any],
+    error: dict[str, Any],
+    kept: list[dict[str, Any]],
+) -> None:
+    tools = {"tools": [WEATHER]}
+    bodies = json.dumps([broken, kept])
+    if '"CALL"' in bodies:
+        url = f"{server.url}/f/{flavor}/s/{scenario}/{session}-first/v1/chat/completions"
+        first = httpx.post(url, json={"model": broken["model"], "messages": [ASK], **tools})
+        served_id = first.json()["choices"][0]["message"]["tool_calls"][0]["id"]
+        broken, kept = json.loads(bodies.replace('"CALL"', json.dumps(served_id)))
+    refused = httpx.post(
+        f"{server.url}/f/{flavor}/s/{scenario}/{session}-no/v1/chat/completions",
+        json={**broken, **tools},
+    )
+    assert refused.status_code == 400 and refused.json()["error"] == error, refused.text
+    assert server.last(f"{session}-no")["violations"][0]["rule"] == rule
+    for i, body in enumerate(kept):
+        served = httpx.post(
+            f"{server.url}/f/{flavor}/s/{scenario}/{session}-{i}/v1/chat/completions",
+            json={**body, **tools},
+        )
+        assert served.status_code == 200, (body, served.text)
+        assert server.last(f"{session}-{i}")["violations"] == [], body

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
+from mockllm.core.scenario import FLAVORS, Flavor
 from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
@@ -34,15 +35,29 @@ class Client:
     def __repr__(self) -> str:
         return f"Client({self.base_url!r})"
 
-    def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str:
+    def url(
+        self,
+        scenario: str,
+        session: str | None = None,
+        api: Api = "openai",
+        flavor: Flavor | None = None,
+    ) -> str:
         """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not.
-        Raises ClientError when the server has no scenario of that name."""
+        `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
+        answers as that provider (docs/flavours.md). Raises ClientError when the server
+        has no scenario of that name."""
         __tracebackhide__ = True
         if api not in ("openai", "anthropic"):
             raise ValueError(f"api must be 'openai' or 'anthropic', not {api!r}")
+        if flavor is not None and flavor not in FLAVORS:
+            known = ", ".join(FLAVORS)
+            raise ValueError(f"no flavour {flavor!r}{did_you_mean(flavor, FLAVORS)} ({known})")
+        if flavor is not None and api != "openai":
+            raise ValueError("a flavour is a Chat Completions one: it takes api='openai'")
         self._check_scenario(scenario)
         path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
-        return self.base_url + path + ("/v1" if api == "openai" else "")
+        prefix = f"/f/{flavor}" if flavor is not None else ""
+        return self.base_url + prefix + path + ("/v1" if api == "openai" else "")
 
     def _check_scenario(self, name: str) -> None:
         """A mistyped name fails here, where it was written, not as a 404 deep in an SDK."""

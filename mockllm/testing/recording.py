@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mockllm.core.scenario import Flavor
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.recording.in_test import TestRecorder
 from mockllm.testing.session import Api, Server, Session
@@ -24,9 +25,10 @@ class RecordingSession(Session):
         self.recorder, self.target = recorder, target
         self.scenarios: list[str] = []  # the names the test asked URLs for
 
-    def url(self, scenario: str, api: Api = "openai") -> str:
+    def url(self, scenario: str, api: Api = "openai", flavor: Flavor | None = None) -> str:
         """The recorder's base URL: requests go to the real API, answers come back as they
-        arrive, and the session is written to the marker's file."""
+        arrive, and the session is written to the marker's file. `flavor` is taken and
+        unused: the upstream is the provider itself, so the same test records and replays."""
         __tracebackhide__ = True
         if scenario != self.target.stem:  # a replay finds the file's scenario by this name
             raise ValueError(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from mockllm.core.scenario import Flavor
 from mockllm.log import calls
 from mockllm.log.records import Calls, LogEntry, ToolUse, Verdict
 from mockllm.testing import assertions
@@ -25,7 +26,13 @@ class Server(Protocol):
 
     base_url: str
 
-    def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str: ...
+    def url(
+        self,
+        scenario: str,
+        session: str | None = None,
+        api: Api = "openai",
+        flavor: Flavor | None = None,
+    ) -> str: ...
     def add_scenario(self, source: ScenarioSource) -> str: ...
     def requests(
         self, session: str | None = None, scenario: str | None = None
@@ -45,11 +52,12 @@ class Session:
     def __repr__(self) -> str:
         return f"<mockllm session {self.name!r} on {self.client.base_url}>"
 
-    def url(self, scenario: str, api: Api = "openai") -> str:
-        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`.
-        Raises ClientError when the server has no scenario of that name."""
+    def url(self, scenario: str, api: Api = "openai", flavor: Flavor | None = None) -> str:
+        """Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`;
+        `flavor` prefixes `/f/FLAVOR` (docs/flavours.md). Raises ClientError when the
+        server has no scenario of that name."""
         __tracebackhide__ = True
-        return self.client.url(scenario, self.name, api)
+        return self.client.url(scenario, self.name, api, flavor)
 
     def mcp_url(self, scenario: str, server: str) -> str:
         """The URL of a scripted MCP server of `scenario` (streamable HTTP), carrying this

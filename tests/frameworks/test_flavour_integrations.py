@@ -1,5 +1,6 @@
 """The providers' own integrations against their flavours (docs/flavours.md): LangChain's
-langchain-deepseek (ChatDeepSeek) and langchain-qwq (ChatQwen), and Z.ai's zai-sdk, each
+langchain-deepseek (ChatDeepSeek) and langchain-qwq (ChatQwen), Z.ai's zai-sdk, Volcengine's
+Ark SDK (volcengine-ark-runtime), and LiteLLM's `moonshot/` and `minimax/` providers, each
 pointed at a `/f/FLAVOR/` base URL as its users point it at the provider."""
 
 from __future__ import annotations
@@ -7,12 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import litellm
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_deepseek import ChatDeepSeek
 from langchain_openai.chat_models.base import OpenAIInvalidRequestError
 from langchain_qwq import ChatQwen
+from litellm.exceptions import BadRequestError
+from volcenginesdkarkruntime import Ark
+from volcenginesdkarkruntime._exceptions import ArkAPIError, ArkBadRequestError, ArkNotFoundError
 from zai import ZaiClient
 
 from ..support import ServerProcess
@@ -130,3 +135,179 @@ def test_zai_sdk_reads_glm_whole_and_streamed_arguments(
     whole = client.chat.completions.create(model="glm-4.7", messages=ask, tools=[WEATHER])
     message = whole.choices[0].message
     assert message.reasoning_content == "用户想知道北京的天气，调用 get_weather。"
+
+
+# --- Doubao: Volcengine's Ark SDK reads Ark's envelope, and its mid-stream error chunk ---
+
+
+def ark(server: ServerProcess, scenario: str, session: str) -> Ark:
+    return Ark(
+        base_url=f"{server.url}/f/doubao/s/{scenario}/{session}/v1", api_key="k", max_retries=0
+    )
+
+
+def test_ark_sdk_reads_arks_error_envelope(server: ServerProcess, session: str) -> None:
+    orphan = {"role": "tool", "tool_call_id": "x", "content": "18"}
+    ask = {"role": "user", "content": "上海天气?"}
+    with ark(server, "hello", session) as client, pytest.raises(ArkBadRequestError) as refused:
+        client.chat.completions.create(model="doubao-seed-1-6-251015", messages=[ask, orphan])
+    # The SDK fills code/param/type from Ark's `error` object (an OpenAI one has no such
+    # `type` word, and `param` is null there, "" here).
+    error = refused.value
+    assert (error.code, error.type, error.param) == ("InvalidParameter", "BadRequest", "")
+    assert "Request id: 021764547200000" in error.message
+    with ark(server, "nosuch", session) as client, pytest.raises(ArkNotFoundError) as missing:
+        client.chat.completions.create(model="ep-x", messages=[ask])
+    assert (missing.value.code, missing.value.type) == (
+        "InvalidEndpointOrModel.NotFound",
+        "NotFound",
+    )
+
+
+def test_ark_sdk_raises_the_midstream_error_chunk_and_the_retry_streams_reasoning(
+    server: ServerProcess, session: str
+) -> None:
+    client = ark(server, "doubao-stream-error", session)
+    ask = [{"role": "user", "content": "上海天气?"}]
+    tools = [WEATHER]
+    seen = 0
+    with client, pytest.raises(ArkAPIError) as failed:
+        for _ in client.chat.completions.create(
+            model="doubao-seed-1-6-251015", messages=ask, tools=tools, stream=True
+        ):
+            seen += 1
+    # Ark's SDK turns a `data: {"error": …}` chunk into an error carrying Ark's fields.
+    assert seen > 0 and not isinstance(failed.value, ArkBadRequestError)
+    assert (failed.value.code, failed.value.type) == ("InternalServiceError", "InternalServerError")
+    assert "Request id: 021" in failed.value.message
+    with ark(server, "doubao-stream-error", session) as client:
+        chunks = list(
+            client.chat.completions.create(
+                model="doubao-seed-1-6-251015",
+                messages=ask,
+                tools=tools,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+        )
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert deltas[0].reasoning_content == "需要查询上海的天气。"
+    arguments = "".join(tc.function.arguments or "" for d in deltas for tc in d.tool_calls or [])
+    assert json.loads(arguments) == {"city": "上海"}
+    assert chunks[0].id.startswith("021764547200000")
+    usage = chunks[-1].usage
+    assert usage is not None and usage.completion_tokens_details is not None
+    assert usage.completion_tokens_details.reasoning_tokens
+
+
+# --- Kimi through LiteLLM's moonshot/ provider ---------------------------------------------
+
+
+def litellm_kimi_loop(server: ServerProcess, session: str, model: str, keep: bool) -> list[str]:
+    """kimi-tool-ids walked as a LiteLLM user writes the loop; returns the call ids."""
+    base = f"{server.url}/f/kimi/s/kimi-tool-ids/{session}/v1"
+    tools = [WEATHER]
+    messages: list[Any] = [{"role": "user", "content": "Paris, then Lyon?"}]
+    options = {"model": f"moonshot/{model}", "api_base": base, "api_key": "k", "num_retries": 0}
+    ids = []
+    for weather in ("18 °C", "16 °C"):
+        message = litellm.completion(messages=messages, tools=tools, **options).choices[0].message
+        assert message.reasoning_content  # read from Kimi's reasoning_content
+        (call,) = message.tool_calls
+        ids.append(call.id)
+        sent = message.model_dump(exclude_none=True)
+        if not keep:
+            sent.pop("reasoning_content")
+        messages += [sent, {"role": "tool", "tool_call_id": call.id, "content": weather}]
+    final = litellm.completion(messages=messages, tools=tools, **options)
+    assert final.choices[0].message.content == "Paris and Lyon both have mild weather today."
+    return ids
+
+
+def test_litellm_moonshot_keeps_kimis_ids_and_reasoning(
+    server: ServerProcess, session: str
+) -> None:
+    ids = litellm_kimi_loop(server, session, "kimi-k2-thinking", keep=True)
+    assert ids == ["functions.get_weather:0", "functions.get_weather:1"]
+    assert server.last(session)["violations"] == []
+
+
+def test_litellm_moonshot_history_without_reasoning_gets_kimis_400(
+    server: ServerProcess, session: str
+) -> None:
+    # LiteLLM 1.110's model list does not mark kimi-k2-thinking as reasoning, so it sends
+    # the history as given, and Kimi refuses it (K1).
+    with pytest.raises(BadRequestError) as refused:
+        litellm_kimi_loop(server, session, "kimi-k2-thinking", keep=False)
+    assert (
+        "thinking is enabled but reasoning_content is missing in assistant tool call message "
+        "at index 1" in str(refused.value)
+    )
+    assert server.last(session)["violations"][0]["rule"] == "kimi.reasoning_content_missing"
+
+
+def test_litellm_moonshot_fills_a_placeholder_for_the_models_it_knows_think(
+    server: ServerProcess, session: str
+) -> None:
+    # For kimi-k2.6 LiteLLM writes `reasoning_content: " "` into an assistant tool-call
+    # message that lacks it (MoonshotChatConfig.fill_reasoning_content): K1 passes.
+    litellm_kimi_loop(server, session, "kimi-k2.6", keep=False)
+    sent = server.last(session)["request"]["messages"]
+    assert [m["reasoning_content"] for m in sent if m.get("tool_calls")] == [" ", " "]
+
+
+# --- MiniMax through LiteLLM's minimax/ provider ---------------------------------------------
+
+
+def litellm_minimax(
+    server: ServerProcess, session: str, stream: bool, **extra: Any
+) -> tuple[Any, dict[str, Any]]:
+    """One call of minimax-think-tags, its result sent back as LiteLLM users do; returns
+    the first reply's message and the assistant message LiteLLM sent MiniMax back."""
+    base = f"{server.url}/f/minimax/s/minimax-think-tags/{session}/v1"
+    tools = [WEATHER]
+    messages: list[Any] = [{"role": "user", "content": "Weather in Tokyo?"}]
+    options = {"model": "minimax/MiniMax-M2", "api_base": base, "api_key": "k", **extra}
+    if stream:
+        chunks = list(litellm.completion(messages=messages, tools=tools, stream=True, **options))
+        reply: Any = litellm.stream_chunk_builder(chunks, messages=messages)
+    else:
+        reply = litellm.completion(messages=messages, tools=tools, **options)
+    message = reply.choices[0].message
+    (call,) = message.tool_calls
+    messages += [
+        message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "20 °C"},
+    ]
+    final = litellm.completion(messages=messages, tools=tools, **options)
+    assert final.choices[0].message.content == "It is 20 °C in Tokyo."
+    return message, server.last(session)["request"]["messages"][1]
+
+
+THOUGHT = "The user asks about Tokyo; call get_weather."
+
+
+def test_litellm_minimax_reads_the_think_tags_and_loses_them_from_the_history(
+    server: ServerProcess, session: str
+) -> None:
+    # Not streamed, LiteLLM moves MiniMax's <think>…</think> out of `content` into
+    # `reasoning_content`, and sends it back there, where MiniMax does not read it: the
+    # <think> its docs say must be kept never goes back (docs/flavours.md#minimax).
+    message, sent = litellm_minimax(server, session, stream=False)
+    assert message.reasoning_content.strip() == THOUGHT and not message.content.strip()
+    assert "<think>" not in sent["content"] and sent["reasoning_content"].strip() == THOUGHT
+    # Streamed, stream_chunk_builder keeps the tags in content, and the history is whole.
+    message, sent = litellm_minimax(server, session + "-s", stream=True)
+    assert message.content == f"<think>\n{THOUGHT}\n</think>\n\n"
+    assert sent["content"] == message.content
+
+
+def test_litellm_minimax_reasoning_split_lands_in_provider_specific_fields(
+    server: ServerProcess, session: str
+) -> None:
+    message, sent = litellm_minimax(server, session, stream=False, reasoning_split=True)
+    (detail,) = message.provider_specific_fields["reasoning_details"]
+    assert detail["type"] == "reasoning.text" and detail["text"] == THOUGHT
+    # LiteLLM sends it back nested, not as the top-level reasoning_details MiniMax reads.
+    assert "reasoning_details" not in sent
+    assert sent["provider_specific_fields"]["reasoning_details"] == [detail]

@@ -10,9 +10,15 @@ import { Session } from "./session.js";
 /** YAML text (it has a newline), a path to a YAML file, or a scenario as an object. */
 export type ScenarioSource = string | Record<string, unknown>;
 
+/** The Chat Completions flavours (docs/flavours.md): each answers as that provider. */
+export const FLAVORS = ["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"] as const;
+export type Flavor = (typeof FLAVORS)[number];
+
 export interface UrlOptions {
   session?: string;
   api?: Api;
+  /** `/f/FLAVOR` first: Chat Completions as that provider (OpenAI's URL only). */
+  flavor?: Flavor;
 }
 
 export interface RequestFilter {
@@ -43,13 +49,20 @@ export class Client {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
   }
 
-  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not. */
-  url(scenario: string, { session, api = "openai" }: UrlOptions = {}): string {
+  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not; `flavor` starts it with `/f/FLAVOR`. */
+  url(scenario: string, { session, api = "openai", flavor }: UrlOptions = {}): string {
     if (api !== "openai" && api !== "anthropic") {
       throw new TypeError(`api must be "openai" or "anthropic", not ${JSON.stringify(api)}`);
     }
+    if (flavor !== undefined && !(FLAVORS as readonly string[]).includes(flavor)) {
+      throw new TypeError(`no flavour ${JSON.stringify(flavor)} (${FLAVORS.join(", ")})`);
+    }
+    if (flavor !== undefined && api !== "openai") {
+      throw new TypeError('a flavour is a Chat Completions one: it takes api: "openai"');
+    }
     const path = `/s/${encodeURIComponent(scenario)}` + (session ? `/${encodeURIComponent(session)}` : "");
-    return this.baseUrl + path + (api === "openai" ? "/v1" : "");
+    const prefix = flavor === undefined ? "" : `/f/${flavor}`;
+    return this.baseUrl + prefix + path + (api === "openai" ? "/v1" : "");
   }
 
   session(name: string): Session {

@@ -1,7 +1,7 @@
 // One session of a server: its URLs, its log, and the assertions over them. This is what
 // the per-test helper hands each test, and what `client.session(name)` gives a script.
 import * as assertions from "./assertions.js";
-import type { Client, ScenarioSource } from "./client.js";
+import type { Client, Flavor, ScenarioSource } from "./client.js";
 import type { Api, Calls, LogEntry, ToolUse, Verdict } from "./records.js";
 
 export interface RequestQuery {
@@ -17,9 +17,9 @@ export class Session {
     readonly name: string,
   ) {}
 
-  /** Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`. */
-  url(scenario: string, { api = "openai" }: { api?: Api } = {}): string {
-    return this.client.url(scenario, { session: this.name, api });
+  /** Base URL for an SDK, carrying this session: `{server}/s/{scenario}/{session}[/v1]`; `flavor` prefixes `/f/FLAVOR`. */
+  url(scenario: string, { api = "openai", flavor }: { api?: Api; flavor?: Flavor } = {}): string {
+    return this.client.url(scenario, { session: this.name, api, flavor });
   }
 
   /** A scripted MCP server of `scenario` (streamable HTTP), carrying this session (docs/mcp.md). */

@@ -44,6 +44,22 @@ test("urls carry scenario, session and api", () => {
   assert.throws(() => client.url("hello", { api: "gemini" }), /"openai" or "anthropic"/);
 });
 
+test("a flavoured url answers as that provider", async () => {
+  const client = new Client("http://127.0.0.1:9/");
+  assert.equal(client.url("hello", { flavor: "qwen" }), "http://127.0.0.1:9/f/qwen/s/hello/v1");
+  assert.throws(() => client.url("hello", { flavor: "qwne" }), /no flavour "qwne"/);
+  assert.throws(() => client.url("hello", { api: "anthropic", flavor: "kimi" }), /api: "openai"/);
+  const url = mock.session.url("weather-single", { flavor: "kimi" });
+  assert.equal(url, `${mock.session.client.baseUrl}/f/kimi/s/weather-single/${encodeURIComponent(mock.session.name)}/v1`);
+  const response = await fetch(`${url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "kimi-k2.6", messages: [{ role: "user", content: "Paris?" }], tools: TOOLS }),
+  });
+  const body = await response.json();
+  assert.equal(body.choices[0].message.tool_calls[0].id, "functions.get_weather:0");
+});
+
 test("requests are the session's log, oldest first", async () => {
   const call = (await weatherLoop()).tool_calls[0];
   const [first, second] = await mock.session.requests();
