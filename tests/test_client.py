@@ -200,6 +200,7 @@ def test_an_unanswered_call_fails_with_the_transcript(mock: Session) -> None:
     call = weather_round_trip(mock, answer=False)
     with pytest.raises(AssertionError) as failure:
         mock.assert_all_tool_calls_answered()
+    seq = mock.requests()[0].seq  # the verdict names a request by its log seq
     assert str(failure.value).splitlines() == [
         "mockllm: 1 tool call never got a result",
         "",
@@ -209,7 +210,7 @@ def test_an_unanswered_call_fails_with_the_transcript(mock: Session) -> None:
         "     ← assistant (200, tool_calls)",
         f'       calls get_weather({{"city":"Paris"}}) id={call.id}',
         "  ✗ verdict: FAIL (1 of 12 checks failed)",
-        f"     ✗ calls_answered: {call.id} (get_weather, turn 0, request #1) was never answered",
+        f"     ✗ calls_answered: {call.id} (get_weather, turn 0, request #{seq}) was never answered",
         "",
         "expected: every tool call mockllm sent gets a result with its id in a later request",
         "happened:",
