@@ -128,7 +128,7 @@ def sees_the_loop_in_order(viewer: Viewer, correct: Session) -> None:
     meta = detail.find_element(By.CSS_SELECTOR, "p.meta").text
     mcp = sum(1 for kind, _ in shown if kind == "mcp")
     assert meta == f"scenario viewer-mcp · 2 requests · {mcp} MCP messages"
-    assert "verdict: pass" in detail.find_element(By.CSS_SELECTOR, "section.verdict").text
+    assert "verdict: pass" in detail.find_element(By.CSS_SELECTOR, "section.verdict").text.lower()
 
 
 def sees_the_made_up_result(viewer: Viewer, fabricated: Session) -> None:
@@ -137,7 +137,7 @@ def sees_the_made_up_result(viewer: Viewer, fabricated: Session) -> None:
     [row] = detail.find_elements(By.CSS_SELECTOR, ".call-row")
     assert not row.find_elements(By.CLASS_NAME, "mcp-ran")
     assert RESULT in row.find_element(By.CLASS_NAME, "result-side").text  # the exact text, unrun
-    verdict = detail.find_element(By.CSS_SELECTOR, "section.verdict").text
+    verdict = detail.find_element(By.CSS_SELECTOR, "section.verdict").text.lower()
     assert "verdict: fail" in verdict and "mcp_calls_executed" in verdict
 
 
