@@ -14,6 +14,9 @@ NODE_STAMPS := tests/node/node_modules/.installed \
 # The Python agent CLIs (aider, llm) tests/agent_clis runs, in their own virtualenv: aider
 # pins openai and litellm releases the suite's own pins exclude (docs/agents.md).
 AGENTS := .venv-agents/.installed
+# LangChain's MCP adapters (tests/frameworks/test_mcp_langchain.py), in their own virtualenv:
+# langchain-mcp-adapters requires mcp<2, and mockllm pins the SDK's 2.x (docs/mcp.md).
+LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -79,7 +82,12 @@ $(AGENTS): tests/agent_clis/requirements.txt
 	.venv-agents/bin/python -m pip install --quiet -r tests/agent_clis/requirements.txt
 	touch $(AGENTS)
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(LANGCHAIN_MCP): tests/frameworks/langchain_mcp/requirements.txt
+	test -x .venv-langchain-mcp/bin/python || $(PYTHON) -m venv .venv-langchain-mcp
+	.venv-langchain-mcp/bin/python -m pip install --quiet -r tests/frameworks/langchain_mcp/requirements.txt
+	touch $(LANGCHAIN_MCP)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
@@ -115,7 +123,8 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .pytest_cache .mypy_cache .ruff_cache .coverage clients/node/dist \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .pytest_cache .mypy_cache .ruff_cache .coverage \
+		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 
 bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from .load import add_options, set_up
+from .loops import measure_loops
 from .report import Outcome, append, environment, record, table
 from .run import (
     Settings,
@@ -32,6 +33,8 @@ DEFAULTS = {
     "warmup": (1, 0),
     "startups": (9, 2),
     "memory_requests": (100_000, 5_000),
+    "loops": (60, 3),
+    "mcp_calls": (2000, 30),
 }
 
 
@@ -57,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             cpus=cpus,
             stream_sends=args.stream_sends,
             workdir=Path(tmp),
+            loops=args.loops,
+            mcp_calls=args.mcp_calls,
         )
         outcome = _measure(servers, settings, wrk)
     print(table(outcome), flush=True)
@@ -75,11 +80,12 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
         measure_cold(servers, settings, ref),
         measure_memory(warm, settings, ref),
     )
+    loops = measure_loops(settings)
     missing = redis_missing()
     if missing:
         progress(f"SKIPPING the shared-state rows: {missing}")
-        return Outcome(servers, samples, settings, env, state_skipped=missing)
-    return Outcome(servers, samples, settings, env, measure_state(settings, ref))
+        return Outcome(servers, samples, settings, env, state_skipped=missing, loops=loops)
+    return Outcome(servers, samples, settings, env, measure_state(settings, ref), loops=loops)
 
 
 def _runnable(name: str, missing: str | None) -> bool:
@@ -125,6 +131,12 @@ def _parser() -> argparse.ArgumentParser:
         choices=("event", "one"),
         default="event",
         help="floors send the stream one ASGI send per SSE frame (default) or in one send",
+    )
+    p.add_argument(
+        "--loops", type=int, help="10-turn tool loops per transport per round (default 60)"
+    )
+    p.add_argument(
+        "--mcp-calls", type=int, help="MCP calls and model requests per round (default 2000)"
     )
     add_options(p)
     p.add_argument(

@@ -45,9 +45,20 @@ def sse_frames(body: bytes) -> list[bytes]:
     return [frame + b"\n\n" for frame in body.split(b"\n\n") if frame]
 
 
+def save_frames(folder: Path, frames: list[str]) -> None:
+    """The WebSocket frames of one answer, for the floor's WebSocket route (bench/loops.py)."""
+    (folder / "loop_ws.frames.json").write_text(json.dumps(frames))
+
+
+def load_frames(folder: Path) -> list[str]:
+    path = folder / "loop_ws.frames.json"
+    return list(json.loads(path.read_text())) if path.exists() else []
+
+
 @dataclass(frozen=True)
 class Options:
     port: int
+    bodies: Path
     replies: dict[str, Reply]  # kind → reply: "tool-call", "stream", and each cold row's
 
     def reply(self, kind: str | None, scenario: str) -> Reply | None:
@@ -81,11 +92,11 @@ def options_from(args: argparse.Namespace) -> Options:
     per_event = args.stream_sends == "event"
     kinds = sorted(p.name.removesuffix(".body") for p in args.bodies.glob("*.body"))
     replies = {kind: load_reply(args.bodies, kind, per_event and _streamed(kind)) for kind in kinds}
-    return Options(args.port, replies)
+    return Options(args.port, args.bodies, replies)
 
 
 def _streamed(kind: str) -> bool:
-    return kind in ("stream", "cold_st")
+    return kind in ("stream", "cold_st", "loop_http")
 
 
 def serve(app: Any, port: int) -> None:

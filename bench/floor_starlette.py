@@ -17,9 +17,10 @@ from collections.abc import AsyncIterator
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .floor_common import Options, Reply, arguments, options_from, serve
+from .floor_common import Options, Reply, arguments, load_frames, options_from, serve
 
 
 def build(options: Options, parse: bool = False) -> Starlette:
@@ -35,7 +36,26 @@ def build(options: Options, parse: bool = False) -> Starlette:
             return _streaming(reply)
         return Response(reply.chunks[0], headers=dict(reply.headers))
 
-    return Starlette(routes=[Route("/{path:path}", answer, methods=["POST"])])
+    # The conversation rows (bench/loops.py): each `response.create` text frame answered
+    # with the frames mockllm sent for the loop's first turn, one text frame each.
+    frames = load_frames(options.bodies)
+
+    async def websocket(ws: WebSocket) -> None:
+        await ws.accept()
+        try:
+            while True:
+                await ws.receive_text()
+                for frame in frames:
+                    await ws.send_text(frame)
+        except WebSocketDisconnect:
+            return
+
+    return Starlette(
+        routes=[
+            Route("/{path:path}", answer, methods=["POST"]),
+            WebSocketRoute("/{path:path}", websocket),
+        ]
+    )
 
 
 def _streaming(reply: Reply) -> StreamingResponse:

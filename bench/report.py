@@ -130,6 +130,7 @@ class Outcome:
     environment: dict[str, Any]
     state: Samples = field(default_factory=dict)  # bench/state.py's variants
     state_skipped: str = ""  # why there are no shared-state rows
+    loops: Samples = field(default_factory=dict)  # bench/loops.py: mockllm and the floor
 
     @property
     def subject(self) -> ServerDef:
@@ -185,7 +186,61 @@ def table(outcome: Outcome) -> str:
         )
     growth = _growth(outcome)
     state = _state(outcome)
-    return "\n".join([*_title(outcome), "", *_grid(rows), "", *growth, *state, *_legend(outcome)])
+    loops = _loops(outcome)
+    return "\n".join(
+        [*_title(outcome), "", *_grid(rows), "", *growth, *loops, *state, *_legend(outcome)]
+    )
+
+
+LOOP_ROWS = [
+    Metric("ws_loop_cpu_us", "10-turn tool loop over WebSocket, server CPU *", "µs/loop"),
+    Metric("http_loop_cpu_us", "10-turn tool loop over HTTP (SSE), server CPU *", "µs/loop"),
+    Metric("ws_loop_ms", "10-turn tool loop over WebSocket, wall time", "ms/loop", 2),
+    Metric("http_loop_ms", "10-turn tool loop over HTTP (SSE), wall time", "ms/loop", 2),
+    Metric("model_call_cpu_us", "model request (Chat Completions), server CPU *", "µs/req", 1),
+    Metric("mcp_call_cpu_us", "MCP tools/call (streamable HTTP), server CPU *", "µs/call", 1),
+]
+
+
+def _loops(outcome: Outcome) -> list[str]:
+    """Conversations (bench/loops.py): one client, one message at a time."""
+    if not outcome.loops:
+        return []
+    m = medians(outcome.loops)
+    subject, floor = outcome.subject.name, "starlette"
+
+    def value(server: str, key: str) -> float:
+        return m.get(server, {}).get(key, math.nan)
+
+    rows = [["conversation", "unit", subject, floor, f"x{floor}", ""]]
+    for metric in LOOP_ROWS:
+        mine, base = value(subject, metric.key), value(floor, metric.key)
+        if metric.key == "mcp_call_cpu_us":  # the floor has no MCP: its model request
+            base = value(floor, "model_call_cpu_us")
+        rows.append(
+            [
+                metric.label,
+                metric.unit,
+                _number(mine, metric.digits),
+                _number(value(floor, metric.key), metric.digits),
+                _ratio(ratio(mine, base)),
+                "",
+            ]
+        )
+    ws_http = [
+        ratio(value(n, "ws_loop_cpu_us"), value(n, "http_loop_cpu_us")) for n in (subject, floor)
+    ]
+    rows.append(["WebSocket / HTTP, CPU per loop", "ratio", *map(_ratio, ws_http), "", ""])
+    mcp_model = ratio(value(subject, "mcp_call_cpu_us"), value(subject, "model_call_cpu_us"))
+    rows.append(["MCP tools/call / model request, CPU", "ratio", _ratio(mcp_model), "-", "", ""])
+    return [
+        "Conversations (one client, one message at a time; bench/loops.py):",
+        *_grid(rows),
+        f"{floor} answers every turn with mockllm's first-turn bytes (WebSocket: the same "
+        "text frames; HTTP: the SSE body, one frame per send) and has no MCP: the MCP row's "
+        f"x{floor} is against {floor}'s model request.",
+        "",
+    ]
 
 
 STATE_ROWS = [
@@ -380,6 +435,12 @@ def record(outcome: Outcome) -> dict[str, Any]:
             name: {"median": _clean(figures), "samples": {k: _clean_list(v) for k, v in s.items()}}
             for (name, figures), s in zip(
                 medians(outcome.state).items(), outcome.state.values(), strict=True
+            )
+        },
+        "loops": {
+            name: {"median": _clean(figures), "samples": {k: _clean_list(v) for k, v in s.items()}}
+            for (name, figures), s in zip(
+                medians(outcome.loops).items(), outcome.loops.values(), strict=True
             )
         },
         "targets": {

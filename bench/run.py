@@ -66,6 +66,8 @@ class Settings:
     cpus: tuple[int, int] | None  # (server core, load core), None: not pinned
     stream_sends: str
     workdir: Path
+    loops: int = 30  # 10-turn loops per transport per round (bench/loops.py)
+    mcp_calls: int = 300  # MCP calls, and model requests, per round (bench/loops.py)
 
 
 # server name → metric key → one value per round (per cold start for startup)

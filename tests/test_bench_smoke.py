@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.report import GOALS, METRICS, STATE_ROWS
+from bench.report import GOALS, LOOP_ROWS, METRICS, STATE_ROWS
 from bench.run import peer_drift
 from bench.servers import AIMOCK, Answer
 
@@ -78,6 +78,18 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
     parse_floor = record["servers"]["starlette_json"]["median"]
     assert parse_floor["hist_200_c32_cpu_us"] > 0
     assert "ns_c32_cpu_us" not in parse_floor  # no warm rounds for it
+    # The conversation rows (bench/loops.py): a 10-turn tool loop over WebSocket and over
+    # HTTP, and an MCP call against a model request, for mockllm and the starlette floor.
+    for metric in LOOP_ROWS:
+        row = next(line for line in lines if line.startswith(metric.label + " "))
+        cells = [cell.strip() for cell in row.split("  ") if cell.strip()]
+        assert cells[1] == metric.unit and re.fullmatch(r"[\d,.]+", cells[2]), row  # mockllm's
+    loops = record["loops"]
+    assert list(loops) == ["mockllm", "starlette"]
+    assert loops["mockllm"]["median"]["ws_loop_ms"] > 0
+    assert loops["starlette"]["median"]["http_loop_ms"] > 0
+    assert loops["mockllm"]["median"]["mcp_call_cpu_us"] is not None
+    assert "mcp_call_cpu_us" not in loops["starlette"]["median"]  # the floor has no MCP
     # The shared-state rows (a redis-server of the bench's own), or a loud skip.
     if "skipped" in record["state"]:
         assert "Shared state rows SKIPPED: no redis-server" in done.stdout

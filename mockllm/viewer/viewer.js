@@ -284,7 +284,7 @@
             text:
               (s.scenarios.join(", ") || "no scenario") +
               " · " +
-              plural(s.entries.length, "request") +
+              entryCounts(s.entries) +
               " · " +
               last,
           }),
@@ -294,7 +294,7 @@
     });
     document.getElementById("count").textContent =
       shown.length === all.length
-        ? plural(all.length, "session") + ", " + plural(state.entries.length, "request")
+        ? plural(all.length, "session") + ", " + entryCounts(state.entries)
         : shown.length + " of " + plural(all.length, "session") + " shown";
     return shown;
   }
@@ -344,7 +344,7 @@
     var facts = [
       s.test ? "session " + s.name : null,
       "scenario " + (s.scenarios.join(", ") || "none"),
-      plural(s.entries.length, "request"),
+      entryCounts(s.entries),
     ];
     main.appendChild(el("p", { class: "meta", text: facts.filter(Boolean).join(" · ") }));
     if (s.test) main.appendChild(renderTest(s.test));
@@ -359,8 +359,9 @@
     if (problem) main.appendChild(renderFirstProblem(problem));
     var ctx = { answers: answers(s.entries), served: servedIds(s.entries), entries: s.entries };
     var list = el("ol", { class: "requests", "aria-label": "Requests" });
+    var numbers = modelNumbers(s.entries);
     s.entries.slice(0, state.shown).forEach(function (entry, i) {
-      list.appendChild(el("li", null, [renderEntry(entry, i + 1, ctx)]));
+      list.appendChild(el("li", null, [renderEntry(entry, numbers[i], ctx)]));
     });
     main.appendChild(list);
     if (s.entries.length > state.shown) {
@@ -380,11 +381,31 @@
     restoreState(main, keep);
   }
 
+  // "N requests", and beside them the MCP messages of the session (docs/mcp.md), which are
+  // log entries too but not model requests (the transcript counts them apart as well).
+  function entryCounts(entries) {
+    var mcp = entries.filter(function (e) {
+      return e.api === "mcp";
+    }).length;
+    var model = plural(entries.length - mcp, "request");
+    return mcp ? model + " · " + plural(mcp, "MCP message") : model;
+  }
+
+  // Each model request's number in its session (1, 2, ...): MCP messages between them are
+  // not counted, so "Request 2" is the model's second request, as in the transcript.
+  function modelNumbers(entries) {
+    var n = 0;
+    return entries.map(function (e) {
+      return e.api === "mcp" ? null : ++n;
+    });
+  }
+
   // The first request that went wrong, and why in one word: where to start reading.
   function firstProblem(entries) {
+    var numbers = modelNumbers(entries);
     for (var i = 0; i < entries.length; i++) {
       var why = problemOf(entries[i]);
-      if (why) return { entry: entries[i], number: i + 1, why: why };
+      if (why) return { entry: entries[i], number: numbers[i], index: i + 1, why: why };
     }
     return null;
   }
@@ -405,10 +426,13 @@
     var go = el("button", {
       type: "button",
       class: "link",
-      text: "request " + problem.number + ", turn " + turn,
+      text:
+        problem.number === null
+          ? "MCP " + ((e.mcp && e.mcp.server) || "?") + " #" + e.seq
+          : "request " + problem.number + ", turn " + turn,
       onclick: function () {
-        if (problem.number > state.shown) {
-          state.shown = problem.number;
+        if (problem.index > state.shown) {
+          state.shown = problem.index;
           render();
         }
         var article = document.getElementById("req-" + e.seq);
@@ -492,25 +516,85 @@
     var outcome = m.error
       ? "→ JSON-RPC error " + m.error.code + ": " + m.error.message
       : m.result
-        ? "→ returned" + (m.result.is_error ? " (isError)" : "") + ": " + m.result.text
+        ? "→ returned" +
+          (m.result.is_error ? " (isError)" : "") +
+          ": " +
+          (m.result.text || (m.result.structured ? JSON.stringify(m.result.structured) : ""))
         : m.tools
           ? "→ " + m.tools.join(", ")
-          : null;
-    return el("article", { class: "entry mcp", id: "req-" + entry.seq, "data-seq": entry.seq, tabindex: "-1" }, [
+          : m.method === "tools/call"
+            ? "→ no result: the call did not finish"
+            : null;
+    // The transport's own requests (the GET stream, DELETE) are one line: the transcript
+    // leaves them out, the viewer keeps them (they are in the log) but out of the way.
+    var transport = !m.method && !(status >= 400);
+    var cls =
+      "entry mcp" +
+      (m.method === "tools/call" ? " mcp-call" : "") +
+      (transport ? " transport" : "") +
+      (status >= 400 || m.error ? " error" : "") +
+      (m.fault ? " faulted" : "");
+    return el("article", { class: cls, id: "req-" + entry.seq, "data-seq": entry.seq, tabindex: "-1" }, [
       el("header", null, [
         el("h3", { text: "MCP " + (m.server || "?") }),
-        el("span", { class: "meta", text: ["#" + entry.seq, m.transport, entry.method].filter(Boolean).join(" · ") }),
+        el("span", { class: "meta", text: ["#" + entry.seq, m.transport, entry.method, transport ? "transport" : null].filter(Boolean).join(" · ") }),
         badge(status === null ? "none" : status >= 400 ? "fail" : "pass", status === null ? "pending" : "status " + status),
         m.fault ? badge("fault", "fault: " + m.fault) : null,
+        m.problem ? badge("warn", "⚠ " + m.problem) : null,
       ]),
-      el("div", { class: "msg tool" }, [el("code", { text: what })]),
-      outcome ? el("pre", { class: "text short", text: outcome }) : null,
+      transport ? null : el("div", { class: "msg tool" }, [el("code", { text: what })]),
+      outcome ? el("pre", { class: "text short mcp-outcome", text: outcome }) : null,
     ]);
   }
 
   // Which rule picked the turn, when it is not the plain count (docs/scenarios.md).
   function pickedBy(why) {
     return why && !/^counted: \d+ assistant repl(y|ies)$/.test(why) ? why : null;
+  }
+
+  // The MCP tools/call a model's call led to: the first after the model's request with the
+  // tool's name (bare or with the client's prefix, core/mcp.py: names_mcp_tool) and the same
+  // arguments. The verdict's mcp_calls_executed checks the same, with more care.
+  function ranOnMcp(call, seq, ctx) {
+    var args = canonical(call.arguments);
+    for (var i = 0; i < ctx.entries.length; i++) {
+      var e = ctx.entries[i];
+      var m = e.mcp;
+      if (e.api !== "mcp" || e.seq <= seq || !m || m.method !== "tools/call" || !m.tool) continue;
+      var name = String(call.name || "");
+      var bare = name === m.tool;
+      var prefixed =
+        name.length > m.tool.length &&
+        name.slice(-m.tool.length) === m.tool &&
+        "_./-:".indexOf(name.charAt(name.length - m.tool.length - 1)) >= 0;
+      if ((bare || prefixed) && canonical(m.arguments || {}) === args) return e;
+    }
+    return null;
+  }
+
+  function canonical(value) {
+    if (typeof value === "string") {
+      try {
+        value = JSON.parse(value);
+      } catch (err) {
+        return value;
+      }
+    }
+    return JSON.stringify(sortKeys(value));
+  }
+
+  function sortKeys(value) {
+    if (Array.isArray(value)) return value.map(sortKeys);
+    if (value && typeof value === "object") {
+      var out = {};
+      Object.keys(value)
+        .sort()
+        .forEach(function (k) {
+          out[k] = sortKeys(value[k]);
+        });
+      return out;
+    }
+    return value;
   }
 
   function renderEntry(entry, number, ctx) {
@@ -721,7 +805,7 @@
     var calls = parts.filter(function (p) {
       return p.kind === "call";
     });
-    if (calls.length) msg.appendChild(renderCalls(r.tool_calls, ctx, calls, label));
+    if (calls.length) msg.appendChild(renderCalls(r.tool_calls, ctx, calls, label, entry.seq));
     (r.notes || []).forEach(function (n) {
       msg.appendChild(el("p", { class: "note", text: "note: " + n }));
     });
@@ -786,9 +870,10 @@
     return pre;
   }
 
-  function renderCalls(calls, ctx, parts, label) {
+  function renderCalls(calls, ctx, parts, label, seq) {
     var rows = calls.map(function (call, i) {
       var answer = ctx.answers[call.id];
+      var ran = ranOnMcp(call, seq, ctx);
       var problem = call.problem
         ? badge(call.problem === "not offered" ? "fail" : "warn", "⚠ " + call.problem)
         : null;
@@ -802,6 +887,12 @@
           problem,
         ]),
         piece(parts[i], label),
+        ran
+          ? el("p", { class: "mcp-ran" }, [
+              badge("pass", "ran on MCP " + (ran.mcp.server || "?")),
+              el("span", { class: "meta", text: " as " + ran.mcp.tool + " in #" + ran.seq }),
+            ])
+          : null,
       ]);
       var right = answer
         ? el("div", { class: "result-side" + (answer.result.is_error ? " is-error" : "") }, [
