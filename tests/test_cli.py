@@ -155,6 +155,42 @@ def test_report_passes_clean_sessions_and_names_what_failed(
     ]
 
 
+def mcp_logged(seq: int, status: int | None, method: str, **extra: Any) -> str:
+    """One MCP message's --log line (docs/mcp.md), as far as the report reads it."""
+    entry = {
+        "seq": seq,
+        "session": "s",
+        "scenario": "orders",
+        "api": "mcp",
+        "method": "POST",
+        "path": "/s/orders/s/mcp/orders",
+        "response": {"status": status, "error": None},
+        "mcp": {"server": "orders", "transport": "streamable-http", "method": method},
+        **extra,
+    }
+    return json.dumps(entry) + "\n"
+
+
+def test_report_passes_an_accepted_notification_and_a_client_that_hung_up(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A notification is answered 202 Accepted; a client that hangs up before its request
+    # is read (Claude Code's `server/discover` probe) has no status. Neither is a refusal:
+    # a report that failed them failed every correct Claude Code or Codex run with MCP.
+    log = tmp_path / "run.jsonl"
+    log.write_text(
+        mcp_logged(1, None, "server/discover", client_disconnected=True)
+        + mcp_logged(2, 200, "initialize")
+        + mcp_logged(3, 202, "notifications/initialized")
+    )
+    code, out, _ = run(capsys, "report", str(log))
+    assert (code, out.splitlines()[0]) == (0, "ok   s (3 requests)"), out
+    # A status the client did get, which is not a 2xx, still fails the session.
+    log.write_text(mcp_logged(1, 500, "initialize") + mcp_logged(2, 202, "notifications/x"))
+    code, out, _ = run(capsys, "report", str(log))
+    assert code == 1 and out.splitlines()[:2] == ["FAIL s (2 requests)", "     ! #1: 500 : "], out
+
+
 def test_report_of_an_empty_log_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

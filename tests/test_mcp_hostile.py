@@ -157,3 +157,38 @@ def test_an_oversized_body_is_refused_with_413(server: ServerProcess, session: s
     assert r.status_code == 413
     entry = server.requests(session=session)[-1]
     assert entry["response"]["status"] == 413 and len(entry["request"]) <= 1_048_576
+
+
+def test_a_client_that_hangs_up_before_its_body_is_no_server_error(
+    server: ServerProcess, session: str
+) -> None:
+    """Headers that promise a body, then the connection closed (as Claude Code 2.1 does
+    with a `server/discover` probe): logged as the client hanging up, not as a 500 with a
+    traceback."""
+    import socket
+    import time
+    from urllib.parse import urlsplit
+
+    server.http.post(
+        "/_mockllm/scenarios",
+        content=block("yaml", "orders.yaml"),
+        headers={"content-type": "application/yaml"},
+    )
+    at = urlsplit(server.url)
+    head = (
+        f"POST /s/orders-loop/{session}/mcp/orders HTTP/1.1\r\nHost: {at.netloc}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "Content-Length: 400\r\n\r\n"
+    )
+    with socket.create_connection((at.hostname, at.port)) as raw:
+        raw.sendall(head.encode())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # until the entry is closed (an open one is listed)
+        found = server.requests(session=session)
+        if found and found[0]["duration_ms"] is not None:
+            break
+        time.sleep(0.05)
+    (entry,) = found
+    assert entry["server_error"] is None, entry["server_error"]
+    assert entry["client_disconnected"] is True
+    assert (entry["response"] or {}).get("status") is None  # no answer reached it

@@ -400,6 +400,11 @@ class McpRoutes:
             manager = await self._manager(found.name, server)
             await self._serve(manager, entry, scope, receive, send, session)
         except Exception:
+            if entry.client_disconnected and entry.status is None:
+                # The client hung up before its request was read (Claude Code 2.1 does so
+                # with a `server/discover` probe): no one to answer, and no server fault.
+                entry.note("the client hung up before its request was read")
+                return
             entry.server_error = traceback.format_exc()
             if entry.status is None:
                 await _answer(
@@ -429,12 +434,16 @@ class McpRoutes:
 
         async def reading() -> Any:
             message = await receive()
-            if message.get("type") == "http.request" and len(entry.body) < cap:
+            if message.get("type") == "http.disconnect":
+                entry.client_disconnected = True
+            elif message.get("type") == "http.request" and len(entry.body) < cap:
                 entry.body += message.get("body", b"")[: cap - len(entry.body)]
             return message
 
         async def sending(message: Any) -> None:
-            if message["type"] == "http.response.start":
+            if entry.client_disconnected and not entry.body:
+                pass  # the SDK's answer to a client gone before its body came: none got it
+            elif message["type"] == "http.response.start":
                 entry.status = int(message["status"])
             elif message["type"] == "http.response.body":
                 self.journal.record_sent(entry, message.get("body", b""))

@@ -48,7 +48,8 @@ class Run:
     log: Path | None = None
 
     def model_requests(self) -> list[dict[str, Any]]:
-        return [e for e in self.entries if e.get("api")]
+        """The model requests (not the MCP messages, `api: "mcp"`, logged beside them)."""
+        return [e for e in self.entries if e.get("api") not in (None, "mcp")]
 
     def describe(self) -> str:
         lines = [f"exit {self.returncode} after {self.seconds}s (timed out: {self.timed_out})"]
