@@ -87,7 +87,7 @@ def gemini_received(server: ServerProcess, name: str) -> dict[str, Any]:
 
 def delivered(server: ServerProcess, name: str) -> dict[str, Any]:
     (entry,) = server.requests(session=name)
-    got = entry["response"]["delivered"]
+    got: dict[str, Any] = entry["response"]["delivered"]
     assert got is not None and got["cut"]["by"] == "truncate", entry["response"]
     return got
 

@@ -91,7 +91,8 @@ def test_a_body_is_whole_or_nothing() -> None:
         "tool_calls": [],
         "cut": {"by": "truncate", "in": "body"},
     }
-    assert delivered(REPLY, None, 0, "stall", 0, False)["cut"] == {"by": "stall", "in": "body"}  # type: ignore[index]
+    stalled = delivered(REPLY, None, 0, "stall", 0, False)
+    assert stalled is not None and stalled["cut"] == {"by": "stall", "in": "body"}
 
 
 def test_reasoning_is_readable_only_where_the_wire_sends_it() -> None:
