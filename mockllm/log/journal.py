@@ -33,6 +33,9 @@ T = TypeVar("T")
 E = TypeVar("E", bound="LiveEntry")
 Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an entry's JSON
 _NO_ALLOWANCE: Mapping[str, str] = {}
+Plan = tuple[bool, int | None, str | None, bool]  # see LiveEntry.plan
+_UNPLANNED: Plan = (False, None, None, False)
+_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, (True, None, None, False))}
 
 # Header names that carry credentials, or name an account (OpenAI-Organization,
 # OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
@@ -121,7 +124,7 @@ class LiveEntry:
         # is); the plan: (a stream?, its whole events, the cutting fault, whether the stream
         # carries the reasoning readable).
         self.events: Sequence[Event] | None = None
-        self.plan: tuple[bool, int | None, str | None, bool] = (False, None, None, False)
+        self.plan: Plan = _UNPLANNED
         self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
@@ -145,7 +148,8 @@ class LiveEntry:
             self.events = events  # a cut, or pauses the client may hang up in
         thinks = self.resolved is not None and bool(self.resolved.reply.reasoning)
         shows = thinks and streams_reasoning(events or ())
-        self.plan = (stream, delivery.whole, delivery.cut, shows)
+        plan: Plan = (stream, delivery.whole, delivery.cut, shows)
+        self.plan = _PLANS.get(plan, plan)  # the common plans shared: a ring of 10 000 entries
 
     def note(self, text: str) -> None:
         self.notes = (*self.notes, text)
