@@ -93,16 +93,14 @@ def test_report_summary_and_the_lines_of_non_200_answers(logged: ServerProcess) 
 def test_report_session_transcript_and_the_same_over_http(logged: ServerProcess) -> None:
     result = mockllm("report", str(logged.log_file), "--session", "cut", "--transcript")
     assert result.returncode == 0, result.stderr
-    assert (
-        result.stdout.splitlines()[-3:]
-        == [
-            "     ← assistant (200, tool_calls)",
-            "     ~ fault truncate: truncate: inside arguments",
-            '       calls get_weather({"city": "Paris", "unit": "celsius"}) id=call_Ncf4ATSxjOG5EmMzHqeTb2Ry'
-            " — cut by fault: the client never had it whole",
-        ]
-        or result.stdout
-    )
+    # Where the cut fell and what the client had of the call: the server's record of it.
+    assert result.stdout.splitlines()[-5:-1] == [
+        "     ← assistant (200, tool_calls)",
+        "     ~ fault truncate: cut inside the arguments of call 0, then reset",
+        "     ✂ truncate cut the reply in call:0",
+        '       calls get_weather({"city":"Paris","unit":"celsius"}) id=call_e3x9eljoCLAloSWVUpEzxT8t'
+        " — cut by truncate: the client got 11 of 33 bytes",
+    ], result.stdout
     over_http = httpx.get(f"{logged.url}/_mockllm/transcript", params={"session": "cut"})
     assert over_http.headers["content-type"].startswith("text/plain")
     assert over_http.text == result.stdout
@@ -115,7 +113,7 @@ def test_the_verdict_blames_neither_a_cut_call_nor_a_429(logged: ServerProcess) 
     cut = logged.http.get("/_mockllm/verdict", params={"session": "cut"}).json()
     answered = next(c for c in cut["checks"] if c["name"] == "calls_answered")
     assert cut["ok"] and answered["ok"]
-    assert answered["message"].endswith("was cut by fault (truncate): not counted")
+    assert answered["message"].endswith("was cut by fault (truncate in call:0): not counted")
     limited = logged.requests(session="limited")
     assert [e["response"]["status"] for e in limited] == [429, 429, 200, 200]
     assert limited[0]["response"]["finish"] is None and limited[0]["response"]["tool_calls"] == []

@@ -135,12 +135,19 @@ def test_a_cut_stream_drops_the_connection(
     ws = socket("stream-cut")
     body = {"type": "response.create", "model": "gpt-5.5", "input": ASK, "tools": TOOLS}
     ws.send(json.dumps(body))
-    seen = []
+    seen, got = [], ""
     with pytest.raises(ConnectionClosed) as closed:
         while True:
-            seen.append(json.loads(ws.recv(timeout=10))["type"])
+            event = json.loads(ws.recv(timeout=10))
+            seen.append(event["type"])
+            got += event.get("delta", "") if "arguments" in event["type"] else ""
     assert "response.completed" not in seen and "response.output_item.added" in seen
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
+    # The log says what came over the socket, from the same place as over HTTP.
+    (entry,) = server.requests(session=session)
+    delivered = entry["response"]["delivered"]
+    assert delivered["cut"] == {"by": "truncate", "in": "call:0"}
+    assert delivered["tool_calls"] == [{"name": "get_weather", "arguments": got}] and got
     # the retry, on a new connection, is served whole
     events = create(socket("stream-cut"), model="gpt-5.5", input=ASK, tools=TOOLS)
     assert events[-1]["type"] == "response.completed"

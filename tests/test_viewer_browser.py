@@ -82,6 +82,9 @@ def sees_the_cut_at_its_place(viewer: Viewer, story: Story) -> None:
         detail = viewer.pick(session)
         first = detail.find_elements(By.CSS_SELECTOR, "article.entry")[0]
         assert "fault: truncate" in first.text
+        # Text before the call (Gemini's story) arrived whole: no marker in it.
+        for text in first.find_elements(By.CSS_SELECTOR, ".msg.assistant > pre.text"):
+            assert text.text == "Checking Paris." and not text.find_elements(By.TAG_NAME, "mark")
         args = first.find_element(By.CSS_SELECTOR, ".call-side pre")
         marker = args.find_element(By.CSS_SELECTOR, "mark.cut")
         before = viewer.driver.execute_script(
@@ -142,7 +145,8 @@ def moves_between_sessions_with_the_keyboard(viewer: Viewer, names: list[str | N
 def filters_sessions(viewer: Viewer, story: Story) -> None:
     find = viewer.driver.find_element(By.ID, "f-text")
     find.send_keys("-cut")
-    assert sorted(viewer.names()) == sorted([story.cut, story.cut_responses, story.cut_anthropic])
+    cuts = [story.cut, story.cut_responses, story.cut_anthropic, story.cut_gemini]
+    assert sorted(viewer.names()) == sorted(cuts)
     find.send_keys("-a")
     assert viewer.names() == [story.cut_anthropic]
     find.send_keys(Keys.BACKSPACE * len("-cut-a"))
@@ -179,7 +183,7 @@ def test_static_report_shows_the_same_from_file(
     story = play(server, session)
     log = tmp_path / "requests.jsonl"
     entries = [e for s in story.sessions for e in log_of(server, s)]
-    assert len(story.delivered) == 3  # a cut on each wire
+    assert len(story.delivered) == 4  # a cut on each wire
     log.write_text("".join(json.dumps(e) + "\n" for e in entries))
     out = tmp_path / "report.html"
     done = subprocess.run(

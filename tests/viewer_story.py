@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
+from google import genai
 
 from .support import ServerProcess, assistant_message
 
@@ -29,7 +31,32 @@ PARAMETERS = TOOLS[0]["function"]["parameters"]
 
 
 # The sessions of the run, each a part of the story: Story(base).cut is "BASE-cut".
-PARTS = ("loop", "cut", "cut_responses", "cut_anthropic", "unoffered", "refused", "diverged")
+PARTS = (
+    "loop",
+    "cut",
+    "cut_responses",
+    "cut_anthropic",
+    "cut_gemini",
+    "unoffered",
+    "refused",
+    "diverged",
+)
+# Text, then a call the stream breaks inside: Gemini sends the call whole in one frame, so
+# the client has the text whole and nothing of the call (the viewer once guessed wrong).
+CUT_AFTER_TEXT = {
+    "name": "viewer-cut-after-text",
+    "turns": [
+        {
+            "reply": {
+                "text": "Checking Paris.",
+                "tool_calls": [
+                    {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+                ],
+            },
+            "fault": {"truncate": {"inside": "arguments"}},
+        }
+    ],
+}
 
 
 @dataclass
@@ -45,6 +72,7 @@ class Story:
     cut: str = field(init=False)
     cut_responses: str = field(init=False)
     cut_anthropic: str = field(init=False)
+    cut_gemini: str = field(init=False)
     unoffered: str = field(init=False)
     refused: str = field(init=False)
     diverged: str = field(init=False)
@@ -128,6 +156,24 @@ def cut_other_wires(server: ServerProcess, story: Story) -> None:
     story.delivered[story.cut_anthropic] = got
 
 
+def cut_gemini(server: ServerProcess, story: Story) -> None:
+    """On Gemini, text then a call cut inside its frame: google-genai has the text and no
+    call when the stream breaks."""
+    assert httpx.post(f"{server.url}/_mockllm/scenarios", json=CUT_AFTER_TEXT).is_success
+    url = f"{server.url}/s/{CUT_AFTER_TEXT['name']}/{story.cut_gemini}"
+    text, calls = "", []
+    with (
+        genai.Client(api_key="k", http_options={"base_url": url}) as g,
+        pytest.raises(Exception, match="peer closed connection"),  # its httpx's, let through
+    ):
+        for chunk in g.models.generate_content_stream(model="gemini-2.5-flash", contents="Paris?"):
+            for part in chunk.candidates[0].content.parts or []:
+                text += part.text or ""
+                calls += [part.function_call] if part.function_call else []
+    assert text == "Checking Paris." and not calls
+    story.delivered[story.cut_gemini] = ""
+
+
 def call_unoffered(server: ServerProcess, story: Story) -> None:
     """hallucinated-tool: the model calls delete_file, which the request did not offer."""
     tools = [
@@ -177,6 +223,7 @@ def play(server: ServerProcess, base: str) -> Story:
     answer_weather(server, story, ask_weather(server, story))
     cut_stream(server, story)
     cut_other_wires(server, story)
+    cut_gemini(server, story)
     call_unoffered(server, story)
     refuse(server, story)
     diverge(server, story)

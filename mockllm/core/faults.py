@@ -9,7 +9,7 @@ it out; these functions only decide it, so they are pure and tested in-process.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from mockllm.core.encoding import compact_json
@@ -26,6 +26,10 @@ class Delivery:
     ending: Ending = "complete"
     first_byte_ms: int = 0
     between_ms: int = 0
+    # What the plan lets the client have: how many of the reply's events go out whole (a
+    # body counts as one), and the fault that cuts the rest; None: all of them, uncut.
+    whole: int | None = None
+    cut: str | None = None
 
     @property
     def paced(self) -> bool:
@@ -66,16 +70,31 @@ def stream_delivery(
     frames = [e.data for e in events]
     if fault is None:
         return Delivery(frames)
-    pace = _pace(fault)
     if fault.stall:
-        return Delivery([], "stall", **pace)
+        return _paced(fault, [], "stall", 0, "stall")
     if fault.stream_error is not None and error_events is not None:
         after = fault.stream_error.after_events
-        cut = len(frames) // 2 if after is None else min(after, len(frames))
-        return Delivery(frames[:cut] + error_events(cut), "complete", **pace)
+        at = len(frames) // 2 if after is None else min(after, len(frames))
+        return _paced(fault, frames[:at] + error_events(at), "complete", at, "stream_error")
     if fault.truncate is not None:
-        return Delivery(_cut_events(fault.truncate, events), fault.ending, **pace)
-    return Delivery(frames, "complete", **pace)
+        chunks = _cut_events(fault.truncate, events)
+        whole = whole_events(events, sum(map(len, chunks)))
+        if whole == len(events):
+            return _paced(fault, chunks, fault.ending)
+        return _paced(fault, chunks, fault.ending, whole, "truncate")
+    return _paced(fault, frames, "complete")
+
+
+def whole_events(events: Sequence[Event], sent: int) -> int:
+    """How many of `events` the first `sent` bytes of the stream hold whole: a frame cut
+    short hands the client nothing (an SSE event counts once its blank line arrives)."""
+    count = 0
+    for event in events:
+        sent -= len(event.data)
+        if sent < 0:
+            break
+        count += 1
+    return count
 
 
 def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 0) -> Delivery:
@@ -84,22 +103,26 @@ def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 
     reply streams as, so `after_events` cuts the body at the same fraction."""
     if fault is None:
         return Delivery([body])
-    pace = _pace(fault)
     if fault.stall:
-        return Delivery([], "stall", **pace)
+        return _paced(fault, [], "stall", 0, "stall")
     if fault.truncate is not None:
         cut = _body_cut(fault.truncate, body, reply, events)
-        return Delivery([body[:cut]], fault.ending, **pace)
-    return Delivery([body], "complete", **pace)
+        if cut >= len(body):
+            return _paced(fault, [body], fault.ending)
+        return _paced(fault, [body[:cut]], fault.ending, 0, "truncate")
+    return _paced(fault, [body], "complete")
 
 
-def _pace(fault: Fault) -> dict[str, int]:
+def _paced(
+    fault: Fault,
+    chunks: list[bytes],
+    ending: Ending,
+    whole: int | None = None,
+    cut: str | None = None,
+) -> Delivery:
     delay = fault.delay
-    return (
-        {"first_byte_ms": delay.first_byte_ms, "between_ms": delay.between_chunks_ms}
-        if delay
-        else {}
-    )
+    first, between = (delay.first_byte_ms, delay.between_chunks_ms) if delay else (0, 0)
+    return Delivery(chunks, ending, first, between, whole, cut)
 
 
 def _cut_events(truncate: Truncate, events: list[Event]) -> list[bytes]:

@@ -20,15 +20,22 @@ from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, result_json
 from mockllm.core.encoding import digest
 from mockllm.errors import Finding
+from mockllm.log.delivered import body_holds, delivered, streams_reasoning
 
 if TYPE_CHECKING:
     from mockllm.core.divergence import CallId
     from mockllm.core.engine import Resolved
+    from mockllm.core.events import Event
+    from mockllm.core.faults import Delivery
+    from mockllm.core.scenario import Reply
 
 T = TypeVar("T")
 E = TypeVar("E", bound="LiveEntry")
 Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an entry's JSON
 _NO_ALLOWANCE: Mapping[str, str] = {}
+Plan = tuple[bool, int | None, str | None, bool]  # see LiveEntry.plan
+_UNPLANNED: Plan = (False, None, None, False)
+_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, (True, None, None, False))}
 
 # Header names that carry credentials, or name an account (OpenAI-Organization,
 # OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
@@ -55,6 +62,7 @@ class LiveEntry:
         "conversation",
         "duration_ms",
         "error",
+        "events",
         "expectation_failures",
         "fault",
         "headers",
@@ -62,6 +70,7 @@ class LiveEntry:
         "method",
         "notes",
         "path",
+        "plan",
         "reparse",
         "resolved",
         "retry_after",
@@ -110,6 +119,12 @@ class LiveEntry:
         self.status: int | None = None  # None while the response is still being sent
         self.resolved: Resolved | None = None  # the reply served, if one was
         self.call_id: CallId | None = None  # how this wire names its calls
+        # What the client was to receive (log/delivered.py): the stream's tagged events, by
+        # reference, kept only while it may not arrive whole (they are not capped as `sent`
+        # is); the plan: (a stream?, its whole events, the cutting fault, whether the stream
+        # carries the reasoning readable).
+        self.events: Sequence[Event] | None = None
+        self.plan: Plan = _UNPLANNED
         self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
@@ -125,6 +140,16 @@ class LiveEntry:
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
         self.resolved, self.call_id = resolved, call_id
+
+    def planned(self, events: Sequence[Event] | None, delivery: Delivery) -> None:
+        """Called once the reply's delivery is decided: `events` for a stream, else None."""
+        stream = events is not None
+        if stream and (delivery.whole is not None or delivery.paced):
+            self.events = events  # a cut, or pauses the client may hang up in
+        thinks = self.resolved is not None and bool(self.resolved.reply.reasoning)
+        shows = thinks and streams_reasoning(events or ())
+        plan: Plan = (stream, delivery.whole, delivery.cut, shows)
+        self.plan = _PLANS.get(plan, plan)  # the common plans shared: a ring of 10 000 entries
 
     def note(self, text: str) -> None:
         self.notes = (*self.notes, text)
@@ -196,19 +221,35 @@ class LiveEntry:
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         # What the scenario would have said is not what an error answer (a fault's 429) said.
         reply = self.resolved.reply if self.resolved and self.status == 200 else None
+        body = b"".join(self.sent)
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
             "text": reply.text if reply else None,
+            "reasoning": self._reasoning(reply, body),
             "tool_calls": self._calls_json(conv),
+            "delivered": self._delivered(reply),
             "fault": self.fault,
             "error": self.error,
             "notes": list(self.notes),
             "retry_after": self.retry_after,
             "bytes_sent": self.bytes_sent,
-            "body": b"".join(self.sent).decode("utf-8", "replace"),
+            "body": body.decode("utf-8", "replace"),
             "body_truncated": self.bytes_sent > self.kept,
         }
+
+    def _reasoning(self, reply: Reply | None, body: bytes) -> str | None:
+        stream, *_, shows = self.plan
+        if reply is None or not reply.reasoning:
+            return None
+        return reply.reasoning if (shows if stream else body_holds(body, reply.reasoning)) else None
+
+    def _delivered(self, reply: Reply | None) -> dict[str, Any] | None:
+        stream, whole, cut, _ = self.plan
+        if reply is None or (stream and self.events is None):
+            return None  # a stream sent in one go, uncut: it arrived whole
+        sent, hung_up = self.bytes_sent, self.client_disconnected
+        return delivered(reply, self.events, whole, cut, sent, hung_up)
 
     def _calls_json(self, conv: Conversation | None) -> list[dict[str, Any]]:
         """The served calls, each with what a careful harness must refuse about it."""

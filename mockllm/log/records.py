@@ -31,6 +31,10 @@ class LogResponse:
     bytes_sent: int = 0
     body: str = field(default="", repr=False)
     body_truncated: bool = False
+    reasoning: str | None = None  # as the client could read it; None when the wire hid it
+    # What the client got of a reply that did not arrive whole: text, reasoning, tool_calls
+    # (name, arguments as delivered) and the cut {by, in}; None when it arrived whole.
+    delivered: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: Json) -> LogResponse:
@@ -45,6 +49,8 @@ class LogResponse:
             bytes_sent=int(data.get("bytes_sent") or 0),
             body=data.get("body") or "",
             body_truncated=bool(data.get("body_truncated")),
+            reasoning=data.get("reasoning"),
+            delivered=data.get("delivered"),
         )
 
 

@@ -171,6 +171,37 @@ def _response(
         return [f"     ← error {response.status} {error}{where}", *faulted, *notes]
     text = f": {short(response.text, width)}" if response.text else ""
     lines = [f"     ← assistant ({response.status}, {response.finish}){text}", *faulted]
-    cut_note = " — cut by fault: the client never had it whole" if cut else ""
-    calls = [f"       calls {call_text(c)}{cut_note}" for c in response.tool_calls]
+    got = response.delivered
+    if got is None or not isinstance(got.get("cut"), Mapping):  # whole, or an older log
+        cut_note = " — cut by fault: the client never had it whole" if cut else ""
+        return (
+            lines + [f"       calls {call_text(c)}{cut_note}" for c in response.tool_calls] + notes
+        )
+    by, where = got["cut"].get("by"), got["cut"].get("in")
+    lines.append(f"     ✂ {by} cut the reply in {where}{_text_got(response, got)}")
+    calls = [
+        f"       calls {call_text(c)}{_call_got(i, c, got, by, where)}"
+        for i, c in enumerate(response.tool_calls)
+    ]
     return lines + calls + notes
+
+
+def _text_got(response: LogResponse, got: Mapping[str, object]) -> str:
+    if not response.text:
+        return ""
+    had = len(str(got.get("text") or ""))
+    return f": the client got {had} of {len(response.text)} characters of the text"
+
+
+def _call_got(
+    index: int, call: ToolCall, got: Mapping[str, object], by: object, where: object
+) -> str:
+    """What the client had of call `index` (log/delivered.py): the cut falls in one part."""
+    received = got.get("tool_calls")
+    calls = received if isinstance(received, list) else []
+    if index < len(calls) and where != f"call:{index}":
+        return ""  # arrived whole
+    if index >= len(calls):
+        return f" — cut by {by}: never arrived"
+    had = len(str(calls[index].get("arguments") or "").encode())
+    return f" — cut by {by}: the client got {had} of {len(call.arguments.encode())} bytes"

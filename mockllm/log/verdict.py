@@ -150,8 +150,16 @@ def _notes(name: str, entries: list[EntryJson]) -> list[str]:
     if name != "calls_answered":
         return []
     return [
-        f"{_label(e, c)} was cut by fault ({_cut_by(e)}): not counted" for e, c in _cut(entries)
+        f"{_label(e, c)} was cut by fault ({_cut_by(e)}{_cut_in(e)}): not counted"
+        for e, c in _cut(entries)
     ]
+
+
+def _cut_in(entry: EntryJson) -> str:
+    """Where the cut fell, as the server recorded it (response.delivered, log/delivered.py)."""
+    got = (entry.get("response") or {}).get("delivered")
+    cut = got.get("cut") if isinstance(got, dict) else None
+    return f" in {cut.get('in')}" if isinstance(cut, dict) else ""
 
 
 # Faults that end a 200 response before its body is whole: the client never had its calls.

@@ -366,15 +366,25 @@ class _Block:
             for d in self.opening
         ]
         out += [
-            _event("content_block_delta", {"index": index, "delta": d}, self.delta_part)
+            _event("content_block_delta", {"index": index, "delta": d}, self.delta_part, _piece(d))
             for d in self.deltas
         ]
+        if self.start_part.startswith("call:"):  # the call begins, with no arguments yet
+            out[0] = out[0]._replace(carries="")
         return [*out, _event("content_block_stop", {"index": index}, self.stop_part)]
 
 
-def _event(kind: str, payload: dict[str, Any], part: str) -> Event:
+def _piece(delta: dict[str, Any]) -> str | None:
+    """What a delta hands the client (Event.carries); a signature hands it nothing."""
+    for key in ("text", "thinking", "partial_json"):
+        if key in delta:
+            return str(delta[key])
+    return None
+
+
+def _event(kind: str, payload: dict[str, Any], part: str, carries: str | None = None) -> Event:
     data = dumps({"type": kind, **payload})
-    return Event(sse_frame(data, kind), part)
+    return Event(sse_frame(data, kind), part, None, carries)
 
 
 def _message_head(

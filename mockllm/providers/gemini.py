@@ -150,7 +150,7 @@ class Gemini(Adapter):
         for part, tag in _tagged_parts(resolved, parsed):
             data = _frame_bytes(_envelope(resolved, parsed, _candidate([part])))
             inside = _args_offset(data, part) if tag.startswith("call:") else None
-            events.append(Event(data, tag, inside))
+            events.append(Event(data, tag, inside, _carried(part)))
         # The API closes with an empty text part that carries the finish reason.
         last = _candidate([{"text": ""}], FINISH[resolved.reply.finish])
         events.append(_frame(_envelope(resolved, parsed, last), "tail"))
@@ -330,6 +330,14 @@ def _usage(resolved: Resolved, prompt_only: bool) -> dict[str, Any]:
     if thoughts:
         usage["thoughtsTokenCount"] = thoughts
     return usage
+
+
+def _carried(part: dict[str, Any]) -> str:
+    """What one streamed part hands the client (Event.carries): a call arrives whole, so
+    its frame carries all of its arguments, as the JSON the frame holds."""
+    if "functionCall" in part:
+        return dumps(part["functionCall"]["args"]).decode()
+    return str(part["text"])
 
 
 def _frame_bytes(payload: dict[str, Any]) -> bytes:

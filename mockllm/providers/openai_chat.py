@@ -275,7 +275,8 @@ class ChatCompletions(Adapter):
                 chunk["usage"] = usage
             return sse_frame(dumps(chunk))
 
-        events = [Event(frame(d), part) for d, part in _deltas(self, resolved, deepseek)]
+        deltas = _deltas(self, resolved, deepseek)
+        events = [Event(frame(d), part, None, piece) for d, part, piece in deltas]
         if deepseek:  # usage rides on the finish chunk; there is no separate usage chunk
             last = {"content": "", "reasoning_content": None}
             usage = _usage(resolved, True) if include_usage else None
@@ -306,28 +307,29 @@ class ChatCompletions(Adapter):
 
 def _deltas(
     adapter: ChatCompletions, resolved: Resolved, deepseek: bool
-) -> list[tuple[dict[str, Any], str]]:
-    """The stream's deltas in order; the role rides on the first, as OpenAI sends it.
+) -> list[tuple[dict[str, Any], str, str | None]]:
+    """The stream's deltas in order, each with its part and the piece it carries (Event);
+    the role rides on the first, as OpenAI sends it.
     DeepSeek opens a thinking reply with `reasoning_content: ""` and marks every later text
     delta `reasoning_content: null`."""
     reply = resolved.reply
     size = resolved.scenario.stream.text_chunk_chars
-    out: list[tuple[dict[str, Any], str]] = []
+    out: list[tuple[dict[str, Any], str, str | None]] = []
     thinking = reply.reasoning is not None
     if thinking:
         if deepseek:
-            out.append(({"content": None, "reasoning_content": ""}, "head"))
+            out.append(({"content": None, "reasoning_content": ""}, "head", None))
         out += [
-            ({"content": None, "reasoning_content": p}, "reasoning")
+            ({"content": None, "reasoning_content": p}, "reasoning", p)
             for p in chunks(reply.reasoning or "", size)
         ]
     if reply.refusal is not None:  # as OpenAI streams one: content null, refusal deltas
-        out.append(({"content": None, "refusal": ""}, "head"))
-        out += [({"refusal": p}, "text") for p in chunks(reply.refusal, size)]
+        out.append(({"content": None, "refusal": ""}, "head", None))
+        out += [({"refusal": p}, "text", None) for p in chunks(reply.refusal, size)]
     elif not out and (reply.text or not reply.tool_calls):
-        out.append(({"content": "", "refusal": None}, "head"))
+        out.append(({"content": "", "refusal": None}, "head", None))
     after = {"reasoning_content": None} if deepseek and thinking else {}
-    out += [({"content": p, **after}, "text") for p in chunks(reply.text, size)]
+    out += [({"content": p, **after}, "text", p) for p in chunks(reply.text, size)]
     for i, call in enumerate(reply.tool_calls):
         start = {
             "index": i,
@@ -335,16 +337,16 @@ def _deltas(
             "type": "function",
             "function": {"name": call.name, "arguments": ""},
         }
-        out.append(({"tool_calls": [start]}, f"call:{i}"))
+        out.append(({"tool_calls": [start]}, f"call:{i}", ""))
         pieces = fragments(call.arguments, resolved.scenario.stream.argument_fragments)
         out += [
-            ({"tool_calls": [{"index": i, "function": {"arguments": p}}]}, f"args:{i}")
+            ({"tool_calls": [{"index": i, "function": {"arguments": p}}]}, f"args:{i}", p)
             for p in pieces
         ]
-    first, part = out[0]
+    first, part, carried = out[0]
     if "content" not in first:
         first = {"content": None, "refusal": None, **first}
-    out[0] = ({"role": "assistant", **first}, part)
+    out[0] = ({"role": "assistant", **first}, part, carried)
     return out
 
 

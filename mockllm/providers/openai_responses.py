@@ -260,9 +260,11 @@ class Responses(Adapter):
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
         numbers = itertools.count()
 
-        def event(kind: str, payload: dict[str, Any], part: str) -> Event:
+        def event(
+            kind: str, payload: dict[str, Any], part: str, carries: str | None = None
+        ) -> Event:
             data = dumps({"type": kind, "sequence_number": next(numbers), **payload})
-            return Event(sse_frame(data, kind), part)
+            return Event(sse_frame(data, kind), part, None, carries)
 
         start = self._response(resolved, parsed, "in_progress", [])
         events = [event("response.created", {"response": start}, "head")]
@@ -588,7 +590,7 @@ def _reasoning_events(event: Any, index: int, item: dict[str, Any], size: int) -
         event("response.output_item.added", added, "reasoning"),
         event("response.reasoning_summary_part.added", {**part, "part": _summary("")}, "reasoning"),
         *(
-            event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning")
+            event("response.reasoning_summary_text.delta", {**part, "delta": p}, "reasoning", p)
             for p in chunks(text, size)
         ),
         event("response.reasoning_summary_text.done", {**part, "text": text}, "reasoning"),
@@ -621,7 +623,7 @@ def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> 
         event("response.output_item.added", added, "text"),
         event("response.content_part.added", {**part, "part": _output_text("")}, "text"),
         *(
-            event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text")
+            event("response.output_text.delta", {**part, "delta": p, "logprobs": []}, "text", p)
             for p in chunks(text, size)
         ),
         event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text"),
@@ -641,9 +643,9 @@ def _call_events(
     added = {"output_index": index, "item": {**item, field_: "", "status": "in_progress"}}
     done = {field_: item[field_], **at}  # no name: the API sends none here
     return [
-        event("response.output_item.added", added, f"call:{call}"),
+        event("response.output_item.added", added, f"call:{call}", ""),
         *(
-            event(f"response.{kind}.delta", {**at, "delta": p}, f"args:{call}")
+            event(f"response.{kind}.delta", {**at, "delta": p}, f"args:{call}", p)
             for p in fragments(item[field_], pieces)
         ),
         event(f"response.{kind}.done", done, f"done:{call}"),

@@ -315,6 +315,9 @@ class Exchanges:
             by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
             delivery = body_delivery(fault, rendered.body, resolved.reply, events)
+        # One place for every wire (and the WebSocket route, which comes through here):
+        # what the client is to get, for the log to say what it got (log/delivered.py).
+        responder.entry.planned(rendered.events if stream else None, delivery)
         await responder.deliver(delivery, stream)
 
     def _render(

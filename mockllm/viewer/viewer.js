@@ -160,66 +160,6 @@
     return ids;
   }
 
-  // What a client accumulated from a streamed body that was cut: the three wire shapes
-  // (docs/http-api.md). Returns {text, reasoning, args: [per call, undefined = never began]}.
-  function delivered(body) {
-    var out = { text: "", reasoning: "", args: [] };
-    var slot = map(); // output / block index -> call number
-    var calls = 0;
-    function begin(key, initial) {
-      slot[key] = calls;
-      out.args[calls] = initial || "";
-      calls += 1;
-    }
-    String(body || "")
-      .split("\n")
-      .forEach(function (line) {
-        if (line.slice(0, 5) !== "data:") return;
-        var d;
-        try {
-          d = JSON.parse(line.slice(5));
-        } catch (e) {
-          return; // a frame cut in half, or [DONE]: the client got nothing from it
-        }
-        if (!d || typeof d !== "object") return;
-        if (d.choices) {
-          d.choices.forEach(function (choice) {
-            var delta = choice.delta || {};
-            if (delta.content) out.text += delta.content;
-            if (delta.reasoning_content) out.reasoning += delta.reasoning_content;
-            (delta.tool_calls || []).forEach(function (tc) {
-              if (!(tc.index in slot)) begin(tc.index);
-              out.args[slot[tc.index]] += (tc["function"] && tc["function"].arguments) || "";
-            });
-          });
-        } else if (
-          d.type === "response.output_item.added" &&
-          d.item &&
-          d.item.type === "function_call"
-        ) {
-          begin("o" + d.output_index, d.item.arguments);
-        } else if (d.type === "response.output_text.delta") {
-          out.text += d.delta;
-        } else if (d.type === "response.reasoning_summary_text.delta") {
-          out.reasoning += d.delta;
-        } else if (d.type === "response.function_call_arguments.delta") {
-          if ("o" + d.output_index in slot) out.args[slot["o" + d.output_index]] += d.delta;
-        } else if (
-          d.type === "content_block_start" &&
-          d.content_block &&
-          d.content_block.type === "tool_use"
-        ) {
-          begin("b" + d.index);
-        } else if (d.type === "content_block_delta" && d.delta) {
-          if (d.delta.type === "text_delta") out.text += d.delta.text;
-          else if (d.delta.type === "thinking_delta") out.reasoning += d.delta.thinking;
-          else if (d.delta.type === "input_json_delta" && "b" + d.index in slot)
-            out.args[slot["b" + d.index]] += d.delta.partial_json;
-        }
-      });
-    return out;
-  }
-
   // ---- rendering: the session list ---------------------------------------------------
 
   // Two subjects, told apart in words and colour: the test (pytest's outcome, solid
@@ -753,30 +693,33 @@
         );
       return box;
     }
+    // What the client received, as the server recorded it (docs/http-api.md,
+    // response.delivered): null when the reply arrived whole.
+    var got = r.delivered || null;
+    var cut = got && got.cut;
     var parts = [];
-    var reasoning = findReasoning(entry);
-    if (reasoning) parts.push({ kind: "reasoning", full: reasoning });
+    if (r.reasoning || (got && got.reasoning))
+      parts.push({ kind: "reasoning", full: r.reasoning || got.reasoning });
     if (r.text) parts.push({ kind: "text", full: r.text });
     (r.tool_calls || []).forEach(function (call, i) {
       parts.push({ kind: "call", full: call.arguments, call: i });
     });
     var label = null;
-    if (
-      r.fault &&
-      entry.stream &&
-      (r.fault.kind === "truncate" || r.fault.kind === "stream_error")
-    ) {
+    if (cut && cut["in"] !== "body" && cut.by !== "stall") {
       label =
-        r.fault.kind === "stream_error"
+        cut.by === "stream_error"
           ? "✂ error event here"
-          : "✂ cut here · " + ((/then (\w+)$/.exec(r.fault.detail || "") || [])[1] || "the end");
-      placeCut(parts, delivered(r.body));
+          : cut.by === "disconnect"
+            ? "✂ client hung up here"
+            : "✂ cut here · " +
+              ((/then (\w+)$/.exec((r.fault && r.fault.detail) || "") || [])[1] || "the end");
+      placeCut(parts, got);
     }
     var msg = el("div", { class: "msg assistant" }, [
       el("span", { class: "role", text: "assistant" }),
       el("span", { class: "meta", text: " · finish " + (r.finish || "?") }),
     ]);
-    if (r.fault && r.fault.kind === "truncate" && !entry.stream)
+    if (cut && cut["in"] === "body" && cut.by !== "stall")
       msg.appendChild(
         el("p", { class: "cut-note" }, [
           el("mark", { class: "cut", text: "✂ body cut" }),
@@ -785,7 +728,7 @@
             " bytes: the JSON body is incomplete, so the client got no usable reply (see the raw response)",
         ]),
       );
-    if (r.fault && r.fault.kind === "stall")
+    if (cut && cut.by === "stall")
       msg.appendChild(
         el("p", { class: "cut-note" }, [
           el("mark", { class: "cut", text: "✂ nothing sent" }),
@@ -813,45 +756,30 @@
     return box;
   }
 
-  // The reasoning a reply carried is in its body only; the log keeps its text and calls.
-  function findReasoning(entry) {
-    var r = entry.response;
-    if (!r || !r.body) return null;
-    if (entry.stream) return delivered(r.body).reasoning || null;
-    var body;
-    try {
-      body = JSON.parse(r.body);
-    } catch (e) {
-      return null; // a cut body
-    }
-    var texts = [];
-    ((body && body.choices) || []).forEach(function (c) {
-      if (c.message && c.message.reasoning_content) texts.push(c.message.reasoning_content);
-    });
-    ((body && body.content) || []).forEach(function (b) {
-      if (b.type === "thinking") texts.push(b.thinking);
-    });
-    ((body && body.output) || []).forEach(function (o) {
-      if (o.type === "reasoning")
-        (o.summary || []).forEach(function (x) {
-          texts.push(x.text);
-        });
-    });
-    return texts.join("\n") || null;
+  // The cut sits where the server says it fell (response.delivered.cut.in): parts before
+  // it arrived whole, parts after it never did, and of the part it fell in the client has
+  // what `got` says. A part the reply has no text for (reasoning a wire sends encrypted)
+  // leaves the cut at the start of the next one; "tail" is after them all.
+  function rank(where) {
+    if (where === "head") return 0;
+    if (where === "reasoning") return 1;
+    if (where === "text") return 2;
+    var call = /^call:(\d+)$/.exec(where);
+    return call ? 3 + Number(call[1]) : Infinity;
   }
 
-  // A stream delivers reasoning, text, then each call in order, so the cut sits in the last
-  // part the client got anything of: parts before it arrived whole, parts after it never.
   function placeCut(parts, got) {
-    var at = 0;
+    var where = rank(got.cut["in"]);
+    var at = parts.length - 1;
+    for (var i = parts.length - 1; i >= 0; i--) {
+      var p = parts[i];
+      if (rank(p.kind === "call" ? "call:" + p.call : p.kind) >= where) at = i;
+    }
     parts.forEach(function (p, i) {
-      p.got = p.kind === "call" ? got.args[p.call] : got[p.kind];
-      if ((p.kind === "call" && p.got !== undefined) || p.got) at = i;
-    });
-    parts.forEach(function (p, i) {
+      var call = p.kind === "call" ? got.tool_calls[p.call] : null;
+      p.got = p.kind === "call" ? (call ? call.arguments : "") : got[p.kind] || "";
       p.mode = i < at ? "whole" : i === at ? "cut" : "lost";
-      if (p.mode === "cut" && (p.got === undefined || p.full.slice(0, p.got.length) !== p.got))
-        p.got = "";
+      if (p.mode === "cut" && p.full.slice(0, p.got.length) !== p.got) p.got = "";
     });
   }
 
@@ -1028,7 +956,7 @@
             "rs-" + entry.seq,
             function () {
               var pre = el("pre", { class: "text raw-body", text: r.body });
-              if (r.fault && (r.fault.kind === "truncate" || r.fault.kind === "stream_error"))
+              if (r.delivered && r.delivered.cut && r.delivered.cut.by !== "stall")
                 pre.appendChild(
                   el("mark", { class: "cut", text: "✂ " + (r.fault.detail || "cut") }),
                 );

@@ -128,8 +128,8 @@ def map_chunks(events: list[Event], change: Any) -> list[Event]:
             out.append(event)
             continue
         changed = change(obj, event.part)
-        if changed is not None:
-            out.append(reframe(changed, event.part, event.inside))
+        if changed is not None:  # the same piece of the part: a flavour reshapes frames only
+            out.append(event._replace(data=sse_frame(dumps(changed))))
     return out
 
 

@@ -107,8 +107,9 @@ def _whole_calls(events: list[Event]) -> list[Event]:
             if obj is not None:
                 started[int(event.part[5:])] = (len(out), obj)
         out.append(event)
-    for at, obj in started.values():
-        out[at] = reframe(obj, out[at].part)
+    for at, obj in started.values():  # the call's frame now carries all of its arguments
+        whole = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+        out[at] = reframe(obj, out[at].part)._replace(carries=whole)
     return out
 
 

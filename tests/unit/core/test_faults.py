@@ -62,18 +62,18 @@ def test_no_fault_sends_every_frame_at_once() -> None:
 
 def test_stall_sends_nothing_and_is_paced() -> None:
     delivery = stream(Fault(stall=True))
-    assert delivery == Delivery([], "stall")
+    assert delivery == Delivery([], "stall", whole=0, cut="stall")
     assert delivery.paced is True  # the app must hold the connection, not send one batch
 
 
 def test_stall_wins_over_every_other_part() -> None:
     fault = Fault(stall=True, stream_error=StreamError(), truncate=Truncate(after_events=1))
-    assert stream(fault) == Delivery([], "stall")
+    assert stream(fault) == Delivery([], "stall", whole=0, cut="stall")
 
 
 def test_stream_error_half_way_by_default() -> None:
     assert stream(Fault(stream_error=StreamError())) == Delivery(
-        [*FRAMES[:6], b"error after 6|"], "complete"
+        [*FRAMES[:6], b"error after 6|"], "complete", whole=6, cut="stream_error"
     )
 
 
@@ -93,19 +93,22 @@ def test_stream_error_without_error_frames_falls_through_to_the_other_parts() ->
     """The app always passes error frames with a stream_error; without them the other parts
     of the fault (here a truncate) decide."""
     fault = Fault(stream_error=StreamError(), truncate=Truncate(after_events=2))
-    assert stream_delivery(fault, EVENTS, None) == Delivery(FRAMES[:2], "reset")
+    assert stream_delivery(fault, EVENTS, None) == Delivery(
+        FRAMES[:2], "reset", whole=2, cut="truncate"
+    )
     assert stream_delivery(Fault(stream_error=StreamError()), EVENTS, None) == Delivery(FRAMES)
 
 
 @pytest.mark.parametrize("disconnect", ["close", "reset"])
 def test_truncate_after_bytes_cuts_the_joined_stream_into_one_chunk(disconnect: str) -> None:
     fault = Fault(truncate=Truncate(after_bytes=13), disconnect=disconnect)
-    assert stream(fault) == Delivery([b"head|text|cal"], disconnect)
+    # Two frames whole; the client gets nothing of the one cut short.
+    assert stream(fault) == Delivery([b"head|text|cal"], disconnect, whole=2, cut="truncate")
 
 
 def test_truncate_after_events() -> None:
     assert stream(Fault(truncate=Truncate(after_events=3))) == Delivery(
-        [b"head|", b"text|", b"call0|"], "reset"
+        [b"head|", b"text|", b"call0|"], "reset", whole=3, cut="truncate"
     )
 
 
@@ -164,7 +167,7 @@ def test_first_byte_delay_alone_needs_no_pacing() -> None:
 
 def test_delay_combines_with_a_cut() -> None:
     fault = Fault(truncate=Truncate(after_events=1), delay=Delay(5, 7), disconnect="close")
-    assert stream(fault) == Delivery([b"head|"], "close", first_byte_ms=5, between_ms=7)
+    assert stream(fault) == Delivery([b"head|"], "close", 5, 7, whole=1, cut="truncate")
 
 
 def test_an_http_fault_leaves_the_stream_whole() -> None:
@@ -186,12 +189,14 @@ def test_body_without_fault_is_one_chunk() -> None:
 
 def test_body_stall() -> None:
     fault = Fault(stall=True, delay=Delay(first_byte_ms=3))
-    assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery([], "stall", first_byte_ms=3)
+    assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery([], "stall", 3, 0, 0, "stall")
 
 
 def test_body_after_bytes() -> None:
     fault = Fault(truncate=Truncate(after_bytes=10), disconnect="close")
-    assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery([b'{"tool_cal'], "close")
+    assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery(
+        [b'{"tool_cal'], "close", whole=0, cut="truncate"
+    )
 
 
 @pytest.mark.parametrize(
@@ -206,8 +211,9 @@ def test_body_after_bytes() -> None:
 def test_body_after_events_cuts_at_the_same_fraction(after: int, events: int, cut: int) -> None:
     assert len(OPENAI_BODY) == 53
     fault = Fault(truncate=Truncate(after_events=after))
+    whole, by = (None, None) if cut == len(OPENAI_BODY) else (0, "truncate")
     assert body_delivery(fault, OPENAI_BODY, CALLING, events) == Delivery(
-        [OPENAI_BODY[:cut]], "reset"
+        [OPENAI_BODY[:cut]], "reset", whole=whole, cut=by
     )
 
 

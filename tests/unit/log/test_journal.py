@@ -266,6 +266,8 @@ def test_a_served_entry_as_json_flags_calls_a_harness_must_refuse() -> None:
         "status": 200,
         "finish": "tool_calls",
         "text": "",
+        "reasoning": None,
+        "delivered": None,  # a body sent whole
         "tool_calls": [
             {"id": "call_0_0", "name": "get_weather", "arguments": '{"city":"Paris"}'},
             {
