@@ -184,11 +184,14 @@ def test_report_passes_an_accepted_notification_and_a_client_that_hung_up(
         + mcp_logged(3, 202, "notifications/initialized")
     )
     code, out, _ = run(capsys, "report", str(log))
-    assert (code, out.splitlines()[0]) == (0, "ok   s (3 requests)"), out
+    assert (code, out.splitlines()[0]) == (0, "✓ verdict: pass  s (3 requests)"), out
     # A status the client did get, which is not a 2xx, still fails the session.
     log.write_text(mcp_logged(1, 500, "initialize") + mcp_logged(2, 202, "notifications/x"))
     code, out, _ = run(capsys, "report", str(log))
-    assert code == 1 and out.splitlines()[:2] == ["FAIL s (2 requests)", "     ! #1: 500 : "], out
+    assert code == 1 and out.splitlines()[:2] == [
+        "✗ verdict: FAIL  s (2 requests)",
+        "     ! requests_accepted: request #1 was refused: 500",
+    ], out
 
 
 def test_report_of_an_empty_log_is_refused(

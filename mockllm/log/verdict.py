@@ -73,7 +73,12 @@ def verdict(
         sorted((e for e in entries if not e.get("side")), key=lambda e: int(e["seq"]))
     )
     context, allow = Context(max_calls), allow or {}
-    checks = [_judge(c, entries, context, allow) for c in CHECKS]
+    # A refusal is one on either side: an MCP message the transport refused counts too.
+    everything = sorted(entries + mcp, key=lambda e: int(e["seq"]))
+    checks = [
+        _judge(c, everything if c.name in REQUEST_CHECKS else entries, context, allow)
+        for c in CHECKS
+    ]
     loop = mcp_checks(entries, mcp, _says_error, mcp_tools)  # log/mcp_checks.py
     checks += [_judged(c, allow) for c in loop]
     waived = sum(c["status"] == "waived" for c in checks)
@@ -338,7 +343,7 @@ def _error_kind(entry: EntryJson) -> str | None:
     """The kind of an error answer; None for a 200 or a response still being sent."""
     response = entry.get("response") or {}
     status = response.get("status")
-    if status is None or status == 200:
+    if status is None or 200 <= status < 300:  # MCP's notifications are answered 202
         return None
     return str((response.get("error") or {}).get("kind") or f"status_{status}")
 
