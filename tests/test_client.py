@@ -21,11 +21,6 @@ from .support import TOOL_PARAMETERS, ServerProcess
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]
 
 
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
-
-
 def client_of(mock: Session) -> Client:
     """`Session.client` is typed as the `Server` protocol, which lacks what only `Client`
     has (add_scenarios, scenarios, requests(since=)); these sessions come from a Client."""
