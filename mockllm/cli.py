@@ -527,6 +527,11 @@ def _banner(count: int, default: str | None) -> str:
         lines.append(f'  OpenAI SDK:    OpenAI(base_url="{{url}}/s/{example}/v1", api_key="test")')
     if "anthropic" in families:
         lines.append(f'  Anthropic SDK: Anthropic(base_url="{{url}}/s/{example}", api_key="test")')
+    if "gemini" in families:  # doubled braces: the banner goes through str.format(url=...)
+        lines.append(
+            '  Gemini SDK:    genai.Client(api_key="test", '
+            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}})'
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

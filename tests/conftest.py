@@ -16,7 +16,7 @@ import pytest
 from . import hypothesis_profiles
 
 if TYPE_CHECKING:
-    from mockllm.testing import Session
+    from mockllm import Session
 
     from .clients import ChatFactory
     from .redis_server import RedisServer
@@ -78,7 +78,7 @@ def session(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def mock(server: ServerProcess, session: str) -> Session:
     """The test's own session on the shared server, as a user of mockllm.testing holds it."""
-    from mockllm.testing import Client
+    from mockllm import Client
 
     return Client(server.url).session(session)
 

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
-from mockllm.testing.session import Api, ScenarioSource, Session
+from mockllm.testing.session import APIS, Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -35,11 +35,11 @@ class Client:
         return f"Client({self.base_url!r})"
 
     def url(self, scenario: str, session: str | None = None, api: Api = "openai") -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not.
-        Raises ClientError when the server has no scenario of that name."""
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's and Gemini's do
+        not. Raises ClientError when the server has no scenario of that name."""
         __tracebackhide__ = True
-        if api not in ("openai", "anthropic"):
-            raise ValueError(f"api must be 'openai' or 'anthropic', not {api!r}")
+        if api not in APIS:
+            raise ValueError(f"api must be one of {', '.join(map(repr, APIS))}, not {api!r}")
         self._check_scenario(scenario)
         path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
         return self.base_url + path + ("/v1" if api == "openai" else "")
