@@ -79,7 +79,9 @@ def _session_lines(result: dict[str, Any], session: str, found: list[Entry]) -> 
         f"~ {c['name']} waived: {c['waived']}" for c in result["checks"] if c["status"] == "waived"
     ]
     # Faults the scenario scripted: not failures, but what the harness had to handle.
-    lines += [_answer_line(e) for e in found if _status(e) not in (200, None) and not _refused(e)]
+    lines += [
+        _answer_line(e) for e in found if _status(e) is not None and not _ok(e) and not _refused(e)
+    ]
     head = f"{result['label']}  {session} ({plural(result['requests'], 'request')})"
     return head + "".join(f"\n     {line}" for line in lines)
 
@@ -92,7 +94,16 @@ def _refused(entry: Entry) -> bool:
     """An error answer that is not a scripted or chaos fault, nor a refused WebSocket upgrade
     (the client falls back to HTTP): the harness did something wrong."""
     error = (entry.get("response") or {}).get("error") or {}
-    return _status(entry) != 200 and error.get("kind") not in ("fault", "upgrade_required")
+    if entry.get("client_disconnected") and _status(entry) is None:
+        return False  # the client hung up before it was answered: its choice, not a refusal
+    return not _ok(entry) and error.get("kind") not in ("fault", "upgrade_required")
+
+
+def _ok(entry: Entry) -> bool:
+    """A 2xx: a model answer is 200, but an MCP notification or response a client posts is
+    answered 202 Accepted by the streamable HTTP transport (docs/mcp.md), which is no error."""
+    status = _status(entry)
+    return status is not None and 200 <= status < 300
 
 
 def _answer_line(entry: Entry) -> str:
