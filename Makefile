@@ -25,7 +25,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test unit lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -91,6 +91,12 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+
+# The in-process tier (tests/unit: no servers, no SDKs, no sockets) under Hypothesis's `dev`
+# profile, a tenth of the examples `make test` runs (tests/hypothesis_profiles.py); one
+# process, as a worker pool would take longer to start than the tier takes to run.
+unit: $(STAMP) ## the in-process tests in seconds (no servers, no SDKs; fewer Hypothesis examples)
+	$(BIN)/pytest tests/unit -n 0 --hypothesis-profile=dev $(ARGS)
 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
 fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends

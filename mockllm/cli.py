@@ -527,6 +527,11 @@ def _banner(count: int, default: str | None) -> str:
         lines.append(f'  OpenAI SDK:    OpenAI(base_url="{{url}}/s/{example}/v1", api_key="test")')
     if "anthropic" in families:
         lines.append(f'  Anthropic SDK: Anthropic(base_url="{{url}}/s/{example}", api_key="test")')
+    if "gemini" in families:  # doubled braces: the banner goes through str.format(url=...)
+        lines.append(
+            '  Gemini SDK:    genai.Client(api_key="test", '
+            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}})'
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )
@@ -576,57 +581,22 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from mockllm.log.transcript import plural
-    from mockllm.log.verdict import sessions, verdict
+    from mockllm.log import report
 
-    entries = _read_log(args.logfile)
-    if isinstance(entries, str):
-        print(f"mockllm report: {entries}", file=sys.stderr)
+    entries = report.read_log(args.logfile)
+    grouped = (
+        entries if isinstance(entries, str) else report.pick(entries, args.session, args.logfile)
+    )
+    if isinstance(grouped, str):
+        print(f"mockllm report: {grouped}", file=sys.stderr)
         return 2
-    grouped = sessions(entries)
-    if args.session is not None:
-        if args.session not in grouped:
-            known = ", ".join(grouped)
-            print(
-                f"mockllm report: no session {args.session!r} in {args.logfile}"
-                f"{did_you_mean(args.session, grouped)}; sessions: {known}",
-                file=sys.stderr,
-            )
-            return 2
-        grouped = {args.session: grouped[args.session]}
     if args.transcript:
-        from mockllm.log.records import LogEntry
-        from mockllm.log.transcript import transcript
-
-        for session, found in grouped.items():
-            print(transcript([LogEntry.from_json(e) for e in found], session))
+        print(report.transcripts(grouped))
         return 0
-    failed = 0
-    verdicts = {}
-    for session, found in grouped.items():
-        result = verdicts[session] = verdict(session, found, args.max_calls, allow=dict(args.allow))
-        failed += not result["ok"]
-        lines = [
-            f"! {c['name']}: {c['message']}" for c in result["checks"] if c["status"] == "failed"
-        ]
-        lines += [
-            f"~ {c['name']} waived: {c['waived']}"
-            for c in result["checks"]
-            if c["status"] == "waived"
-        ]
-        # Faults the scenario scripted: not failures, but what the harness had to handle.
-        lines += [
-            _answer_line(e)
-            for e in found
-            if _status(e) is not None and not _ok(e) and not _refused(e)
-        ]
-        print(
-            f"{result['label']}  {session} ({plural(result['requests'], 'request')})"
-            + "".join(f"\n     {line}" for line in lines)
-        )
-    sessions_ = plural(len(grouped), "session")
-    print(f"{failed} of {sessions_} failed" if failed else f"{sessions_}: all ok")
+    text, verdicts = report.summary(grouped, args.max_calls, dict(args.allow))
+    print(text)
     if args.html:
+        from mockllm.log.transcript import plural
         from mockllm.viewer.page import report_page
 
         shown = [e for found in grouped.values() for e in found]  # --session: that one
@@ -634,66 +604,7 @@ def _report(args: argparse.Namespace) -> int:
         Path(args.html).write_text(report_page(shown, verdicts=verdicts, title=title), "utf-8")
         counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
         print(f"wrote {args.html} ({counts})")
-    return 1 if failed else 0
-
-
-def _read_log(path: str) -> list[dict[str, Any]] | str:
-    """The entries of a --log file, or the one line that says why it is not one."""
-    try:
-        with open(path, encoding="utf-8") as log:
-            lines = log.readlines()
-    except FileNotFoundError:
-        return f"{path}: no such file"
-    except (OSError, UnicodeDecodeError) as e:
-        return f"{path}: cannot read: {e}"
-    entries = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError as e:
-            return f"{path}:{number}: not a JSON log entry: {e}"
-        if not isinstance(entry, dict) or "seq" not in entry:
-            return f"{path}:{number}: not a mockllm log entry (no 'seq'): is it a --log file?"
-        entries.append(entry)
-    if not entries:
-        return f"{path}: empty: no requests were logged"
-    return entries
-
-
-def _status(entry: dict[str, Any]) -> int | None:
-    return (entry.get("response") or {}).get("status")
-
-
-def _ok(entry: dict[str, Any]) -> bool:
-    """A 2xx: a model answer is 200, but an MCP notification or response a client posts is
-    answered 202 Accepted by the streamable HTTP transport (docs/mcp.md), which is no error."""
-    status = _status(entry)
-    return status is not None and 200 <= status < 300
-
-
-def _refused(entry: dict[str, Any]) -> bool:
-    """An error answer that is not a scripted or chaos fault, nor a refused WebSocket upgrade
-    (the client falls back to HTTP): the harness did something wrong."""
-    error = (entry.get("response") or {}).get("error") or {}
-    if entry.get("client_disconnected") and _status(entry) is None:
-        return False  # the client hung up before it was answered: its choice, not a refusal
-    return not _ok(entry) and error.get("kind") not in ("fault", "upgrade_required")
-
-
-def _answer_line(entry: dict[str, Any]) -> str:
-    response = entry.get("response") or {}
-    error = response.get("error") or {}
-    turn = "" if entry.get("turn") is None else f" turn {entry['turn']}"
-    mark = "!" if _refused(entry) else "·"
-    message = str(error.get("message", "")).replace("\n", " ")
-    notes = response.get("notes") or []
-    if notes:  # advice (a wrong base URL): more use than the rest of the message
-        message = f"{message.split(';')[0]}. {notes[0]}"
-    message = message if len(message) <= 160 else message[:159] + "…"
-    status = response.get("status", "(no response)")
-    return f"{mark} #{entry['seq']}{turn}: {status} {error.get('kind', '')}: {message}"
+    return 1 if any(not v["ok"] for v in verdicts.values()) else 0
 
 
 def _schema(args: argparse.Namespace) -> int:

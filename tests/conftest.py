@@ -1,29 +1,50 @@
+"""Fixtures for every tier. tests/unit loads this file too and must start without the SDK
+stack (openai, anthropic, google-genai, httpcore2: tests/test_unit_tier.py), so what the
+end-to-end fixtures need is imported inside them, and the SDK helpers are in
+tests/clients.py."""
+
 from __future__ import annotations
 
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-import httpcore2  # noqa: F401 (see below)
-import httpx
-import openai
 import pytest
 
-from .redis_server import RedisServer, redis_server
-from .support import ServerProcess, running_server, session_id
+from . import hypothesis_profiles
 
-# httpx2 maps httpcore2's errors to its own through a table it fills on the first error,
-# importing httpcore2 then. Imported here, before any in-process `pytester` run, httpcore2
-# outlives the module snapshots those runs restore: otherwise a run that imported it
-# first leaves the table holding classes of a module the next run imports afresh, and a
-# cut stream's error escapes unmapped (a flaky docs test under -n).
+if TYPE_CHECKING:
+    from mockllm import Session
+
+    from .clients import ChatFactory
+    from .redis_server import RedisServer
+    from .support import ServerProcess
+
 # Servers started by the tests cache validated scenarios here, never in the user's home.
 os.environ.setdefault("MOCKLLM_CACHE_DIR", tempfile.mkdtemp(prefix="mockllm-test-cache-"))
+hypothesis_profiles.load()
+
+UNIT = Path(__file__).parent / "unit"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # httpx2 maps httpcore2's errors to its own through a table it fills on the first error,
+    # importing httpcore2 then. Imported here, after collection and before any test (so
+    # before any in-process `pytester` run), httpcore2 outlives the module snapshots those
+    # runs restore: otherwise a run that imported it first leaves the table holding classes
+    # of a module the next run imports afresh, and a cut stream's error escapes unmapped (a
+    # flaky docs test under -n). A run of tests/unit alone has no such run and skips it.
+    if any(not item.path.is_relative_to(UNIT) for item in session.items):
+        import httpcore2  # noqa: F401
 
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[ServerProcess]:
     """One real `mockllm serve` per test process (per xdist worker)."""
+    from .support import running_server
+
     with running_server("--max-body", "1MB") as s:
         yield s
 
@@ -31,6 +52,8 @@ def server() -> Iterator[ServerProcess]:
 @pytest.fixture(scope="session")
 def warn_server() -> Iterator[ServerProcess]:
     """A second server whose provider rules only log (--validation warn)."""
+    from .support import running_server
+
     with running_server("--validation", "warn") as s:
         yield s
 
@@ -38,6 +61,8 @@ def warn_server() -> Iterator[ServerProcess]:
 @pytest.fixture
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server of the test's own, on a free port; stopped afterwards."""
+    from .redis_server import redis_server
+
     with redis_server(tmp_path_factory.mktemp("redis")) as r:
         yield r
 
@@ -45,33 +70,23 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 @pytest.fixture
 def session(request: pytest.FixtureRequest) -> str:
     """A session name unique to the test, so tests never see each other's requests."""
+    from .support import session_id
+
     return session_id(request.node.nodeid)
 
 
 @pytest.fixture
+def mock(server: ServerProcess, session: str) -> Session:
+    """The test's own session on the shared server, as a user of mockllm.testing holds it."""
+    from mockllm import Client
+
+    return Client(server.url).session(session)
+
+
+@pytest.fixture
 def chat(server: ServerProcess, session: str) -> Iterator[ChatFactory]:
+    from .clients import ChatFactory
+
     factory = ChatFactory(server, session)
     yield factory
     factory.close()
-
-
-class ChatFactory:
-    """`chat("weather-single")` → an official OpenAI client bound to that scenario and session."""
-
-    def __init__(self, server: ServerProcess, session: str) -> None:
-        self.server, self.session = server, session
-        self._clients: list[openai.OpenAI] = []
-
-    def __call__(self, scenario: str, **kwargs: object) -> openai.OpenAI:
-        options = {"api_key": "test", "max_retries": 0, **kwargs}
-        client = openai.OpenAI(base_url=self.server.openai_url(scenario, self.session), **options)
-        self._clients.append(client)
-        return client
-
-    def raw(self, scenario: str, body: dict[str, object]) -> httpx.Response:
-        url = self.server.openai_url(scenario, self.session) + "/chat/completions"
-        return httpx.post(url, json=body)
-
-    def close(self) -> None:
-        for c in self._clients:
-            c.close()

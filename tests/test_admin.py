@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import BUNDLED, TEST_SCENARIOS, ServerProcess
 
 YAML = {"content-type": "application/yaml"}  # admin state changes need JSON or YAML

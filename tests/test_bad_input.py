@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import ServerProcess
 
 HI = [{"role": "user", "content": "hi"}]

@@ -14,7 +14,7 @@ from openai.types.chat import (
     ChatCompletionToolParam,
 )
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess, assistant_message, running_server
 
 TOOLS: list[ChatCompletionToolParam] = [

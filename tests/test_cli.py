@@ -251,9 +251,14 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         f"mockllm: serving {len(app.engine.scenarios)} scenarios on {{url}}\n"
         '  OpenAI SDK:    OpenAI(base_url="{url}/s/SCENARIO/v1", api_key="test")\n'
         '  Anthropic SDK: Anthropic(base_url="{url}/s/SCENARIO", api_key="test")\n'
+        '  Gemini SDK:    genai.Client(api_key="test", '
+        'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )
+    # What it prints, once serve has its URL: a line to copy, for every wire.
+    printed = banner.format(url="http://127.0.0.1:8000")
+    assert 'http_options={"base_url": "http://127.0.0.1:8000/s/SCENARIO"})' in printed
 
 
 def test_serve_flags_become_the_server_options(

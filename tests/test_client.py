@@ -6,11 +6,12 @@ from __future__ import annotations
 import http.server
 import threading
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import anthropic
 import openai
 import pytest
+from google import genai
 
 import mockllm
 from mockllm import Client, ClientError, LogEntry, ScenarioError, ScenarioInfo, Session
@@ -19,11 +20,6 @@ from mockllm.core.conversation import Message, ToolCall, ToolResult
 from .support import TOOL_PARAMETERS, ServerProcess
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]
-
-
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
 
 
 def client_of(mock: Session) -> Client:
@@ -58,8 +54,24 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.url("hello") == f"{server.url}/s/hello/v1"
     assert client.session("t1").url("hello") == f"{server.url}/s/hello/t1/v1"
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
-    with pytest.raises(ValueError, match="'openai' or 'anthropic'"):
-        client.url("hello", api="gemini")
+    assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
+    with pytest.raises(ValueError, match="'openai', 'anthropic', 'gemini', not 'google'"):
+        client.url("hello", api=cast(Any, "google"))
+
+
+def test_the_gemini_url_is_one_the_gemini_sdk_works_with(mock: Session) -> None:
+    url = mock.url("hello", api="gemini")
+    with genai.Client(api_key="t", http_options={"base_url": url}) as sdk:
+        reply = sdk.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        assert reply.text and reply.text.startswith("Hello! I am mockllm")
+        streamed = sdk.models.generate_content_stream(model="gemini-2.5-flash", contents="hi")
+        assert "".join(chunk.text or "" for chunk in streamed) == reply.text
+    (entry, _) = mock.requests()
+    assert (entry.api, entry.scenario, entry.response and entry.response.status) == (
+        "gemini",
+        "hello",
+        200,
+    )
 
 
 def test_a_flavoured_url_serves_the_sdk_as_that_provider(

@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess
 
 TOOLS = [

@@ -8,7 +8,7 @@ from typing import Any
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess
 
 

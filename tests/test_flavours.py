@@ -17,6 +17,7 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 
 from mockllm.core.scenario import FLAVORS
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, running_server
 
 WEATHER = {
@@ -403,7 +404,7 @@ def test_the_url_flavour_outranks_the_scenarios_which_outranks_the_server(
         assert models.status_code == 200 and models.json()["object"] == "list"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), suppress_health_check=list(HealthCheck))
 @given(
     flavor=st.sampled_from([*FLAVORS, "x", "", "QWEN", "qwen%2F..", "../s"]),
     prefix=st.sampled_from(["", "/s/hello", "/s/hello/sess", "/s/weather-single/h"]),

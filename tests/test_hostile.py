@@ -26,13 +26,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, json_paths, replaced, running_server
 
-EXAMPLES = int(os.environ.get("MOCKLLM_FUZZ_EXAMPLES", "25"))
+EXAMPLES = examples(25)
 FUZZ = settings(
     max_examples=EXAMPLES,
     derandomize=True,
-    deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -37,7 +37,7 @@ def _error_shaped(api: str, body: Any) -> bool:
     return isinstance(body["error"]["message"], str) and isinstance(body["error"]["code"], int)
 
 
-@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(api=st.sampled_from(sorted(ROUTES)), body=BODIES)
 def test_hostile_count_tokens_bodies_never_fail_the_server(
     server: ServerProcess, api: str, body: bytes

@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import ServerProcess, running_server
 
 ROUTES: dict[str, dict[str, Any]] = {

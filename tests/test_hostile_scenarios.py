@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_paths, load_text
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, json_paths, replaced
 
 YAML = {"content-type": "application/yaml"}
@@ -71,9 +72,8 @@ deep = st.integers(1, 5000).map(lambda n: "turns: " + "[" * n + "]" * n)
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     derandomize=True,
-    deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
 )

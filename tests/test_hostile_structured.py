@@ -5,7 +5,6 @@ server still serving (hypothesis)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .doc_examples import example_server
+from .hypothesis_profiles import examples
 from .support import ServerProcess
 
-EXAMPLES = int(os.environ.get("MOCKLLM_FUZZ_EXAMPLES", "25"))
+EXAMPLES = examples(25)
 FUZZ = settings(
     max_examples=EXAMPLES,
     derandomize=True,
-    deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
 )

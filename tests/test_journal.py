@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess, running_server
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]

@@ -6,7 +6,6 @@ a real MCP client afterwards."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import httpx
@@ -15,14 +14,14 @@ from hypothesis import strategies as st
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess
 from .test_hostile_requests import strict
 from .test_mcp import block, run
 
 FUZZ = settings(
-    max_examples=int(os.environ.get("MOCKLLM_FUZZ_EXAMPLES", "25")) * 2,
+    max_examples=examples(50),
     derandomize=True,
-    deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
 )

@@ -88,3 +88,29 @@ def test_docs_node_script_prints_what_it_claims() -> None:
     done = run_node_snippet(NODE_DIR, code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == claimed_output(code, "//")
+
+
+def test_the_gemini_url_is_one_the_node_gemini_sdk_works_with(
+    server: ServerProcess, session: str
+) -> None:
+    script = f"""
+import {{ GoogleGenAI }} from "@google/genai";
+import {{ Client }} from "mockllm";
+const mock = new Client({json.dumps(server.url)}).session({json.dumps(session)});
+const ai = new GoogleGenAI({{ apiKey: "t", httpOptions: {{ baseUrl: mock.url("hello", {{ api: "gemini" }}) }} }});
+const reply = await ai.models.generateContent({{ model: "gemini-2.5-flash", contents: "hi" }});
+let streamed = "";
+for await (const chunk of await ai.models.generateContentStream({{ model: "gemini-2.5-flash", contents: "hi" }})) {{
+  streamed += chunk.text ?? "";
+}}
+console.log(JSON.stringify([reply.text, streamed]));
+"""
+    done = run_node_snippet(ROOT / "tests" / "node", script)
+    assert done.returncode == 0, done.stdout + done.stderr
+    whole, streamed = json.loads(done.stdout)
+    assert whole.startswith("Hello! I am mockllm") and streamed == whole
+    entries = Client(server.url).requests(session=session)
+    assert [(e.api, e.scenario, e.path.split(":")[-1]) for e in entries] == [
+        ("gemini", "hello", "generateContent"),
+        ("gemini", "hello", "streamGenerateContent"),
+    ]

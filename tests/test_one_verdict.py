@@ -25,6 +25,7 @@ from mockllm.loading.loader import load_text
 from mockllm.log.verdict import CHECK_NAMES, FAIL, PASS, verdict
 
 from .browser import Viewer, chromium, missing
+from .hypothesis_profiles import examples
 from .support import BUNDLED, ROOT, ServerProcess, running_server
 
 pytest_plugins = ["pytester"]
@@ -344,7 +345,8 @@ def test_the_allow_route_refuses_what_is_not_an_allowance(run: ServerProcess) ->
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     body=st.one_of(
@@ -373,7 +375,8 @@ def test_hostile_bodies_to_the_new_routes_never_get_a_5xx(
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(name=st.text(max_size=30), args=st.text(max_size=30))
 def test_hostile_queries_of_the_calls_route_never_get_a_5xx(

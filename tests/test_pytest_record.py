@@ -93,7 +93,7 @@ def test_anthropic(mockllm):
 @pytest.mark.mockllm("recorded/rec-gemini.yaml")
 def test_gemini(mockllm):
     from google import genai
-    client = genai.Client(api_key=SECRET, http_options={{"base_url": mockllm.url("rec-gemini", api="anthropic")}})
+    client = genai.Client(api_key=SECRET, http_options={{"base_url": mockllm.url("rec-gemini", api="gemini")}})
     config = {{"automatic_function_calling": {{"disable": True}},
               "tools": [{{"function_declarations": [{{"name": "get_weather", "parameters_json_schema": PARAMS}}]}}]}}
     contents = [{{"role": "user", "parts": [{{"text": "Weather in Paris?"}}]}}]

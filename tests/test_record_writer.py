@@ -17,6 +17,8 @@ from mockllm.recording.compose import Meta, scenario_text
 from mockllm.recording.redact import MASK, Redactor
 from mockllm.recording.sse import SseFrames
 
+from .hypothesis_profiles import examples
+
 META = Meta("recorded", "https://api.example.com", "2026-01-01")
 ADAPTER = ChatCompletions()
 # Text as models and users write it, control characters and odd whitespace included.
@@ -59,7 +61,7 @@ def written(*attempts: Attempt, redactor: Redactor | None = None) -> str:
     return scenario_text(META, list(attempts), redact, redact.clean_prefix)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(text=TEXT, reasoning=st.none() | TEXT, arguments=st.lists(ARGUMENTS, max_size=3))
 def test_texts_and_arguments_come_back_byte_for_byte(
     text: str, reasoning: str | None, arguments: list[str]
@@ -73,7 +75,7 @@ def test_texts_and_arguments_come_back_byte_for_byte(
     assert all(c.id is None for c in reply.tool_calls)  # mockllm's own ids on replay
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(user=TEXT)
 def test_the_derived_user_expectation_matches_the_request_it_came_from(user: str) -> None:
     first = attempt(Heard("ok", complete=True), user)
@@ -83,7 +85,7 @@ def test_the_derived_user_expectation_matches_the_request_it_came_from(user: str
         assert expect.user.matches(first.parsed.conversation.latest_user_text or "")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(message=TEXT, kind=st.text(min_size=1, max_size=30), status=st.integers(400, 599))
 def test_an_error_is_written_as_the_http_fault_it_was(message: str, kind: str, status: int) -> None:
     failed = Attempt(ADAPTER, attempt(Heard()).parsed, 0, 1, status=status, done=True)
@@ -136,7 +138,7 @@ def test_a_credential_from_the_headers_is_masked_wherever_it_appears(
     assert redactor("2023-06-01") == "2023-06-01"  # not a credential
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     frames=st.lists(
         st.tuples(

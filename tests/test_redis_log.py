@@ -18,6 +18,7 @@ from mockllm.log.shared import SharedJournal
 from mockllm.state import connect
 from mockllm.state.redis_log import BATCHES, PAGE, RedisLog
 
+from .hypothesis_profiles import examples
 from .redis_server import RedisServer, redis_server
 from .unit.log.test_journal import opened
 
@@ -91,7 +92,8 @@ async def _no_stale_index(client: redis.asyncio.Redis, kept: set[int]) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(entries=ENTRIES, limit=st.integers(1, 12))
 def test_the_log_reads_back_filters_trims_and_clears_whatever_the_names(

@@ -13,7 +13,7 @@ import pytest
 
 import mockllm
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess
 
 MODEL = "gpt-4.1"

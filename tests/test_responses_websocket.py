@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, running_server
 
 TOOLS: Any = [
@@ -238,7 +239,8 @@ def fuzz_server() -> Iterator[ServerProcess]:
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(frame=FRAMES)
 def test_hostile_frames_never_crash_and_get_protocol_shaped_answers(

@@ -6,7 +6,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
 from .support import TOOL_PARAMETERS, ServerProcess, assistant_message, running_server
 
 TOOLS = [{"type": "function", "function": {"name": "search", "parameters": TOOL_PARAMETERS}}]

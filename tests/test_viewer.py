@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from mockllm.viewer.page import embed, report_page
 
-from .conftest import ChatFactory
+from .clients import ChatFactory
+from .hypothesis_profiles import examples
 from .support import ServerProcess
 from .viewer_data import embedded
 
@@ -49,7 +50,7 @@ def test_ui_is_a_read_only_html_page_with_a_strict_content_policy(server: Server
 @given(st.text(st.characters(exclude_categories=())))  # lone surrogates too
 @example("</script><!--")
 @example("\ud800 \u2028")
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 def test_embedded_data_cannot_end_its_script_element_and_reads_back_the_same(text: str) -> None:
     data = {"entries": [{"seq": 1, "session": text, "request": {text: [text]}}]}
     out = embed(data)
@@ -58,7 +59,7 @@ def test_embedded_data_cannot_end_its_script_element_and_reads_back_the_same(tex
 
 
 @given(st.lists(st.text(st.characters(exclude_categories=())), min_size=1, max_size=4))
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50))
 def test_a_report_of_any_strings_has_only_its_own_two_script_elements(texts: list[str]) -> None:
     entries = [
         {"seq": i, "session": t, "scenario": t, "conversation": [{"role": "user", "text": t}]}

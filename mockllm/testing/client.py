@@ -18,7 +18,7 @@ from mockllm.core.scenario import FLAVORS, Flavor
 from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
-from mockllm.testing.session import Api, ScenarioSource, Session
+from mockllm.testing.session import APIS, Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -42,13 +42,13 @@ class Client:
         api: Api = "openai",
         flavor: Flavor | None = None,
     ) -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not.
-        `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's and Gemini's do
+        not. `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
         answers as that provider (docs/flavours.md). Raises ClientError when the server
         has no scenario of that name."""
         __tracebackhide__ = True
-        if api not in ("openai", "anthropic"):
-            raise ValueError(f"api must be 'openai' or 'anthropic', not {api!r}")
+        if api not in APIS:
+            raise ValueError(f"api must be one of {', '.join(map(repr, APIS))}, not {api!r}")
         if flavor is not None and flavor not in FLAVORS:
             known = ", ".join(FLAVORS)
             raise ValueError(f"no flavour {flavor!r}{did_you_mean(flavor, FLAVORS)} ({known})")

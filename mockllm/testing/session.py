@@ -16,7 +16,10 @@ from mockllm.log import calls
 from mockllm.log.records import Calls, LogEntry, ToolUse, Verdict
 from mockllm.testing import assertions
 
-Api = Literal["openai", "anthropic"]
+# The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
+# and Google's (google-genai, @google/genai) add their own version path.
+Api = Literal["openai", "anthropic", "gemini"]
+APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini")
 # YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
 ScenarioSource = str | Path | Mapping[str, Any]
 

@@ -17,9 +17,8 @@ from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
-from mockllm import Client, Session
+from mockllm import Session
 
-from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather, search
 
 TOOLS = [tool(get_weather), tool(search)]
@@ -86,11 +85,6 @@ def run_agent(chat_model: BaseChatModel, prompt: str, **config: Any) -> str:
         agent = create_react_agent(chat_model, TOOLS)
     state = agent.invoke({"messages": [("user", prompt)]}, config=config or None)
     return str(state["messages"][-1].text)
-
-
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
 
 
 @pytest.mark.parametrize(("scenario", "api", "stream"), CASES)

@@ -13,9 +13,8 @@ import litellm
 import pytest
 from litellm.exceptions import BadRequestError, InternalServerError, MidStreamFallbackError
 
-from mockllm import Client, Session
+from mockllm import Session
 
-from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
 
 PARAMETERS = {
@@ -122,11 +121,6 @@ EXPECTED["stream-cut", "responses", "openai", False] = Expect(raises=InternalSer
 EXPECTED["stream-cut", "responses", "openai", True] = Expect(raises=httpx.RemoteProtocolError)
 
 CASES = sorted(EXPECTED)
-
-
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
 
 
 @pytest.mark.parametrize(("scenario", "loop", "provider", "stream"), CASES)

@@ -25,9 +25,8 @@ from agents.extensions.models.litellm_model import LitellmModel
 from litellm.exceptions import BadRequestError, InternalServerError, MidStreamFallbackError
 from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
-from mockllm import Client, Session
+from mockllm import Session
 
-from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
 
 HIDDEN = "An error occurred while running the tool. Please try again."
@@ -102,11 +101,6 @@ async def run_agent(
                 warnings.simplefilter("ignore", ResourceWarning)
                 litellm.in_memory_llm_clients_cache.flush_cache()  # type: ignore[no-untyped-call]
                 gc.collect()
-
-
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
 
 
 @pytest.mark.parametrize(("scenario", "api", "stream"), CASES)

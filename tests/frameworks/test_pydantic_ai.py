@@ -18,9 +18,8 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from mockllm import Client, Session
+from mockllm import Session
 
-from ..support import ServerProcess
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
 
 EXPECTED: dict[tuple[str, str, bool], Expect] = {}
@@ -62,11 +61,6 @@ async def run_agent(api: str, stream: bool, mock: Session, scenario: str) -> str
     async with sdk:  # the SDK client is ours to close, inside the loop that used it
         result = await agent.run(PROMPTS[scenario], event_stream_handler=drain if stream else None)
     return result.output
-
-
-@pytest.fixture
-def mock(server: ServerProcess, session: str) -> Session:
-    return Client(server.url).session(session)
 
 
 @pytest.mark.parametrize(("scenario", "api", "stream"), CASES)

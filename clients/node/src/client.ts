@@ -4,7 +4,7 @@
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
-import { type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
+import { APIS, type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
 import { Session } from "./session.js";
 
 /** YAML text (it has a newline), a path to a YAML file, or a scenario as an object. */
@@ -49,10 +49,11 @@ export class Client {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
   }
 
-  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's does not; `flavor` starts it with `/f/FLAVOR`. */
+  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's and Gemini's do not; `flavor` starts it with `/f/FLAVOR`. */
   url(scenario: string, { session, api = "openai", flavor }: UrlOptions = {}): string {
-    if (api !== "openai" && api !== "anthropic") {
-      throw new TypeError(`api must be "openai" or "anthropic", not ${JSON.stringify(api)}`);
+    if (!(APIS as readonly string[]).includes(api)) {
+      const known = APIS.map((a) => JSON.stringify(a)).join(", ");
+      throw new TypeError(`api must be one of ${known}, not ${JSON.stringify(api)}`);
     }
     if (flavor !== undefined && !(FLAVORS as readonly string[]).includes(flavor)) {
       throw new TypeError(`no flavour ${JSON.stringify(flavor)} (${FLAVORS.join(", ")})`);

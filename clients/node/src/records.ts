@@ -1,7 +1,10 @@
 // Typed views of what the admin routes return (docs/http-api.md, "A log entry").
 // Only the fields the client reads are typed; `raw` keeps the whole object.
 
-export type Api = "openai" | "anthropic";
+/** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
+ * Google's (@google/genai) add their own version path. */
+export const APIS = ["openai", "anthropic", "gemini"] as const;
+export type Api = (typeof APIS)[number];
 
 export interface ToolCall {
   id: string;

@@ -20,8 +20,10 @@ from mockllm.loading.loader import load_mapping
 from mockllm.providers import output_formats
 from mockllm.providers.gemini import field
 
+from ...hypothesis_profiles import examples
+
 SETTINGS = settings(
-    max_examples=200, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck)
+    max_examples=examples(200), derandomize=True, suppress_health_check=list(HealthCheck)
 )
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

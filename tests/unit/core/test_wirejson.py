@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from mockllm.core import wirejson
 
+from ...hypothesis_profiles import examples
+
 
 def shape(value: Any) -> Any:
     """`value` with every type spelled out: 1 and 1.0, -0.0 and 0.0, NaN and NaN compare as
@@ -61,7 +63,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400))
 @given(value=json_values, ascii_only=st.booleans(), indent=st.none() | st.integers(0, 2))
 def test_any_json_value_reads_as_the_standard_library_reads_it(
     value: Any, ascii_only: bool, indent: int | None
@@ -91,7 +93,7 @@ def mutated(draw: st.DrawFn) -> bytes:
     return raw
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600))
 @given(raw=st.binary(max_size=40) | mutated() | st.lists(json_bytes, max_size=12).map(b"".join))
 @example(raw=b"")
 @example(raw=b"\xef\xbb\xbf{}")
@@ -190,7 +192,7 @@ def long_number(draw: st.DrawFn, limit: int) -> tuple[bytes, int]:
     return text.encode(), total
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(data=st.data(), limit=st.sampled_from([1, 2, 5, 18, 19, 20, 56, 57, 1000, 4300]))
 def test_a_number_is_read_within_the_digit_limit_and_refused_past_it(
     data: st.DataObject, limit: int
@@ -211,7 +213,7 @@ def test_a_number_is_read_within_the_digit_limit_and_refused_past_it(
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(
     exponent=st.integers(300, 5000),
     negative=st.booleans(),
@@ -230,7 +232,7 @@ def test_an_exponent_past_a_double_is_refused_not_infinity(
     assert wirejson.dumps_line(value)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(depth=st.integers(240, 1100), inner=st.sampled_from([b"", b"1", b"1" * 30, b'"x"']))
 def test_nesting_at_and_past_each_parsers_limit_reads_alike_and_never_raises_else(
     depth: int, inner: bytes

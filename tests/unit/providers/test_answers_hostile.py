@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from mockllm.providers import ADAPTERS, Answers
 from mockllm.recording.proxy import UNREADABLE
 
+from ...hypothesis_profiles import examples
+
 READERS = [a.answers for a in ADAPTERS.values() if a.answers is not None]
 
 json_values = st.recursive(
@@ -37,7 +39,7 @@ shaped = st.recursive(
 
 
 @pytest.mark.parametrize("reader", READERS, ids=[r.__name__ for r in READERS])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(values=st.lists(shaped, min_size=1, max_size=4))
 def test_any_json_answer_raises_only_what_the_recorder_catches(
     reader: type[Answers], values: list[Any]

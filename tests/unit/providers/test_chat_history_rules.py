@@ -14,6 +14,8 @@ from mockllm.core.scenario import Reply, Scenario, Turn
 from mockllm.core.validation import RuleContext
 from mockllm.providers.openai_chat_rules import RULES
 
+from ...hypothesis_profiles import examples
+
 HISTORY_RULES = ("C1", "C2", "C3")
 SCENARIO = Scenario("s", (Turn(Reply(text="ok")),))
 
@@ -112,7 +114,7 @@ def plain(body: dict[str, Any], flavor: str) -> list[tuple[str, str | None, str 
     return found
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500))
 @given(st.lists(message, max_size=12), st.sampled_from(["openai", "deepseek"]))
 def test_one_pass_agrees_with_each_rule_alone(messages: list[Any], flavor: str) -> None:
     body = {"model": "gpt-4o", "messages": messages}

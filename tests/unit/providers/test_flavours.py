@@ -18,6 +18,8 @@ from mockllm.loading.loader import load_mapping
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.serving.routing import Routes
 
+from ...hypothesis_profiles import examples
+
 WEATHER = load_mapping(
     {
         "name": "w",
@@ -121,7 +123,7 @@ def test_each_envelope_is_its_providers() -> None:
     )
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(
     flavor=st.sampled_from(FLAVORS),
     turn=st.sampled_from([0, 1, 2]),

@@ -16,6 +16,8 @@ from mockllm.core.engine import Resolved
 from mockllm.loading.loader import load_mapping
 from mockllm.providers.openai_responses import ECHOED, INCOMPLETE_REASONS, Responses
 
+from ...hypothesis_profiles import examples
+
 REPLIES = load_mapping(
     {
         "name": "template",
@@ -47,7 +49,7 @@ requests = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(
     request=requests,
     fields=echoed,
