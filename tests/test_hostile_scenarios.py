@@ -33,6 +33,30 @@ VALID: dict[str, Any] = {
         {"reply": {"text": "done"}, "repeat": True},
     ],
 }
+# The keys an agent-CLI scenario adds (side requests, seeds, keyed turns, structured output,
+# allowances, rule sets): a second document to mutate, so their parsers meet hostile values.
+AGENT: dict[str, Any] = {
+    "name": "agent",
+    "include": ["harness/opencode"],
+    "seed": ["Got it.", {"contains": "Ok"}],
+    "allow": {"calls_answered": "the harness drops calls on purpose"},
+    "side_requests": [
+        {
+            "name": "title",
+            "match": {"system": {"contains": "title"}, "tools": "none"},
+            "reply": {"text": "T"},
+        },
+        {"name": "router", "match": {"model": {"regex": "^fl"}}, "reply": {"json": "valid"}},
+    ],
+    "turns": [
+        {
+            "match": {"user": {"contains": "weather"}},
+            "reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+        },
+        {"reply": {"refusal": "no"}, "allow": {"expectations_met": "scripted"}},
+        {"reply": {"json": "missing_required"}, "repeat": True},
+    ],
+}
 scalar = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(), st.text(max_size=12)
 )
@@ -49,7 +73,7 @@ syntax = st.text(alphabet=list("{}[]:-&*!|>'\"#,?%@`\n\t ab0\\\u00e9"), max_size
 
 @st.composite
 def mutated(draw: st.DrawFn) -> str:
-    doc: Any = VALID
+    doc: Any = draw(st.sampled_from([VALID, AGENT]))
     for _ in range(draw(st.integers(1, 2))):
         doc = replaced(doc, draw(st.sampled_from(json_paths(doc))), draw(node))
     return yaml.safe_dump(doc, allow_unicode=draw(st.booleans()))
@@ -85,6 +109,51 @@ def test_any_text_loads_or_names_where_it_is_wrong(text: str) -> None:
         for problem in e.problems:
             assert str(problem).startswith("hostile.yaml"), problem
             assert problem.line is not None or problem.message.startswith("empty file"), problem
+
+
+# Values an author could plausibly write, so more mutants load and reach the matchers.
+plausible: st.SearchStrategy[Any] = st.one_of(
+    st.text(max_size=16),
+    st.sampled_from(
+        ["(a+)+$", "", "none", "valid", "in_prose", "not_json", "x" * 300, [], {}, None, 0]
+    ),
+    st.sampled_from(["contains", "regex", "equals"]).flatmap(
+        lambda how: st.fixed_dictionaries({how: st.sampled_from(["", ".*", "(", "Ok", "title"])})
+    ),
+)
+
+
+@st.composite
+def agent_mutant(draw: st.DrawFn) -> str:
+    doc = replaced(AGENT, draw(st.sampled_from(json_paths(AGENT))), draw(plausible))
+    return yaml.safe_dump(doc, allow_unicode=True)
+
+
+@settings(
+    max_examples=examples(40),
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(text=agent_mutant())
+def test_a_hostile_scenario_posted_then_asked_never_gets_a_5xx(
+    server: ServerProcess, text: str
+) -> None:
+    # Loaded or refused, never a 5xx; once loaded, the side-request and keyed-turn matchers
+    # meet a title request, a router request and a user turn without a 5xx either.
+    r = httpx.post(f"{server.url}/_mockllm/scenarios", content=text, headers=YAML)
+    assert r.status_code in (200, 201, 400), r.text
+    if r.status_code == 400:
+        assert r.json()["error"]["problems"], r.text
+        return
+    name = r.json()["name"]
+    base = f"{server.url}/s/{name}/hostile/v1/chat/completions"
+    for system, model in (("You are a title generator", "m"), ("route", "flash"), ("", "m")):
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": "the weather in Paris?"})
+        answer = httpx.post(base, json={"model": model, "messages": messages})
+        assert answer.status_code < 500, answer.text
+    assert server.http.get("/_mockllm/health").status_code == 200
 
 
 def test_integer_chaos_keys_are_status_codes(server: ServerProcess, session: str) -> None:
