@@ -411,3 +411,12 @@ def test_an_unreachable_upstream_is_a_502_in_the_provider_s_shape_and_not_record
         assert caught.value.body["type"] == "error"
         printed(rec, "not recorded: the upstream did not answer")
     assert not out.exists()
+
+
+def test_the_banner_gives_each_sdk_its_base_url(recorder: Recorder) -> None:
+    # The same three SDKs as `mockllm serve`'s banner: a Gemini user is not left to guess.
+    url = recorder.server.url
+    printed = recorder.server.console.read_text()
+    assert f'OpenAI(base_url="{url}/s/NAME/SESSION/v1"' in printed
+    assert f'Anthropic(base_url="{url}/s/NAME/SESSION"' in printed
+    assert f'http_options={{"base_url": "{url}/s/NAME/SESSION"}}' in printed

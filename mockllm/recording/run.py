@@ -50,6 +50,8 @@ def record(
         f"mockllm record: {url} → {public_url(upstream)}, one scenario per session into {out}/\n"
         f'  OpenAI SDK:    OpenAI(base_url="{url}/s/NAME/SESSION/v1", api_key=...)\n'
         f'  Anthropic SDK: Anthropic(base_url="{url}/s/NAME/SESSION", api_key=...)\n'
+        "  Gemini SDK:    genai.Client(api_key=..., "
+        f'http_options={{"base_url": "{url}/s/NAME/SESSION"}})\n'
         "  Ctrl-C ends the recording (exchanges in flight are finished first); replay it with\n"
         f"  mockllm serve --scenarios {out}"
     )
