@@ -82,12 +82,12 @@ class Answer:
 # for other headers.
 _FAST_RETRY = (("retry-after-ms", "20"),)
 CHAOS_FAULTS: dict[str, Fault] = {
-    "429": Fault(http=HttpFault(429, headers=_FAST_RETRY)),
-    "500": Fault(http=HttpFault(500, headers=_FAST_RETRY)),
-    "503": Fault(http=HttpFault(503, headers=_FAST_RETRY)),
-    "529": Fault(http=HttpFault(529, headers=_FAST_RETRY)),
-    "truncate": Fault(truncate=Truncate()),  # inside call 0's arguments, else half way
-    "stream_error": Fault(stream_error=StreamError()),
+    "429": Fault(HttpFault(429, headers=_FAST_RETRY)),
+    "500": Fault(HttpFault(500, headers=_FAST_RETRY)),
+    "503": Fault(HttpFault(503, headers=_FAST_RETRY)),
+    "529": Fault(HttpFault(529, headers=_FAST_RETRY)),
+    "truncate": Fault(Truncate()),  # inside call 0's arguments, else half way
+    "stream_error": Fault(StreamError()),
     "delay": Fault(delay=Delay(first_byte_ms=250)),
 }
 

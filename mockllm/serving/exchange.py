@@ -25,7 +25,7 @@ from mockllm.core.faults import (
     first_byte_ms,
     stream_delivery,
 )
-from mockllm.core.scenario import Fault, Reply, Scenario
+from mockllm.core.scenario import Fault, HttpFault, Reply, Scenario, StreamError
 from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
@@ -279,8 +279,8 @@ class Exchanges:
         stream = parsed.conversation.stream
         kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
         if kind == "http_error":
-            assert fault is not None and fault.http is not None
-            http = fault.http
+            assert fault is not None and isinstance(fault.part, HttpFault)
+            http = fault.part
             refusal = adapter.fault_error(
                 http.status, http.type, http.message, http.code, http.headers
             )
@@ -375,7 +375,7 @@ def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
 
 
 def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
-    error = fault.stream_error if fault else None
+    error = fault.part if fault and isinstance(fault.part, StreamError) else None
     if error is None:
         return None
     return adapter.fault_error(
