@@ -32,7 +32,7 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed
-from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.serving.shared import Shared
 from mockllm.state import StoreUnavailable
@@ -408,24 +408,3 @@ def bad_path(path: str) -> RequestError:
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
     """The few request headers mockllm reads, in one pass."""
     return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
-
-
-async def read_body(receive: Receive, limit: int, declared: str | None = None) -> bytes:
-    """The whole request body; over `limit` bytes, a 413 RequestError (--max-body)."""
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
-    body = b""
-    while True:
-        message = await receive()
-        chunk: bytes = message.get("body", b"")
-        body += chunk
-        if len(body) > limit:
-            raise _too_large(len(body), limit)
-        if not message.get("more_body"):
-            return body
-
-
-def _too_large(size: int, limit: int) -> RequestError:
-    message = f"mockllm: request body of {size} bytes exceeds the server's limit of {limit} bytes"
-    message += " (--max-body)"
-    return RequestError(413, message, kind="body_too_large", code="request_too_large")
