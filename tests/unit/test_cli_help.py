@@ -9,7 +9,7 @@ from mockllm.options import ServerOptions, field_help
 
 
 def test_every_server_option_has_a_flag_whose_help_is_its_doc() -> None:
-    serve = _parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    serve = _parser()._subparsers._group_actions[0].choices["serve"]
     helps = {a.dest: a.help or "" for a in serve._actions}
     for field in fields(ServerOptions):
         doc = field_help(field.name)
