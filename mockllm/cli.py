@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mockllm._version import __version__
-from mockllm.core.scenario import FLAVORS, Chaos
+from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
 from mockllm.errors import ScenarioError, did_you_mean
 from mockllm.log.verdict import DEFAULT_MAX_CALLS
-from mockllm.options import DEFAULTS, ServerOptions
+from mockllm.options import DEFAULTS, ServerOptions, field_help
 
 DEFAULT_PORT = 8000
 
@@ -49,10 +49,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"mockllm {__version__}")
     sub = p.add_subparsers(title="commands", metavar="COMMAND")
+    for add in (_serve_parser, _record_parser, _mcp_parser, _validate_parser, _list_parser):
+        add(sub)
+    sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
+    sc.set_defaults(run=_schema)
+    _report_parser(sub)
+    return p
 
-    _serve_parser(sub)
-    _record_parser(sub)
-    _mcp_parser(sub)
+
+def _validate_parser(sub: Any) -> None:
     v = sub.add_parser(
         "validate",
         help="check scenario files; non-zero exit on any error",
@@ -62,6 +67,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("paths", nargs="+", metavar="PATH", help="scenario files or folders")
     v.set_defaults(run=_validate)
 
+
+def _list_parser(sub: Any) -> None:
     ls = sub.add_parser("list", help="names, turn counts and descriptions")
     ls.add_argument("paths", nargs="*", metavar="PATH", help="default: the bundled library")
     ls.add_argument(
@@ -72,9 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     ls.set_defaults(run=_list)
 
-    sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
-    sc.set_defaults(run=_schema)
 
+def _report_parser(sub: Any) -> None:
     r = sub.add_parser(
         "report",
         help="the protocol verdict per session of a --log file",
@@ -112,7 +118,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
     )
     r.set_defaults(run=_report)
-    return p
+
+
+def _option(p: Any, name: str, more: str = "", **kwargs: Any) -> None:
+    """The flag of the `ServerOptions` field `name`: --NAME, its default and, as its help,
+    the field's doc (options.py), then what only the command line needs (`more`)."""
+    kwargs.setdefault("default", getattr(DEFAULTS, name))
+    help = field_help(name) + more
+    p.add_argument("--" + name.replace("_", "-"), dest=name, help=help, **kwargs)
 
 
 def _listening(p: argparse.ArgumentParser) -> None:
@@ -122,18 +135,11 @@ def _listening(p: argparse.ArgumentParser) -> None:
         "--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (default 8000)"
     )
     p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
-    p.add_argument(
-        "--max-body",
-        type=_size,
-        default=DEFAULTS.max_body,
-        metavar="BYTES",
-        help="largest request body accepted, e.g. 10MB (default %(default)s); larger gets 413",
-    )
+    more = " (e.g. 10MB; default %(default)s)"
+    _option(p, "max_body", more, type=_size, metavar="BYTES")
 
 
 def _serve_parser(sub: Any) -> None:
-    # Over 60 lines: one add_argument per flag, a table rather than logic.
-    d = DEFAULTS
     s = sub.add_parser("serve", help="serve scenarios over the OpenAI / Anthropic wire formats")
     _listening(s)
     s.add_argument(
@@ -149,112 +155,16 @@ def _serve_parser(sub: Any) -> None:
         action="store_false",
         help="serve only the --scenarios given, without the bundled library",
     )
-    s.add_argument("--default", metavar="NAME", help="scenario for requests that name none")
-    s.add_argument(
-        "--validation",
-        choices=("strict", "warn", "off"),
-        default=d.validation,
-        help="provider history rules: reject (strict, the default), log only (warn), skip (off)",
-    )
-    s.add_argument(
-        "--flavor",
-        choices=FLAVORS,
-        default=d.flavor,
-        help="Chat Completions flavour: that provider's rules, texts and wire shape "
-        "(docs/flavours.md); a /f/FLAVOR/ URL chooses one per request",
-    )
-    s.add_argument("--log", metavar="FILE", help="append every request to FILE as JSON lines")
-    s.add_argument(
-        "--log-limit",
-        type=int,
-        default=d.log_limit,
-        metavar="N",
-        help="entries kept in memory (default %(default)s; the --log file keeps all)",
-    )
-    s.add_argument(
-        "--log-body-cap",
-        type=_size,
-        default=d.log_body_cap,
-        metavar="BYTES",
-        help="response bytes kept per log entry (default %(default)s)",
-    )
-    s.add_argument(
-        "--chaos",
-        type=_chaos,
-        metavar="KIND=RATE,...",
-        help="seeded random faults, e.g. 429=0.1,truncate=0.05 (kinds: "
-        "429, 500, 503, 529, truncate, stream_error, delay)",
-    )
-    s.add_argument("--seed", type=int, default=d.seed, help="seed of the chaos draws (default 0)")
-    s.add_argument(
-        "--max-stall",
-        type=float,
-        default=d.max_stall,
-        metavar="SECONDS",
-        help="longest a stall fault holds a connection (default %(default)s)",
-    )
-    s.add_argument(
-        "--max-number-digits",
-        type=_number_digits,
-        default=d.max_number_digits,
-        metavar="N",
-        help="digits one number of a request body may have, 1 to 4300 (default %(default)s); "
-        "a longer one is the provider's 400",
-    )
-    s.add_argument(
-        "--max-sessions",
-        type=int,
-        default=d.max_sessions,
-        metavar="N",
-        help="sessions whose attempt counters are kept; the least recently used beyond N "
-        "start afresh (default %(default)s)",
-    )
-    s.add_argument(
-        "--allow-host",
-        action="append",
-        default=list(d.allow_host),
-        metavar="NAME",
-        help="a host name the admin routes answer under, besides loopback and the bound "
-        "address (repeatable; e.g. a docker service name)",
-    )
-    s.add_argument(
-        "--state",
-        default=os.environ.get("MOCKLLM_STATE", d.state),
-        metavar="URL",
-        help="where attempts, stored responses, run-time scenarios and the log live: memory "
-        "(the default, this process) or redis://HOST:PORT/DB, shared by every server on it; "
-        "default $MOCKLLM_STATE if set (a URL with a password stays out of `ps` there)",
-    )
-    s.add_argument(
-        "--state-prefix",
-        default=d.state_prefix,
-        metavar="NAME",
-        help="namespace of the keys on a shared --state; servers with one prefix share state "
-        "(default %(default)s; no ':')",
-    )
-    s.add_argument(
-        "--state-ttl",
-        type=int,
-        default=d.state_ttl,
-        metavar="SECONDS",
-        help="how long a shared --state keeps a session's attempts and a stored response "
-        "unused (default %(default)s, a day)",
-    )
-    s.add_argument(
-        "--workers",
-        type=int,
-        default=d.workers,
-        metavar="N",
-        help="processes serving the port (default 1); more than one needs a shared --state",
-    )
-    s.add_argument("--real-time", action="store_true", help="real clock in `created` fields")
-    s.add_argument(
-        "--no-websocket",
-        dest="websocket",
-        action="store_false",
-        help="refuse WebSocket upgrades with 426 (clients fall back to HTTP); by default the "
-        "Responses API is served over WebSocket too, as Codex uses it",
-    )
+    _option(s, "default", metavar="NAME")
+    _option(s, "validation", " (default %(default)s)", choices=("strict", "warn", "off"))
+    _option(s, "flavor", " (default %(default)s)", choices=FLAVORS)
+    _log_flags(s)
+    _fault_flags(s)
+    _limit_flags(s)
+    _state_flags(s)
+    _option(s, "real_time", action="store_true")
+    websocket = "by default: " + field_help("websocket")  # the flag turns it off
+    s.add_argument("--no-websocket", dest="websocket", action="store_false", help=websocket)
     s.add_argument(
         "--quiet", action="store_true", help="no console line per request (the banner stays)"
     )
@@ -266,6 +176,40 @@ def _serve_parser(sub: Any) -> None:
         "NO_COLOR is set), json for machines (one object per line)",
     )
     s.set_defaults(run=_serve)
+
+
+def _log_flags(s: Any) -> None:
+    _option(s, "log", metavar="FILE")
+    _option(s, "log_limit", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "log_body_cap", " (default %(default)s)", type=_size, metavar="BYTES")
+
+
+def _fault_flags(s: Any) -> None:
+    kinds = ", ".join(CHAOS_KINDS)
+    more = f", e.g. 429=0.1,truncate=0.05 (kinds: {kinds})"
+    _option(s, "chaos", more, type=_chaos, metavar="KIND=RATE,...")
+    _option(s, "seed", " (default %(default)s)", type=int)
+    _option(s, "max_stall", " (default %(default)s)", type=float, metavar="SECONDS")
+
+
+def _limit_flags(s: Any) -> None:
+    more = " (1 to 4300, default %(default)s)"
+    _option(s, "max_number_digits", more, type=_number_digits, metavar="N")
+    _option(s, "max_sessions", " (default %(default)s)", type=int, metavar="N")
+    more = " (repeatable; e.g. a docker service name)"
+    _option(
+        s, "allow_host", more, action="append", default=list(DEFAULTS.allow_host), metavar="NAME"
+    )
+
+
+def _state_flags(s: Any) -> None:
+    more = "; default $MOCKLLM_STATE if set (a URL with a password stays out of `ps` there)"
+    _option(
+        s, "state", more, default=os.environ.get("MOCKLLM_STATE", DEFAULTS.state), metavar="URL"
+    )
+    _option(s, "state_prefix", " (default %(default)s; no ':')", metavar="NAME")
+    _option(s, "state_ttl", " (default %(default)s, a day)", type=int, metavar="SECONDS")
+    _option(s, "workers", " (default %(default)s)", type=int, metavar="N")
 
 
 def _options(args: argparse.Namespace) -> ServerOptions:

@@ -1,13 +1,18 @@
-"""Every option of a server, with its one default.
+"""Every option of a server, with its one default and its one description.
 
-`mockllm serve` builds its flags from these fields, and `build_app`, `mockllm.serve()`
-and the pytest plugin (the `mockllm_server_options` fixture) all take this object, so a
-new option is added here once and reaches every way of starting a server.
+`mockllm serve` builds a flag of each field (--NAME, its default, and as its help the
+field's doc, `field_help`), and `build_app`, `mockllm.serve()` and the pytest plugin (the
+`mockllm_server_options` fixture) all take this object, so a new option is added here once
+and reaches every way of starting a server.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from functools import cache
+from itertools import pairwise
+from pathlib import Path
 
 from mockllm.core.scenario import Chaos, Flavor, ValidationMode
 
@@ -19,19 +24,21 @@ class ServerOptions:
     default: str | None = None
     """The scenario of requests whose URL names none."""
     validation: ValidationMode = "strict"
-    """Provider history rules: reject (strict), log only (warn), skip (off)."""
+    """Provider history rules: strict refuses a request that breaks one, warn only logs it,
+    off skips them."""
     flavor: Flavor = "openai"
-    """Chat Completions flavour: "deepseek" for DeepSeek's rules, texts and wire shape."""
+    """The Chat Completions flavour: that provider's rules, texts and wire shape (docs/flavours.md);
+    a /f/FLAVOR/ URL chooses one per request."""
     chaos: Chaos | None = None
     """Seeded random faults over every request."""
     seed: int = 0
     """The seed of the chaos draws."""
     real_time: bool = False
-    """The real clock in `created` fields, instead of a fixed one."""
+    """The real clock in `created` fields, instead of a fixed one (2025-01-01)."""
     log: str | None = None
     """Append every request to this file as JSON lines."""
     log_limit: int = 10_000
-    """Log entries kept in memory (the `log` file keeps all)."""
+    """Log entries kept in memory; the log file keeps all."""
     log_body_cap: int = 65_536
     """Response bytes kept per log entry."""
     max_body: int = 10 * MB
@@ -39,9 +46,9 @@ class ServerOptions:
     max_number_digits: int = 1000
     """Digits one number of a request body may have; a longer one is the provider's 400."""
     max_stall: float = 30.0
-    """Seconds a `stall` fault holds a connection at most."""
+    """Seconds a stall fault holds a connection at most."""
     max_sessions: int = 10_000
-    """Sessions whose attempt counters are kept; the least recently used beyond go."""
+    """Sessions whose attempt counters are kept; the least recently used beyond start afresh."""
     allow_host: tuple[str, ...] = ()
     """Host names, besides loopback and the bound address, the admin routes answer under."""
     state: str = "memory"
@@ -52,10 +59,43 @@ class ServerOptions:
     state_ttl: int = 86_400
     """Seconds a shared store keeps a session's attempts and a stored response unused."""
     workers: int = 1
-    """Processes serving one port; more than one needs a shared `state`."""
+    """Processes serving one port; more than one needs a shared state, a Redis URL."""
     websocket: bool = True
     """Serve the Responses API over WebSocket too (Codex's default transport); off, an
     upgrade gets 426 and the client falls back to HTTP."""
 
 
 DEFAULTS = ServerOptions()
+
+
+def field_help(name: str) -> str:
+    """The doc of field `name` as a flag's help: one line, lower case first, no full stop
+    (argparse's own style), `%` kept literal for argparse's formatting."""
+    doc = _field_docs().get(name, "")
+    if doc[1:2].islower():
+        doc = doc[0].lower() + doc[1:]
+    return doc.removesuffix(".").replace("%", "%%")
+
+
+@cache
+def _field_docs() -> dict[str, str]:
+    """The string under each field, read from this file (Python keeps no attribute docs):
+    under a millisecond, once per `mockllm` command."""
+    try:
+        tree = ast.parse(Path(__file__).read_text("utf-8"))
+    except OSError:  # installed without sources: flags without help rather than no flags
+        return {}
+    options = next(
+        c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "ServerOptions"
+    )
+    docs = {}
+    for field, doc in pairwise(options.body):
+        if (
+            isinstance(field, ast.AnnAssign)
+            and isinstance(field.target, ast.Name)
+            and isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+        ):
+            docs[field.target.id] = " ".join(doc.value.value.split())
+    return docs

@@ -88,7 +88,7 @@ def spoiled_attempts(
     it spoils every attempt (no `times`)."""
     if fault is None or fault.kind == "delay":
         return True
-    timeout = {"timeout": 0.5} if fault.stall else {}
+    timeout = {"timeout": 0.5} if fault.kind == "stall" else {}
     for _ in range(fault.times or 1):
         with pytest.raises(FAULT_ERRORS[fault.kind]):
             driver.create({**request, **timeout})

@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from mockllm import load_paths
-from mockllm.core.scenario import Scenario
+from mockllm.core.scenario import HttpFault, Scenario, Truncate
 from mockllm.testing.client import Client
 
 from .drivers import DRIVERS, Driver, View, Walker
@@ -98,7 +98,7 @@ def walk(driver: Driver, guide: Scenario, streamed: bool) -> list[Any]:
         request = walker.request()
         fault = turn.fault
         spoiled = 0 if fault is None or fault.kind == "delay" else fault.times or 1
-        extra = {"timeout": 0.5} if fault is not None and fault.stall else {}
+        extra = {"timeout": 0.5} if fault is not None and fault.kind == "stall" else {}
         for _ in range(spoiled):
             seen.append(outcome(driver, {**request, **extra}, streamed)[0])
         if spoiled and fault is not None and fault.times is None:
@@ -167,10 +167,10 @@ def test_a_429_is_recorded_with_its_retry_headers_and_the_attempts_it_spoiled(
     recorder: Recorder, session: str
 ) -> None:
     turn = record(recorder, "rate-limited", session).turns[0]
-    assert turn.fault is not None and turn.fault.http is not None
-    assert (turn.fault.http.status, turn.fault.times) == (429, 2)
-    assert turn.fault.http.headers == (("retry-after-ms", "20"),)
-    assert turn.fault.http.code == "rate_limit_exceeded"
+    assert turn.fault is not None and isinstance(http := turn.fault.part, HttpFault)
+    assert (http.status, turn.fault.times) == (429, 2)
+    assert http.headers == (("retry-after-ms", "20"),)
+    assert http.code == "rate_limit_exceeded"
     assert [c.name for c in turn.reply.tool_calls] == ["get_weather"]  # the third attempt's
 
 
@@ -218,8 +218,8 @@ def test_a_recorded_cut_stream_replays_cut_at_the_same_content(
     direct = partial_arguments(upstream)
     recorded = record(recorder, guide, session, streamed=True)
     fault = recorded.turns[0].fault
-    assert fault is not None and fault.truncate is not None and fault.times == 1
-    assert fault.ending == ("reset" if guide == "stream-cut" else "close")
+    assert fault is not None and isinstance(cut := fault.part, Truncate) and fault.times == 1
+    assert cut.disconnect == ("reset" if guide == "stream-cut" else "close")
     Client(replay.url).add_scenario(recorded.source)
     client = openai.OpenAI(
         base_url=replay.openai_url(recorded.name, session), api_key="test", max_retries=0

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mockllm import load_text
 from mockllm.core.heard import Heard, HeardCall, HeardError
+from mockllm.core.scenario import HttpFault
 from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.recording.attempt import Attempt
 from mockllm.recording.compose import Meta, scenario_text
@@ -92,13 +93,13 @@ def test_an_error_is_written_as_the_http_fault_it_was(message: str, kind: str, s
     failed.error = HeardError(kind, message or None, None)
     failed.headers = (("retry-after", "7"), ("x-request-id", "req_1"))
     fault = load_text(written(failed), "<written>").turns[0].fault
-    assert fault is not None and fault.http is not None and fault.times is None
-    assert (fault.http.status, fault.http.type, fault.http.message) == (
+    assert fault is not None and isinstance(http := fault.part, HttpFault) and fault.times is None
+    assert (http.status, http.type, http.message) == (
         status,
         kind,
         message or None,
     )
-    assert fault.http.headers == (("retry-after", "7"),)  # only what the SDKs retry by
+    assert http.headers == (("retry-after", "7"),)  # only what the SDKs retry by
 
 
 def test_a_second_answer_and_a_second_kind_of_failure_are_named_not_dropped() -> None:
@@ -114,7 +115,9 @@ def test_a_second_answer_and_a_second_kind_of_failure_are_named_not_dropped() ->
     assert "different failures on one turn; the fault is the first's" in text
     assert "not kept: 1 later attempt(s) at this turn" in text
     turn = load_text(text, "<written>").turns[0]
-    assert turn.fault is not None and turn.fault.http is not None and turn.fault.times == 2
+    assert (
+        turn.fault is not None and isinstance(turn.fault.part, HttpFault) and turn.fault.times == 2
+    )
     assert turn.reply.text == "partial answer"
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from mockllm.core.conversation import Conversation
+from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import names_mcp_tool
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
@@ -73,7 +74,7 @@ def _filled(arguments: str, schema: str, seed: str, tool: str) -> str:
     except GenerateError:
         return arguments  # the schema cannot produce a value: leave the script as written
     given.update({k: whole[k] for k in missing if k in whole})
-    return json.dumps(given, ensure_ascii=False, separators=(",", ":"))
+    return compact_json(given)
 
 
 def _concrete_call(

@@ -82,12 +82,12 @@ class Answer:
 # for other headers.
 _FAST_RETRY = (("retry-after-ms", "20"),)
 CHAOS_FAULTS: dict[str, Fault] = {
-    "429": Fault(http=HttpFault(429, headers=_FAST_RETRY)),
-    "500": Fault(http=HttpFault(500, headers=_FAST_RETRY)),
-    "503": Fault(http=HttpFault(503, headers=_FAST_RETRY)),
-    "529": Fault(http=HttpFault(529, headers=_FAST_RETRY)),
-    "truncate": Fault(truncate=Truncate()),  # inside call 0's arguments, else half way
-    "stream_error": Fault(stream_error=StreamError()),
+    "429": Fault(HttpFault(429, headers=_FAST_RETRY)),
+    "500": Fault(HttpFault(500, headers=_FAST_RETRY)),
+    "503": Fault(HttpFault(503, headers=_FAST_RETRY)),
+    "529": Fault(HttpFault(529, headers=_FAST_RETRY)),
+    "truncate": Fault(Truncate()),  # inside call 0's arguments, else half way
+    "stream_error": Fault(StreamError()),
     "delay": Fault(delay=Delay(first_byte_ms=250)),
 }
 
@@ -210,17 +210,8 @@ class Engine:
         if memo:
             answer.why = memo.get(WHY)
             answer.error = answer.error or memo.get(UNMATCHED)
-        divergence = None
-        if call_id is not None and mode != "off" and scenario.keyed:
-            divergence = diverged_keyed(conv, scenario, call_id, _ServedReplies(scenario, conv))
-        elif call_id is not None and mode != "off" and index > 0:
-            divergence = diverged(conv, scenario, call_id, _ServedReplies(scenario, conv), cuts.get)
-        if divergence is not None:
-            answer.violations = [*answer.violations, divergence]
-            # A harness continuing after a failed stream is its own mistake, not a request
-            # the provider would refuse: the verdict reports it, the answer goes on.
-            if mode == "strict" and divergence.rule != CONTINUED:
-                answer.error = answer.error or _refusal(divergence, "history_diverged")
+        if call_id is not None and mode != "off":
+            _check_history(answer, scenario, conv, call_id, cuts, strict=mode == "strict")
         turn = scenario.turn(index)
         if turn is None:
             exhausted = Finding("scenario_exhausted", exhausted_message(scenario, index))
@@ -233,20 +224,27 @@ class Engine:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
         if answer.error is None:
-            try:
-                reply = concrete(scenario, index, turn.reply, conv)
-                reply = structured(scenario, index, reply, conv, f"turn {index}")
-            except RequestError as error:
-                answer.error = error
-                return answer
-            created = int(time.time()) if self.real_time else FIXED_CREATED
-            answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
-            answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
-            if answer.fault is not None and answer.fault.cuts:
-                answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
-            else:
-                answer.cut = None
+            self._serve(answer, scenario, session, turn.reply, conv)
         return answer
+
+    def _serve(
+        self, answer: Answer, scenario: Scenario, session: str, reply: Reply, conv: Conversation
+    ) -> None:
+        """The turn's reply made concrete for this request, and how it is delivered (wrong)."""
+        index, attempt = answer.turn, answer.attempt
+        try:
+            reply = concrete(scenario, index, reply, conv)
+            reply = structured(scenario, index, reply, conv, f"turn {index}")
+        except RequestError as error:
+            answer.error = error
+            return
+        created = int(time.time()) if self.real_time else FIXED_CREATED
+        answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
+        answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
+        if answer.fault is not None and answer.fault.cuts:
+            answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
+        else:
+            answer.cut = None
 
     def _fault(
         self, scenario: Scenario, session: str, index: int, attempt: int
@@ -273,6 +271,31 @@ class Engine:
                     kind
                 ], f"chaos: seed {seed}, draw {draw:.4f} < {bound:.4f} ({kind} at {rate:g})"
         return None, ""
+
+
+def _check_history(
+    answer: Answer,
+    scenario: Scenario,
+    conv: Conversation,
+    call_id: CallId,
+    cuts: Mapping[int, str],
+    strict: bool,
+) -> None:
+    """The history against what the script served: a divergence is logged, and refused in
+    strict mode, unless it is a harness continuing after a failed stream (its own mistake,
+    not a request the provider would refuse: the verdict reports it, the answer goes on)."""
+    if not scenario.keyed and conv.turn == 0:
+        return  # nothing served before it to diverge from
+    served = _ServedReplies(scenario, conv)
+    if scenario.keyed:
+        divergence = diverged_keyed(conv, scenario, call_id, served)
+    else:
+        divergence = diverged(conv, scenario, call_id, served, cuts.get)
+    if divergence is None:
+        return
+    answer.violations = [*answer.violations, divergence]
+    if strict and divergence.rule != CONTINUED:
+        answer.error = answer.error or _refusal(divergence, "history_diverged")
 
 
 def exhausted_message(scenario: Scenario, index: int) -> str:

@@ -14,8 +14,8 @@ from typing import Literal
 
 from mockllm.core.encoding import compact_json
 from mockllm.core.events import Event
-from mockllm.core.scenario import Fault, Reply, Truncate
-from mockllm.core.values import value
+from mockllm.core.scenario import Fault, HttpFault, Reply, Stall, StreamError, Truncate
+from mockllm.core.values import assert_never, value
 
 Ending = Literal["complete", "close", "reset", "stall"]
 
@@ -44,9 +44,10 @@ def answer_kind(fault: Fault | None, stream: bool) -> Answer:
     """How a fault has a reply answered: as an HTTP error (an `http` fault, or a
     `stream_error` asked for without a stream, which no SSE frame can carry), or as the
     reply's stream or body, delivered by `stream_delivery` / `body_delivery`."""
-    if fault is not None and fault.http is not None:
+    part = fault.part if fault is not None else None
+    if isinstance(part, HttpFault):
         return "http_error"
-    if fault is not None and fault.stream_error is not None and not stream:
+    if isinstance(part, StreamError) and not stream:
         return "stream_error"
     return "stream" if stream else "body"
 
@@ -58,9 +59,8 @@ def first_byte_ms(fault: Fault | None) -> int:
 def counts_events(fault: Fault | None) -> bool:
     """Whether a non-streamed body is cut where the stream would be (`after_events`), so
     its delivery needs the number of events the reply streams as."""
-    return (
-        fault is not None and fault.truncate is not None and fault.truncate.after_events is not None
-    )
+    part = fault.part if fault is not None else None
+    return isinstance(part, Truncate) and part.after_events is not None
 
 
 def stream_delivery(
@@ -70,19 +70,22 @@ def stream_delivery(
     frames = [e.data for e in events]
     if fault is None:
         return Delivery(frames)
-    if fault.stall:
-        return _paced(fault, [], "stall", 0, "stall")
-    if fault.stream_error is not None and error_events is not None:
-        after = fault.stream_error.after_events
-        at = len(frames) // 2 if after is None else min(after, len(frames))
-        return _paced(fault, frames[:at] + error_events(at), "complete", at, "stream_error")
-    if fault.truncate is not None:
-        chunks = _cut_events(fault.truncate, events)
-        whole = whole_events(events, sum(map(len, chunks)))
-        if whole == len(events):
-            return _paced(fault, chunks, fault.ending)
-        return _paced(fault, chunks, fault.ending, whole, "truncate")
-    return _paced(fault, frames, "complete")
+    match fault.part:
+        case Stall():
+            return _paced(fault, [], "stall", 0, "stall")
+        case StreamError(after_events=after) if error_events is not None:
+            at = len(frames) // 2 if after is None else min(after, len(frames))
+            return _paced(fault, frames[:at] + error_events(at), "complete", at, "stream_error")
+        case Truncate() as truncate:
+            chunks = _cut_events(truncate, events)
+            whole = whole_events(events, sum(map(len, chunks)))
+            if whole == len(events):
+                return _paced(fault, chunks, truncate.disconnect)
+            return _paced(fault, chunks, truncate.disconnect, whole, "truncate")
+        case HttpFault() | StreamError() | None:  # answered as HTTP errors by the app; a delay
+            return _paced(fault, frames, "complete")
+        case unreachable:
+            assert_never(unreachable)
 
 
 def whole_events(events: Sequence[Event], sent: int) -> int:
@@ -103,14 +106,18 @@ def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 
     reply streams as, so `after_events` cuts the body at the same fraction."""
     if fault is None:
         return Delivery([body])
-    if fault.stall:
-        return _paced(fault, [], "stall", 0, "stall")
-    if fault.truncate is not None:
-        cut = _body_cut(fault.truncate, body, reply, events)
-        if cut >= len(body):
-            return _paced(fault, [body], fault.ending)
-        return _paced(fault, [body[:cut]], fault.ending, 0, "truncate")
-    return _paced(fault, [body], "complete")
+    match fault.part:
+        case Stall():
+            return _paced(fault, [], "stall", 0, "stall")
+        case Truncate() as truncate:
+            cut = _body_cut(truncate, body, reply, events)
+            if cut >= len(body):
+                return _paced(fault, [body], truncate.disconnect)
+            return _paced(fault, [body[:cut]], truncate.disconnect, 0, "truncate")
+        case HttpFault() | StreamError() | None:
+            return _paced(fault, [body], "complete")
+        case unreachable:
+            assert_never(unreachable)
 
 
 def _paced(

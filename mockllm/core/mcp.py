@@ -221,72 +221,57 @@ def check_servers(
     """Mistakes the schema cannot see: duplicate names, results that cannot match, and
     scripted `{mcp: SERVER/TOOL}` calls naming no declared tool. `calls`: (turn, call,
     SERVER/TOOL) of every such call."""
-    problems: list[Problem] = []
-    for server in servers:
-        seen: set[str] = set()
-        for i, tool in enumerate(server.tools):
-            place = ("mcp_servers", server.name, "tools", i)
-            if tool.name in seen:
-                problems.append(
-                    locate((*place, "name")).with_message(
-                        f"tool {tool.name!r} is declared twice on server {server.name!r}"
-                    )
-                )
-            seen.add(tool.name)
-            for j, result in enumerate(tool.results):
-                at = (*place, "results", j)
-                if (
-                    result.text is None
-                    and result.structured is None
-                    and not (
-                        result.fault
-                        and (result.fault.error or result.fault.hang or result.fault.drop)
-                    )
-                ):
-                    problems.append(
-                        locate(at).with_message(
-                            "give text or structured (or a fault that answers instead: error, "
-                            "hang, drop)"
-                        )
-                    )
-            if tool.output_schema is not None and tool.output_schema.get("type") not in (
-                None,
-                "object",
-            ):
-                problems.append(
-                    locate((*place, "output_schema", "type")).with_message(
-                        "an MCP output schema describes a JSON object: its type must be object"
-                    )
-                )
-        uris = [r.uri for r in server.resources]
-        for k, uri in enumerate(uris):
-            if uri in uris[:k]:
-                problems.append(
-                    locate(("mcp_servers", server.name, "resources", k, "uri")).with_message(
-                        f"resource {uri!r} is declared twice"
-                    )
-                )
+    problems = [p for server in servers for p in _check_server(server, locate)]
     by_name = {s.name: s for s in servers}
     for turn, index, ref in calls:
-        server_name, tool_name = mcp_ref(ref) or ("", "")
         where = locate(("turns", turn, "reply", "tool_calls", index, "name", "mcp"))
-        found = by_name.get(server_name)
-        if found is None:
-            known = ", ".join(by_name) or "none"
-            problems.append(
-                where.with_message(
-                    f"no MCP server {server_name!r} in this scenario's mcp_servers "
-                    f"(declared: {known})"
-                )
-            )
-        elif found.tool(tool_name) is None:
-            names = list(dict.fromkeys(t.name for t in found.tools))
-            known = ", ".join(names) or "none"
-            hint = did_you_mean(tool_name, names)
-            problems.append(
-                where.with_message(
-                    f"server {server_name!r} declares no tool {tool_name!r}{hint} "
-                    f"(declared: {known})"
-                )
-            )
+        problem = _unknown_tool(by_name, ref)
+        if problem is not None:
+            problems.append(where.with_message(problem))
     return problems
+
+
+def _check_server(server: McpServer, locate: Locate) -> list[Problem]:
+    """One server's tools (each once, each result able to answer) and resources (each once)."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, tool in enumerate(server.tools):
+        place = ("mcp_servers", server.name, "tools", i)
+        if tool.name in seen:
+            message = f"tool {tool.name!r} is declared twice on server {server.name!r}"
+            problems.append(locate((*place, "name")).with_message(message))
+        seen.add(tool.name)
+        for j, result in enumerate(tool.results):
+            fault = result.fault
+            answers = fault is not None and bool(fault.error or fault.hang or fault.drop)
+            if result.text is None and result.structured is None and not answers:
+                message = "give text or structured (or a fault that answers instead: error, "
+                message += "hang, drop)"
+                problems.append(locate((*place, "results", j)).with_message(message))
+        if tool.output_schema is not None and tool.output_schema.get("type") not in (
+            None,
+            "object",
+        ):
+            message = "an MCP output schema describes a JSON object: its type must be object"
+            problems.append(locate((*place, "output_schema", "type")).with_message(message))
+    uris = [r.uri for r in server.resources]
+    for k, uri in enumerate(uris):
+        if uri in uris[:k]:
+            where = locate(("mcp_servers", server.name, "resources", k, "uri"))
+            problems.append(where.with_message(f"resource {uri!r} is declared twice"))
+    return problems
+
+
+def _unknown_tool(by_name: dict[str, McpServer], ref: str) -> str | None:
+    """Why a scripted `{mcp: SERVER/TOOL}` call names nothing declared, if it does not."""
+    server_name, tool_name = mcp_ref(ref) or ("", "")
+    found = by_name.get(server_name)
+    if found is None:
+        known = ", ".join(by_name) or "none"
+        return f"no MCP server {server_name!r} in this scenario's mcp_servers (declared: {known})"
+    if found.tool(tool_name) is None:
+        names = list(dict.fromkeys(t.name for t in found.tools))
+        known = ", ".join(names) or "none"
+        hint = did_you_mean(tool_name, names)
+        return f"server {server_name!r} declares no tool {tool_name!r}{hint} (declared: {known})"
+    return None

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import McpServer, build_servers, check_servers, mcp_ref, names_mcp_tool
+from mockllm.core.values import assert_never
 from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -162,12 +164,16 @@ class StreamError:
     status: int | None = None  # for a non-streamed request
 
 
+Disconnect = Literal["close", "reset"]
+
+
 @dataclass(frozen=True, slots=True)
 class Truncate:
     after_events: int | None = None
     after_bytes: int | None = None
     call: int | None = None  # inside the arguments of this call
     # None of the three (chaos): inside call 0's arguments when there is a call, else half way.
+    disconnect: Disconnect = "reset"  # how the cut reply ends: the connection reset, or closed
 
     @property
     def inside(self) -> int | None:
@@ -185,30 +191,29 @@ class Truncate:
 
 
 @dataclass(frozen=True, slots=True)
+class Stall:
+    """Headers, then nothing: the reply is held back until the client gives up."""
+
+
+@dataclass(frozen=True, slots=True)
 class Delay:
     first_byte_ms: int = 0
     between_chunks_ms: int = 0
 
 
-Disconnect = Literal["close", "reset"]
+# The parts of a fault that decide what the client gets instead of the whole reply. They
+# exclude one another (each replaces or holds back what another would act on), so a fault
+# holds one of them; a delay goes with any, or alone.
+Part = HttpFault | Stall | StreamError | Truncate
 
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """How a reply is delivered wrong (docs/scenarios.md). Several parts may combine."""
+    """How a reply is delivered wrong (docs/scenarios.md): at most one `Part`, and a delay."""
 
-    http: HttpFault | None = None
-    stream_error: StreamError | None = None
-    truncate: Truncate | None = None
-    disconnect: Disconnect | None = None  # how a truncated reply ends; None: reset
+    part: Part | None = None  # None: the whole reply, only late (a delay) or not at all
     delay: Delay | None = None
-    stall: bool = False
     times: int | None = None  # only the first N attempts
-
-    @property
-    def ending(self) -> Disconnect:
-        """How a truncated reply ends: the connection reset (the default), or closed."""
-        return self.disconnect or "reset"
 
     def applies(self, attempt: int) -> bool:
         return self.times is None or attempt <= self.times
@@ -216,27 +221,39 @@ class Fault:
     @property
     def kind(self) -> str:
         """The stable name in the log: the part that decides what the client sees."""
-        for kind in ("http", "stall", "stream_error", "truncate", "delay"):
-            if getattr(self, kind):
-                return kind
-        return "none"
+        match self.part:
+            case HttpFault():
+                return "http"
+            case Stall():
+                return "stall"
+            case StreamError():
+                return "stream_error"
+            case Truncate():
+                return "truncate"
+            case None:
+                return "delay" if self.delay else "none"
+            case unreachable:
+                assert_never(unreachable)
 
     @property
     def cuts(self) -> bool:
         """Whether the client gets less than the whole reply (a delay alone delivers it)."""
-        return bool(self.http or self.stall or self.stream_error or self.truncate)
+        return self.part is not None
 
     def describe(self) -> str:
-        if self.http:
-            return f"HTTP {self.http.status}"
-        if self.stall:
-            return "headers, then nothing"
-        if self.stream_error:
-            after = self.stream_error.after_events
-            return f"error event after {'half the' if after is None else after} events"
-        if self.truncate:
-            return f"cut {self.truncate.describe()}, then {self.ending}"
-        return f"delay {self.delay}"
+        match self.part:
+            case HttpFault(status=status):
+                return f"HTTP {status}"
+            case Stall():
+                return "headers, then nothing"
+            case StreamError(after_events=after):
+                return f"error event after {'half the' if after is None else after} events"
+            case Truncate() as truncate:
+                return f"cut {truncate.describe()}, then {truncate.disconnect}"
+            case None:
+                return f"delay {self.delay}"
+            case unreachable:
+                assert_never(unreachable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,14 +479,15 @@ def _text_match_required(value: str | Mapping[str, str]) -> TextMatch:
     return match
 
 
-def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
-    """Mistakes the schema cannot see: they would only surface at request time."""
+def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) -> list[Problem]:
+    """Mistakes the schema cannot see: they would only surface at request time. `data`: the
+    mapping it was built from, for what the objects cannot hold (two exclusive fault parts)."""
     problems: list[Problem] = []
     last = len(scenario.turns) - 1
     for i, turn in enumerate(scenario.turns):
         if turn.repeat and i != last:
             problems.append(_at(locate(("turns", i, "repeat")), "only the last turn can repeat"))
-        problems += _check_turn_shape(turn, i, locate)
+        problems += _check_turn_shape(turn, i, locate, data["turns"][i].get("fault"))
         expect = turn.expect
         if expect is None:
             continue
@@ -492,15 +510,18 @@ def check_scenario(scenario: Scenario, locate: Locate) -> list[Problem]:
         ]
         problems += check_servers(scenario.mcp_servers, refs, locate)
     problems += _check_from_mcp(scenario, locate)
-    problems += _check_matches(scenario, locate)
+    problems += _check_matches(scenario, locate, data.get("side_requests") or ())
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
         problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
     return problems
 
 
-def _check_matches(scenario: Scenario, locate: Locate) -> list[Problem]:
+def _check_matches(
+    scenario: Scenario, locate: Locate, sides: Sequence[Mapping[str, Any]]
+) -> list[Problem]:
     """Regular expressions of side requests, seeds and keyed turns compile; a side request
-    answers every time (it has no attempts to count), so `times` makes no sense on it."""
+    answers every time (it has no attempts to count), so `times` makes no sense on it.
+    `sides`: the scenario's own side requests as written."""
     problems: list[Problem] = []
     own = [s for s in scenario.side_requests if not s.origin]
     for j, side in enumerate(own):
@@ -508,14 +529,16 @@ def _check_matches(scenario: Scenario, locate: Locate) -> list[Problem]:
             if match.how == "regex":
                 where = locate(("side_requests", j, "match", key, "regex"))
                 problems += _check_regex(match.value, where)
-        if not side.has_reply and (side.fault is None or side.fault.http is None):
+        answers = side.fault is not None and isinstance(side.fault.part, HttpFault)
+        if not side.has_reply and not answers:
             message = "give a reply (text, json or refusal), or a fault: {http: …} to answer with"
             problems.append(_at(locate(("side_requests", j)), message))
         if side.fault is not None and side.fault.times is not None:
             message = "a side request is never counted as an attempt: times cannot apply"
             problems.append(_at(locate(("side_requests", j, "fault", "times")), message))
         if side.fault is not None:
-            problems += _check_fault(side.fault, ("side_requests", j, "fault"), locate)
+            at = ("side_requests", j, "fault")
+            problems += _check_fault(side.fault, sides[j]["fault"], at, locate)
     for j, seed in enumerate(scenario.seeds):  # the scenario's own first: their index is theirs
         if seed.how == "regex":
             problems += _check_regex(seed.value, locate(("seed", j, "regex")))
@@ -529,18 +552,22 @@ def _check_matches(scenario: Scenario, locate: Locate) -> list[Problem]:
     return problems
 
 
-def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
-    """A reply must exist unless an unconditional HTTP fault replaces it; faults must fit it."""
+def _check_turn_shape(
+    turn: Turn, i: int, locate: Locate, written: Mapping[str, Any] | None
+) -> list[Problem]:
+    """A reply must exist unless an unconditional HTTP fault replaces it; faults must fit it.
+    `written`: the turn's fault as written."""
     problems = []
     fault = turn.fault
-    if not turn.has_reply and (fault is None or fault.http is None or fault.times is not None):
+    http = fault is not None and isinstance(fault.part, HttpFault)
+    if not turn.has_reply and (fault is None or not http or fault.times is not None):
         why = (
             "later attempts, past times, are answered by it"
-            if fault and fault.http
-            else "only an HTTP fault replaces it"
+            if http
+            else ("only an HTTP fault replaces it")
         )
         problems.append(_at(locate(("turns", i)), f"missing required key 'reply' ({why})"))
-    truncate = fault.truncate if fault else None
+    truncate = fault.part if fault and isinstance(fault.part, Truncate) else None
     if truncate is not None:
         ways = [
             w for w in (truncate.after_events, truncate.after_bytes, truncate.call) if w is not None
@@ -558,8 +585,8 @@ def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
             problems.append(
                 _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
             )
-    if fault is not None:
-        problems += _check_fault(fault, ("turns", i, "fault"), locate)
+    if fault is not None and written is not None:
+        problems += _check_fault(fault, written, ("turns", i, "fault"), locate)
     for j, call in enumerate(turn.reply.tool_calls):
         if call.generate is not None and call.arguments != "{}":
             where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
@@ -567,32 +594,29 @@ def _check_turn_shape(turn: Turn, i: int, locate: Locate) -> list[Problem]:
     return problems
 
 
-# Parts a fault cannot combine: the first (replacing the reply, or holding it back) leaves
-# nothing for the second to act on.
-_EXCLUSIVE = (
-    ("http", "stall"),
-    ("http", "stream_error"),
-    ("http", "truncate"),
-    ("stall", "stream_error"),
-    ("stall", "truncate"),
-    ("stream_error", "truncate"),
-)
+# The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
+# loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
+# nothing for a later one to act on.
+_PARTS = ("http", "stall", "stream_error", "truncate")
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
-def _check_fault(fault: Fault, where: tuple[str | int, ...], locate: Locate) -> list[Problem]:
+def _check_fault(
+    fault: Fault, written: Mapping[str, Any], where: tuple[str | int, ...], locate: Locate
+) -> list[Problem]:
+    """What a fault as `written` combines that its `Fault` cannot hold, and header values."""
     problems = []
-    for first, second in _EXCLUSIVE:
-        if getattr(fault, first) and getattr(fault, second):
-            message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
-            problems.append(_at(locate((*where, second)), message))
-    if fault.disconnect is not None and fault.truncate is None:
+    given = [key for key in _PARTS if written.get(key) not in (None, False)]  # stall: false
+    for first, second in combinations(given, 2):
+        message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
+        problems.append(_at(locate((*where, second)), message))
+    if written.get("disconnect") is not None and written.get("truncate") is None:
         message = "disconnect only says how a truncated reply ends: add truncate"
         problems.append(_at(locate((*where, "disconnect")), message))
-    for name, value in fault.http.headers if fault.http else ():
+    for name, value in fault.part.headers if isinstance(fault.part, HttpFault) else ():
         at = locate((*where, "http", "headers", name))
         if not _HEADER_NAME.fullmatch(name):
             problems.append(_at(at, f"{name!r} is not a valid HTTP header name"))
@@ -654,24 +678,26 @@ def _turn(data: Mapping[str, Any]) -> Turn:
 
 
 def _fault(data: Mapping[str, Any]) -> Fault:
-    http = data.get("http")
-    error = data.get("stream_error")
-    truncate = data.get("truncate")
     delay = data.get("delay")
-    return Fault(
-        http=_http(http) if http is not None else None,
-        stream_error=StreamError(**error) if error is not None else None,
-        truncate=_truncate(truncate) if truncate is not None else None,
-        disconnect=data.get("disconnect"),
-        delay=Delay(**delay) if delay is not None else None,
-        stall=data.get("stall", False),
-        times=data.get("times"),
-    )
+    return Fault(_part(data), Delay(**delay) if delay is not None else None, data.get("times"))
 
 
-def _truncate(data: Mapping[str, Any]) -> Truncate:
+def _part(data: Mapping[str, Any]) -> Part | None:
+    """The fault's one `Part`: the first of `_PARTS` given (check_scenario refuses more)."""
+    if (http := data.get("http")) is not None:
+        return _http(http)
+    if data.get("stall"):
+        return Stall()
+    if (error := data.get("stream_error")) is not None:
+        return StreamError(**error)
+    if (truncate := data.get("truncate")) is not None:
+        return _truncate(truncate, data.get("disconnect") or "reset")
+    return None
+
+
+def _truncate(data: Mapping[str, Any], disconnect: Disconnect) -> Truncate:
     call = data.get("call", 0 if "inside" in data else None)  # inside: arguments means call 0
-    return Truncate(data.get("after_events"), data.get("after_bytes"), call)
+    return Truncate(data.get("after_events"), data.get("after_bytes"), call, disconnect)
 
 
 def _http(data: Mapping[str, Any]) -> HttpFault:

@@ -8,6 +8,9 @@ of its history, per tool, per stage. mypy still refuses an assignment to a field
 decorator declares `frozen_default`), so immutability is checked where it is written;
 `unsafe_hash` keeps instances hashable by value, as frozen ones are.
 
+`assert_never`: typing's (3.11), for the `match` over a union that must stay exhaustive:
+mypy refuses the call while some member is unmatched.
+
 `once`: a property computed on its first read and kept in the instance's `__dict__`, as
 `functools.cached_property` does, without the lock that one takes on every first read
 before Python 3.12 (about twice the cost, and a request reads several).
@@ -17,14 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
 
 if TYPE_CHECKING:
+    from typing_extensions import assert_never as assert_never
     from typing_extensions import dataclass_transform
 else:  # run time needs nothing of it: the decorator only informs the type checker
 
     def dataclass_transform(**_: object) -> object:
         return lambda decorator: decorator
+
+    def assert_never(arg: object) -> NoReturn:  # typing.assert_never is 3.11's
+        raise AssertionError(f"unhandled: {arg!r}")
 
 
 T = TypeVar("T")

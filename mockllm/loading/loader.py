@@ -75,7 +75,7 @@ def _load_file(file: Path) -> Scenario:
     data = disk_cache.get("scenarios", raw)
     if data is not None and not _include_problems(data, _Locator(str(file), {}, {})):
         scenario = build_scenario(_with_rule_sets(data), file.stem, str(file))
-        if not check_scenario(scenario, _Locator(str(file), {}, {}).at):
+        if not check_scenario(scenario, _Locator(str(file), {}, {}).at, data):
             return scenario
     data, marks, keys = _yaml().parse(decode(raw, str(file)), str(file))
     scenario = load_mapping(data, str(file), file.stem, marks, keys)
@@ -131,7 +131,7 @@ def load_mapping(
     if problems:
         raise ScenarioError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
     scenario = build_scenario(_with_rule_sets(data), default_name or "", source)
-    problems = _include_problems(data, locator) + check_scenario(scenario, locator.at)
+    problems = _include_problems(data, locator) + check_scenario(scenario, locator.at, data)
     if problems:
         raise ScenarioError(problems)
     return scenario

@@ -25,8 +25,7 @@ from mockllm.recording.attempt import Attempt, Ending
 from mockllm.recording.redact import Redactor
 from mockllm.recording.sessions import Sessions, scenario_name
 from mockllm.recording.sse import SseFrames
-from mockllm.serving.asgi import Receive, Scope, Send
-from mockllm.serving.exchange import read_body
+from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.routing import Routes
 
 # Hop-by-hop or recomputed: never passed on as they came.

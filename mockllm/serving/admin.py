@@ -14,10 +14,11 @@ from starlette.routing import Route, Router
 
 from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
-from mockllm.errors import ScenarioError
+from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.allowances import MAX_ALLOW_BODY, Allowances, allowance_problem
 from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
 
@@ -35,85 +36,132 @@ def admin_router(
     shared: Shared | None = None,
 ) -> Router:
     """The admin routes over the server's engine and log; `reset_app` resets its state;
-    `shared`, the shared store whose run-time scenarios every replica serves.
-    (Over 60 lines: one short handler per route, each closing over the same state.)"""
-    allowed = Allowances()
+    `shared`, the shared store whose run-time scenarios every replica serves."""
+    admin = _Admin(engine, journal, reset_app, max_body, shared)
+    return Router(routes=admin.routes(), middleware=[Middleware(_StoreErrors)])
 
-    async def health(request: Request) -> Response:
-        if shared is not None:
-            await shared.refresh()
-        return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
 
-    async def list_scenarios(request: Request) -> Response:
-        if shared is not None:
-            await shared.refresh()
-        return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
+class _Admin:
+    """One short handler per route, over the same state."""
 
-    async def add_scenario(request: Request) -> Response:
-        raw = b""
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > max_body:
-                message = f"scenario of more than {max_body} bytes refused (--max-body)"
-                return _error(413, message)
+    def __init__(
+        self,
+        engine: Engine,
+        journal: Journal,
+        reset_app: Callable[[str | None], Awaitable[None]],
+        max_body: int,
+        shared: Shared | None,
+    ) -> None:
+        self.engine, self.journal, self.reset_app = engine, journal, reset_app
+        self.max_body, self.shared = max_body, shared
+        self.allowed = Allowances()
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/_mockllm/health", self.health, methods=["GET"]),
+            Route("/_mockllm/scenarios", self.list_scenarios, methods=["GET"]),
+            Route("/_mockllm/scenarios", self.add_scenario, methods=["POST"]),
+            Route("/_mockllm/requests", self.requests, methods=["GET"]),
+            Route("/_mockllm/requests", self.clear_requests, methods=["DELETE"]),
+            Route("/_mockllm/reset", self.reset, methods=["POST"]),
+            Route("/_mockllm/verdict", self.verdict_of, methods=["GET"]),
+            Route("/_mockllm/verdicts", self.verdicts, methods=["GET"]),
+            Route("/_mockllm/allow", self.allow, methods=["PUT"]),
+            Route("/_mockllm/calls", self.calls_of, methods=["GET"]),
+            Route("/_mockllm/check", self.check, methods=["POST"]),
+            Route("/_mockllm/ui", self.ui, methods=["GET"]),
+            Route("/_mockllm/mcp/entries", self.mcp_entry, methods=["POST"]),
+            Route("/_mockllm/transcript", self.transcript_of, methods=["GET"]),
+            Route(
+                "/_mockllm/{rest:path}", self.not_found, methods=["GET", "POST", "DELETE", "PUT"]
+            ),
+        ]
+
+    async def health(self, request: Request) -> Response:
+        if self.shared is not None:
+            await self.shared.refresh()
+        return JSONResponse({"status": "ok", "scenarios": len(self.engine.scenarios)})
+
+    async def list_scenarios(self, request: Request) -> Response:
+        if self.shared is not None:
+            await self.shared.refresh()
+        return JSONResponse(
+            [s.summary() for s in sorted(self.engine.scenarios.values(), key=_name)]
+        )
+
+    async def add_scenario(self, request: Request) -> Response:
+        raw = await _read(request, self.max_body)
+        if raw is None:
+            message = f"scenario of more than {self.max_body} bytes refused (--max-body)"
+            return _error(413, message)
         try:
             # On a worker thread: a big scenario must not hold up the requests being served.
             scenario = await run_in_threadpool(_load, raw)
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
-        if shared is None:
-            replaced = engine.add(scenario)
+        if self.shared is None:
+            replaced = self.engine.add(scenario)
         else:  # valid, so it decodes: every replica loads the same text
-            replaced = await shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
+            replaced = await self.shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
         return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
 
-    async def requests(request: Request) -> Response:
+    async def requests(self, request: Request) -> Response:
         q = request.query_params
         since = q.get("since", "0")
         if not since.isdigit():
             return _error(400, "since must be a sequence number")
-        text = await journal.read_text(q.get("session"), q.get("scenario"), int(since))
+        text = await self.journal.read_text(q.get("session"), q.get("scenario"), int(since))
         return Response(text, media_type="application/json")
 
-    async def clear_requests(request: Request) -> Response:
-        return JSONResponse({"deleted": await journal.delete(request.query_params.get("session"))})
+    async def clear_requests(self, request: Request) -> Response:
+        return JSONResponse(
+            {"deleted": await self.journal.delete(request.query_params.get("session"))}
+        )
 
-    async def verdict_of(request: Request) -> Response:
+    async def verdict_of(self, request: Request) -> Response:
         q = request.query_params
         session = q.get("session", "default")
         max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
-        entries = await journal.read_json(session, q.get("scenario"))
+        entries = await self.journal.read_json(session, q.get("scenario"))
         return JSONResponse(
             verdict(
-                session, entries, int(max_calls), _mcp_tools(engine), allow=allowed.get(session)
+                session,
+                entries,
+                int(max_calls),
+                _mcp_tools(self.engine),
+                allow=self.allowed.get(session),
             )
         )
 
-    async def verdicts(request: Request) -> Response:
+    async def verdicts(self, request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
         needs after each poll, in one request however many sessions there are."""
         q = request.query_params
         since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not (since.isdigit() and max_calls.isdigit()):
             return _error(400, "since and max_calls must be whole numbers")
-        grouped = sessions(await journal.read_touched(int(since)))
+        grouped = sessions(await self.journal.read_touched(int(since)))
         return JSONResponse(
             {
                 name: verdict(
-                    name, found, int(max_calls), _mcp_tools(engine), allow=allowed.get(name)
+                    name,
+                    found,
+                    int(max_calls),
+                    _mcp_tools(self.engine),
+                    allow=self.allowed.get(name),
                 )
                 for name, found in grouped.items()
             }
         )
 
-    async def allow(request: Request) -> Response:
+    async def allow(self, request: Request) -> Response:
         """The verdict checks a test waives for its session, each with a reason."""
         session = request.query_params.get("session", "default")
-        body = await request.body()
-        if len(body) > MAX_ALLOW_BODY:
+        body = await _read(request, MAX_ALLOW_BODY)
+        if body is None:
             return _error(413, f"allowances of more than {MAX_ALLOW_BODY} bytes refused")
         try:
             given = json.loads(body or b"{}")
@@ -122,23 +170,23 @@ def admin_router(
         problem = allowance_problem(given)
         if problem:
             return _error(400, problem)
-        allowed.set(session, given)
+        self.allowed.set(session, given)
         return JSONResponse({"session": session, "allow": given})
 
-    async def transcript_of(request: Request) -> Response:
+    async def transcript_of(self, request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
         from mockllm.log.records import LogEntry
         from mockllm.log.transcript import transcript
 
         q = request.query_params
         session = q.get("session", "default")
-        entries = [LogEntry.from_json(e) for e in await journal.read_json(session)]
+        entries = [LogEntry.from_json(e) for e in await self.journal.read_json(session)]
         text = transcript(
-            entries, session, full=q.get("full", "1") != "0", allow=allowed.get(session)
+            entries, session, full=q.get("full", "1") != "0", allow=self.allowed.get(session)
         )
         return PlainTextResponse(text + "\n")
 
-    async def calls_of(request: Request) -> Response:
+    async def calls_of(self, request: Request) -> Response:
         """The tool calls the model made in a session, each with the result sent back."""
         from mockllm.log.calls import matching, tool_uses
 
@@ -149,16 +197,16 @@ def admin_router(
             args = []
         if args is not None and not isinstance(args, dict):
             return _error(400, 'args must be a JSON object, e.g. args={"order_id":"A2024"}')
-        uses = tool_uses(await journal.read_json(q.get("session", "default")))
+        uses = tool_uses(await self.journal.read_json(q.get("session", "default")))
         return JSONResponse(matching(uses, q.get("name"), args))
 
-    async def check(request: Request) -> Response:
+    async def check(self, request: Request) -> Response:
         """One check of what the agent did (mockllm/log/calls.py): `{"ok": true}`, or the
         failure's headline, expected and happened, for any client to raise."""
         from mockllm.log.calls import run_check
 
-        body = await request.body()
-        if len(body) > MAX_ALLOW_BODY:
+        body = await _read(request, MAX_ALLOW_BODY)
+        if body is None:
             return _error(413, f"a check of more than {MAX_ALLOW_BODY} bytes refused")
         try:
             spec = json.loads(body or b"{}")
@@ -166,63 +214,44 @@ def admin_router(
             return _error(400, "the body must be a JSON object {check, ...}")
         if not isinstance(spec, dict):
             return _error(400, "the body must be a JSON object {check, ...}")
-        entries = await journal.read_json(request.query_params.get("session", "default"))
+        entries = await self.journal.read_json(request.query_params.get("session", "default"))
         try:
             failure = run_check(entries, spec)
         except ValueError as e:
             return _error(400, str(e))
         return JSONResponse({"ok": True} if failure is None else failure.to_json())
 
-    async def reset(request: Request) -> Response:
+    async def reset(self, request: Request) -> Response:
         session = request.query_params.get("session")
-        await reset_app(session)
-        allowed.clear(session)
-        deleted = await journal.delete(session)
+        await self.reset_app(session)
+        self.allowed.clear(session)
+        deleted = await self.journal.delete(session)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
-    async def mcp_entry(request: Request) -> Response:
+    async def mcp_entry(self, request: Request) -> Response:
         """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md)."""
         from mockllm.log.mcp import received
 
-        raw = await request.body()
-        if len(raw) > max_body:
-            return _error(413, f"entry of more than {max_body} bytes refused (--max-body)")
+        raw = await _read(request, self.max_body)
+        if raw is None:
+            return _error(413, f"entry of more than {self.max_body} bytes refused (--max-body)")
         try:
             data = wirejson.loads(raw)
         except wirejson.InvalidJson as e:
             return _error(400, f"not JSON: {e}")
         if not isinstance(data, dict) or not isinstance(data.get("mcp"), dict):
             return _error(400, "an MCP log entry is a JSON object with an `mcp` object")
-        entry = received(journal, data)
-        if (written := journal.close(entry)) is not None:
+        entry = received(self.journal, data)
+        if (written := self.journal.close(entry)) is not None:
             await written
         return JSONResponse({"seq": entry.seq}, 201)
 
-    async def ui(request: Request) -> Response:
+    async def ui(self, request: Request) -> Response:
         """The live viewer: a page that reads `requests` and `verdicts` above as they grow."""
         return HTMLResponse(live_page(), headers=_UI_HEADERS)
 
-    async def not_found(request: Request) -> Response:
+    async def not_found(self, request: Request) -> Response:
         return _error(404, f"no admin route {request.method} {request.url.path}")
-
-    routes = [
-        Route("/_mockllm/health", health, methods=["GET"]),
-        Route("/_mockllm/scenarios", list_scenarios, methods=["GET"]),
-        Route("/_mockllm/scenarios", add_scenario, methods=["POST"]),
-        Route("/_mockllm/requests", requests, methods=["GET"]),
-        Route("/_mockllm/requests", clear_requests, methods=["DELETE"]),
-        Route("/_mockllm/reset", reset, methods=["POST"]),
-        Route("/_mockllm/verdict", verdict_of, methods=["GET"]),
-        Route("/_mockllm/verdicts", verdicts, methods=["GET"]),
-        Route("/_mockllm/allow", allow, methods=["PUT"]),
-        Route("/_mockllm/calls", calls_of, methods=["GET"]),
-        Route("/_mockllm/check", check, methods=["POST"]),
-        Route("/_mockllm/ui", ui, methods=["GET"]),
-        Route("/_mockllm/mcp/entries", mcp_entry, methods=["POST"]),
-        Route("/_mockllm/transcript", transcript_of, methods=["GET"]),
-        Route("/_mockllm/{rest:path}", not_found, methods=["GET", "POST", "DELETE", "PUT"]),
-    ]
-    return Router(routes=routes, middleware=[Middleware(_StoreErrors)])
 
 
 class _StoreErrors:
@@ -245,6 +274,14 @@ def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
         for s in engine.scenarios.values()
         if s.mcp_servers
     }
+
+
+async def _read(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None past `limit` bytes: each route says what it refused."""
+    try:
+        return await read_body(request.receive, limit)
+    except RequestError:
+        return None
 
 
 def _load(raw: bytes) -> Scenario:

@@ -261,9 +261,9 @@ class MockLLM:
             entry.note(note)
         scenario, session, _ = self.routes.split(self.routes.flavour(scope["path"])[1])
         entry.scenario, entry.session = scenario, session or "default"
-        reply = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
+        responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            await reply.error(error)
+            await responder.error(error)
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written

@@ -25,14 +25,14 @@ from mockllm.core.faults import (
     first_byte_ms,
     stream_delivery,
 )
-from mockllm.core.scenario import Fault, Reply, Scenario
+from mockllm.core.scenario import Fault, HttpFault, Reply, Scenario, StreamError
 from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed
-from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.serving.shared import Shared
 from mockllm.state import StoreUnavailable
@@ -279,8 +279,8 @@ class Exchanges:
         stream = parsed.conversation.stream
         kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
         if kind == "http_error":
-            assert fault is not None and fault.http is not None
-            http = fault.http
+            assert fault is not None and isinstance(fault.part, HttpFault)
+            http = fault.part
             refusal = adapter.fault_error(
                 http.status, http.type, http.message, http.code, http.headers
             )
@@ -375,7 +375,7 @@ def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
 
 
 def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
-    error = fault.stream_error if fault else None
+    error = fault.part if fault and isinstance(fault.part, StreamError) else None
     if error is None:
         return None
     return adapter.fault_error(
@@ -408,24 +408,3 @@ def bad_path(path: str) -> RequestError:
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
     """The few request headers mockllm reads, in one pass."""
     return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
-
-
-async def read_body(receive: Receive, limit: int, declared: str | None = None) -> bytes:
-    """The whole request body; over `limit` bytes, a 413 RequestError (--max-body)."""
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(int(declared), limit)
-    body = b""
-    while True:
-        message = await receive()
-        chunk: bytes = message.get("body", b"")
-        body += chunk
-        if len(body) > limit:
-            raise _too_large(len(body), limit)
-        if not message.get("more_body"):
-            return body
-
-
-def _too_large(size: int, limit: int) -> RequestError:
-    message = f"mockllm: request body of {size} bytes exceeds the server's limit of {limit} bytes"
-    message += " (--max-body)"
-    return RequestError(413, message, kind="body_too_large", code="request_too_large")

@@ -21,8 +21,7 @@ from mockllm.core.engine import input_tokens
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal
 from mockllm.providers import Adapter
-from mockllm.serving.asgi import Receive, Scope, Send
-from mockllm.serving.exchange import read_body
+from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import ANTHROPIC_COUNT, GEMINI_COUNT
 
@@ -107,7 +106,7 @@ async def upgrade_required(
     entry.api = adapter.api
     entry.scenario, entry.session = names[0], names[1] or "default"
     entry.note(why)
-    reply = Responder(journal, entry, send, receive, adapter, 0)
+    responder = Responder(journal, entry, send, receive, adapter, 0)
     error = RequestError(
         426,
         "mockllm: this server takes no WebSocket here; use HTTP (POST /v1/responses). " + why,
@@ -116,7 +115,7 @@ async def upgrade_required(
         headers=(("upgrade", "websocket"), ("connection", "Upgrade")),
     )
     try:
-        await reply.error(error)
+        await responder.error(error)
     finally:
         if (written := journal.close(entry)) is not None:
             await written

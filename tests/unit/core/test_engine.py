@@ -362,7 +362,7 @@ def test_the_same_request_resolves_to_the_same_object() -> None:
 
 # --- faults ------------------------------------------------------------------------------------
 
-RATE_LIMITED = Fault(http=HttpFault(429), times=2)
+RATE_LIMITED = Fault(HttpFault(429), times=2)
 FLAKY = load_mapping(
     {
         "name": "flaky",
@@ -460,8 +460,8 @@ def test_a_scripted_fault_comes_before_chaos_and_keeps_its_turn_from_it() -> Non
 
 def test_chaos_http_faults_ask_for_a_fast_retry() -> None:
     for kind in ("429", "500", "503", "529"):
-        http = CHAOS_FAULTS[kind].http
-        assert http is not None and http.status == int(kind)
+        http = CHAOS_FAULTS[kind].part
+        assert isinstance(http, HttpFault) and http.status == int(kind)
         assert http.headers == (("retry-after-ms", "20"),)
 
 

@@ -3,6 +3,8 @@ output (tests/test_faults.py checks what the real SDKs make of the same faults).
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
 from mockllm.core.events import Event
@@ -16,10 +18,13 @@ from mockllm.core.faults import (
 )
 from mockllm.core.scenario import (
     Delay,
+    Disconnect,
     Fault,
     HttpFault,
+    Part,
     Reply,
     ScriptedCall,
+    Stall,
     StreamError,
     Truncate,
 )
@@ -61,60 +66,48 @@ def test_no_fault_sends_every_frame_at_once() -> None:
 
 
 def test_stall_sends_nothing_and_is_paced() -> None:
-    delivery = stream(Fault(stall=True))
+    delivery = stream(Fault(Stall()))
     assert delivery == Delivery([], "stall", whole=0, cut="stall")
     assert delivery.paced is True  # the app must hold the connection, not send one batch
 
 
-def test_stall_wins_over_every_other_part() -> None:
-    fault = Fault(stall=True, stream_error=StreamError(), truncate=Truncate(after_events=1))
-    assert stream(fault) == Delivery([], "stall", whole=0, cut="stall")
-
-
 def test_stream_error_half_way_by_default() -> None:
-    assert stream(Fault(stream_error=StreamError())) == Delivery(
+    assert stream(Fault(StreamError())) == Delivery(
         [*FRAMES[:6], b"error after 6|"], "complete", whole=6, cut="stream_error"
     )
 
 
 @pytest.mark.parametrize(("after", "sent"), [(0, 0), (3, 3), (12, 12), (99, 12)])
 def test_stream_error_after_n_events_is_capped_at_the_stream(after: int, sent: int) -> None:
-    delivery = stream(Fault(stream_error=StreamError(after_events=after)))
+    delivery = stream(Fault(StreamError(after_events=after)))
     assert delivery.chunks == [*FRAMES[:sent], b"error after %d|" % sent]
     assert delivery.ending == "complete"  # the error frame ends the stream cleanly
 
 
-def test_stream_error_wins_over_truncate() -> None:
-    fault = Fault(stream_error=StreamError(after_events=1), truncate=Truncate(after_events=5))
-    assert stream(fault).chunks == [b"head|", b"error after 1|"]
-
-
-def test_stream_error_without_error_frames_falls_through_to_the_other_parts() -> None:
-    """The app always passes error frames with a stream_error; without them the other parts
-    of the fault (here a truncate) decide."""
-    fault = Fault(stream_error=StreamError(), truncate=Truncate(after_events=2))
-    assert stream_delivery(fault, EVENTS, None) == Delivery(
-        FRAMES[:2], "reset", whole=2, cut="truncate"
-    )
-    assert stream_delivery(Fault(stream_error=StreamError()), EVENTS, None) == Delivery(FRAMES)
+def test_stream_error_without_error_frames_leaves_the_stream_whole() -> None:
+    """The app always passes error frames with a stream_error; without them there is
+    nothing to send in their place."""
+    assert stream_delivery(Fault(StreamError()), EVENTS, None) == Delivery(FRAMES)
 
 
 @pytest.mark.parametrize("disconnect", ["close", "reset"])
-def test_truncate_after_bytes_cuts_the_joined_stream_into_one_chunk(disconnect: str) -> None:
-    fault = Fault(truncate=Truncate(after_bytes=13), disconnect=disconnect)
+def test_truncate_after_bytes_cuts_the_joined_stream_into_one_chunk(
+    disconnect: Disconnect,
+) -> None:
+    fault = Fault(Truncate(after_bytes=13, disconnect=disconnect))
     # Two frames whole; the client gets nothing of the one cut short.
     assert stream(fault) == Delivery([b"head|text|cal"], disconnect, whole=2, cut="truncate")
 
 
 def test_truncate_after_events() -> None:
-    assert stream(Fault(truncate=Truncate(after_events=3))) == Delivery(
+    assert stream(Fault(Truncate(after_events=3))) == Delivery(
         [b"head|", b"text|", b"call0|"], "reset", whole=3, cut="truncate"
     )
 
 
 def test_truncate_inside_call_stops_after_the_first_half_of_its_fragments() -> None:
     """Call 0 has three fragments: its start and the first one go out."""
-    assert stream(Fault(truncate=Truncate(call=0))).chunks == [
+    assert stream(Fault(Truncate(call=0))).chunks == [
         b"head|",
         b"text|",
         b"call0|",
@@ -128,7 +121,7 @@ def test_truncate_inside_call_with_four_fragments_sends_two() -> None:
         *(Event(b"a0.%d|" % i, "args:0") for i in range(1, 5)),
         Event(b"[DONE]", "done"),
     ]
-    assert stream(Fault(truncate=Truncate(call=0)), events).chunks == [
+    assert stream(Fault(Truncate(call=0)), events).chunks == [
         b"call0|",
         b"a0.1|",
         b"a0.2|",
@@ -136,20 +129,20 @@ def test_truncate_inside_call_with_four_fragments_sends_two() -> None:
 
 
 def test_truncate_inside_a_call_with_one_fragment_stops_after_its_start() -> None:
-    assert stream(Fault(truncate=Truncate(call=1))).chunks == FRAMES[:8]
+    assert stream(Fault(Truncate(call=1))).chunks == FRAMES[:8]
     assert FRAMES[7] == b"call1|"
 
 
 def test_truncate_inside_a_call_the_stream_lacks_stops_half_way() -> None:
-    assert stream(Fault(truncate=Truncate(call=5))).chunks == FRAMES[:6]
+    assert stream(Fault(Truncate(call=5))).chunks == FRAMES[:6]
 
 
 def test_chaos_truncate_cuts_inside_call_0_else_half_way() -> None:
     """Chaos's `Truncate()` names no place: call 0's arguments when there is a call."""
     assert Truncate().inside == 0
-    assert stream(Fault(truncate=Truncate())).chunks == FRAMES[:4]
+    assert stream(Fault(Truncate())).chunks == FRAMES[:4]
     text_only = [Event(b"head|", "head"), *(Event(b"t%d|" % i, "text") for i in range(5))]
-    assert stream(Fault(truncate=Truncate()), text_only).chunks == [b"head|", b"t0|", b"t1|"]
+    assert stream(Fault(Truncate()), text_only).chunks == [b"head|", b"t0|", b"t1|"]
 
 
 def test_delay_paces_a_complete_stream() -> None:
@@ -166,13 +159,13 @@ def test_first_byte_delay_alone_needs_no_pacing() -> None:
 
 
 def test_delay_combines_with_a_cut() -> None:
-    fault = Fault(truncate=Truncate(after_events=1), delay=Delay(5, 7), disconnect="close")
+    fault = Fault(Truncate(after_events=1, disconnect="close"), delay=Delay(5, 7))
     assert stream(fault) == Delivery([b"head|"], "close", 5, 7, whole=1, cut="truncate")
 
 
 def test_an_http_fault_leaves_the_stream_whole() -> None:
     """HTTP faults are answered before any rendering; the transform has nothing to do."""
-    assert stream(Fault(http=HttpFault(429))) == Delivery(FRAMES)
+    assert stream(Fault(HttpFault(429))) == Delivery(FRAMES)
 
 
 # --- body_delivery -----------------------------------------------------------------------------
@@ -188,12 +181,12 @@ def test_body_without_fault_is_one_chunk() -> None:
 
 
 def test_body_stall() -> None:
-    fault = Fault(stall=True, delay=Delay(first_byte_ms=3))
+    fault = Fault(Stall(), delay=Delay(first_byte_ms=3))
     assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery([], "stall", 3, 0, 0, "stall")
 
 
 def test_body_after_bytes() -> None:
-    fault = Fault(truncate=Truncate(after_bytes=10), disconnect="close")
+    fault = Fault(Truncate(after_bytes=10, disconnect="close"))
     assert body_delivery(fault, OPENAI_BODY, CALLING) == Delivery(
         [b'{"tool_cal'], "close", whole=0, cut="truncate"
     )
@@ -210,7 +203,7 @@ def test_body_after_bytes() -> None:
 )
 def test_body_after_events_cuts_at_the_same_fraction(after: int, events: int, cut: int) -> None:
     assert len(OPENAI_BODY) == 53
-    fault = Fault(truncate=Truncate(after_events=after))
+    fault = Fault(Truncate(after_events=after))
     whole, by = (None, None) if cut == len(OPENAI_BODY) else (0, "truncate")
     assert body_delivery(fault, OPENAI_BODY, CALLING, events) == Delivery(
         [OPENAI_BODY[:cut]], "reset", whole=whole, cut=by
@@ -219,7 +212,7 @@ def test_body_after_events_cuts_at_the_same_fraction(after: int, events: int, cu
 
 def test_body_inside_arguments_as_an_escaped_string() -> None:
     """OpenAI: the arguments are a JSON string in the body; the cut is in its middle."""
-    fault = Fault(truncate=Truncate(call=0))
+    fault = Fault(Truncate(call=0))
     assert body_delivery(fault, OPENAI_BODY, CALLING).chunks == [
         b'{"tool_calls":[{"arguments":"{\\"city\\":'
     ]
@@ -227,7 +220,7 @@ def test_body_inside_arguments_as_an_escaped_string() -> None:
 
 def test_body_inside_arguments_as_an_object() -> None:
     """Anthropic: the arguments are the `input` object; the cut is in its middle."""
-    fault = Fault(truncate=Truncate(call=0))
+    fault = Fault(Truncate(call=0))
     assert body_delivery(fault, ANTHROPIC_BODY, CALLING).chunks == [
         b'{"content":[{"type":"tool_use","input":{"city":'
     ]
@@ -236,32 +229,30 @@ def test_body_inside_arguments_as_an_object() -> None:
 def test_body_inside_arguments_that_are_not_json() -> None:
     reply = Reply(tool_calls=(ScriptedCall("f", "not json"),))
     body = b'{"arguments":"not json"}'
-    cut = body_delivery(Fault(truncate=Truncate(call=0)), body, reply).chunks
+    cut = body_delivery(Fault(Truncate(call=0)), body, reply).chunks
     assert cut == [b'{"arguments":"not ']
 
 
 def test_body_inside_arguments_not_found_or_absent_cuts_half_way() -> None:
-    fault = Fault(truncate=Truncate(call=0))
+    fault = Fault(Truncate(call=0))
     other = b'{"tool_calls":[{"arguments":"{\\"city\\":\\"Lyon\\"}"}]}'
     assert body_delivery(fault, other, CALLING).chunks == [other[: len(other) // 2]]
-    assert body_delivery(Fault(truncate=Truncate(call=1)), OPENAI_BODY, CALLING).chunks == [
-        OPENAI_BODY[:26]
-    ]
-    assert body_delivery(Fault(truncate=Truncate()), b"0123456789", Reply()).chunks == [b"01234"]
+    assert body_delivery(Fault(Truncate(call=1)), OPENAI_BODY, CALLING).chunks == [OPENAI_BODY[:26]]
+    assert body_delivery(Fault(Truncate()), b"0123456789", Reply()).chunks == [b"01234"]
 
 
 def test_body_inside_the_second_of_two_calls_with_equal_arguments() -> None:
     twice = Reply(tool_calls=(ScriptedCall("a", ARGUMENTS), ScriptedCall("b", ARGUMENTS)))
     body = b'[{"input":{"city":"Paris"}},{"input":{"city":"Paris"}}]'
-    (cut,) = body_delivery(Fault(truncate=Truncate(call=1)), body, twice).chunks
+    (cut,) = body_delivery(Fault(Truncate(call=1)), body, twice).chunks
     assert cut == b'[{"input":{"city":"Paris"}},{"input":{"city":'
 
 
 @pytest.mark.parametrize(
     "fault",
     [
-        Fault(http=HttpFault(500)),
-        Fault(stream_error=StreamError()),
+        Fault(HttpFault(500)),
+        Fault(StreamError()),
         Fault(delay=Delay(first_byte_ms=1, between_chunks_ms=2)),
     ],
     ids=["http", "stream_error", "delay"],
@@ -280,10 +271,10 @@ def test_body_parts_without_a_cut_send_it_whole(fault: Fault) -> None:
     ("fault", "streamed", "not_streamed"),
     [
         (None, "stream", "body"),
-        (Fault(http=HttpFault(429), stream_error=StreamError()), "http_error", "http_error"),
-        (Fault(stream_error=StreamError()), "stream", "stream_error"),
-        (Fault(truncate=Truncate(after_events=1)), "stream", "body"),
-        (Fault(stall=True), "stream", "body"),
+        (Fault(HttpFault(429)), "http_error", "http_error"),
+        (Fault(StreamError()), "stream", "stream_error"),
+        (Fault(Truncate(after_events=1)), "stream", "body"),
+        (Fault(Stall()), "stream", "body"),
     ],
     ids=["none", "http", "stream_error", "truncate", "stall"],
 )
@@ -293,11 +284,40 @@ def test_answer_kind(fault: Fault | None, streamed: str, not_streamed: str) -> N
 
 def test_first_byte_ms() -> None:
     assert first_byte_ms(None) == 0
-    assert first_byte_ms(Fault(stall=True)) == 0
+    assert first_byte_ms(Fault(Stall())) == 0
     assert first_byte_ms(Fault(delay=Delay(first_byte_ms=250, between_chunks_ms=9))) == 250
 
 
 def test_counts_events_only_for_a_cut_after_events() -> None:
-    assert counts_events(Fault(truncate=Truncate(after_events=2))) is True
-    for fault in (None, Fault(truncate=Truncate(after_bytes=2)), Fault(truncate=Truncate())):
+    assert counts_events(Fault(Truncate(after_events=2))) is True
+    for fault in (None, Fault(Truncate(after_bytes=2)), Fault(Truncate())):
         assert counts_events(fault) is False
+
+
+# --- the fault type ----------------------------------------------------------------------------
+
+PARTS = {HttpFault(503): "http", Stall(): "stall", StreamError(): "stream_error"}
+PARTS |= {Truncate(after_bytes=3, disconnect="close"): "truncate"}
+
+
+def test_a_fault_holds_one_part_of_each_kind_the_union_names() -> None:
+    """A part added to `Part` without a kind here fails (mypy's assert_never, in the code)."""
+    assert {type(p) for p in PARTS} == set(get_args(Part))
+
+
+@pytest.mark.parametrize(("part", "kind"), [*PARTS.items(), (None, "delay")])
+def test_each_part_names_its_kind_and_says_what_the_client_gets(
+    part: Part | None, kind: str
+) -> None:
+    fault = Fault(part, delay=Delay(first_byte_ms=5))
+    assert (fault.kind, fault.cuts) == (kind, part is not None)
+    assert (
+        fault.describe()
+        == {
+            "http": "HTTP 503",
+            "stall": "headers, then nothing",
+            "stream_error": "error event after half the events",
+            "truncate": "cut after 3 bytes, then close",
+            "delay": "delay Delay(first_byte_ms=5, between_chunks_ms=0)",
+        }[kind]
+    )

@@ -66,7 +66,7 @@ def test_a_cut_stream_delivers_the_pieces_of_the_events_sent_whole(
 
 def test_a_frame_cut_short_hands_the_client_nothing() -> None:
     """after_bytes, or a cut inside a whole call's frame: the partial frame is no event."""
-    fault = Fault(truncate=Truncate(after_bytes=sent(8) + 2))
+    fault = Fault(Truncate(after_bytes=sent(8) + 2))
     plan = stream_delivery(fault, EVENTS, None)
     got = delivered(REPLY, EVENTS, plan.whole, plan.cut, sum(map(len, plan.chunks)), False)
     assert got is not None and got["tool_calls"] == [{"name": "a", "arguments": '{"x"'}]

@@ -245,7 +245,7 @@ def test_stream_frames_and_a_cut_inside_a_whole_call() -> None:
     signed = parts[2][0]
     assert signed["thoughtSignature"] and "thoughtSignature" not in parts[1][0]  # Gemini 3
     assert parts[3] == [{"text": ""}]
-    cut = stream_delivery(Fault(truncate=Truncate(call=0)), events, None).chunks
+    cut = stream_delivery(Fault(Truncate(call=0)), events, None).chunks
     assert cut[:2] == [events[0].data, events[1].data]
     assert cut[2] == events[2].data[: events[2].inside] and b'"args":{"ci' in cut[2]
 
