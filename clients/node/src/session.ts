@@ -1,8 +1,8 @@
 // One session of a server: its URLs, its log, and the assertions over them. This is what
 // the per-test helper hands each test, and what `client.session(name)` gives a script.
 import * as assertions from "./assertions.js";
-import type { Client, Flavor, ScenarioSource } from "./client.js";
 import type { Api, Calls, LogEntry, ToolUse, Verdict } from "./records.js";
+import type { AdminRoutes, Flavor, ScenarioSource } from "./routes.js";
 
 export interface RequestQuery {
   scenario?: string;
@@ -13,7 +13,7 @@ export interface RequestQuery {
 
 export class Session {
   constructor(
-    readonly client: Client,
+    readonly client: AdminRoutes,
     readonly name: string,
   ) {}
 
