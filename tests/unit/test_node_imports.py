@@ -25,7 +25,7 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def walk(node: str, path: list[str]) -> list[str] | None:
         if node in path:
-            return path[path.index(node) :] + [node]
+            return [*path[path.index(node) :], node]
         if node in done:
             return None
         for nxt in sorted(graph.get(node, ())):
