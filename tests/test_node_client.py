@@ -114,3 +114,52 @@ console.log(JSON.stringify([reply.text, streamed]));
         ("gemini", "hello", "generateContent"),
         ("gemini", "hello", "streamGenerateContent"),
     ]
+
+
+def test_a_failing_assertion_reads_the_same_words_as_pythons(
+    server: ServerProcess, session: str
+) -> None:
+    tools = [
+        {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
+    ]
+    mock = Client(server.url).session(session)
+    with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
+        messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
+        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+        messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
+        calls = reply.choices[0].message.tool_calls or []
+        messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
+        with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
+            sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+    python = {}
+    for name, check in {
+        "assertAllToolCallsAnswered()": mock.assert_all_tool_calls_answered,
+        "assertModelCalls({ atMost: 1 })": lambda: mock.assert_model_calls(at_most=1),
+        "assertCleanVerdict()": mock.assert_clean_verdict,
+        'assertToolExecuted("lookup")': lambda: mock.assert_tool_executed("lookup"),
+        "assertMcpLoopClosed()": mock.assert_mcp_loop_closed,
+    }.items():
+        with pytest.raises(AssertionError) as failed:
+            check()
+        python[name] = str(failed.value)
+    script = (
+        "import { Client } from 'mockllm';"
+        f"const s = new Client({json.dumps(server.url)}).session({json.dumps(session)});"
+        "const out = {};"
+        + "".join(
+            f"try {{ await s.{call}; }} catch (e) {{ out[{json.dumps(call)}] = e.message; }}"
+            for call in python
+        )
+        + "console.log(JSON.stringify(out));"
+    )
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        cwd=CLIENT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    node = json.loads(done.stdout)
+    assert "mockllm: 1 tool call never got a result" in node["assertAllToolCallsAnswered()"]
+    assert node == python

@@ -201,9 +201,9 @@ class _Admin:
         return JSONResponse(matching(uses, q.get("name"), args))
 
     async def check(self, request: Request) -> Response:
-        """One check of what the agent did (mockllm/log/calls.py): `{"ok": true}`, or the
-        failure's headline, expected and happened, for any client to raise."""
-        from mockllm.log.calls import run_check
+        """One check of the session's log or verdict (mockllm/log/checks.py): `{"ok": true}`,
+        or the failure's headline, expected and happened, for any client to raise."""
+        from mockllm.log.checks import run_check
 
         body = await _read(request, MAX_ALLOW_BODY)
         if body is None:
@@ -214,9 +214,13 @@ class _Admin:
             return _error(400, "the body must be a JSON object {check, ...}")
         if not isinstance(spec, dict):
             return _error(400, "the body must be a JSON object {check, ...}")
-        entries = await self.journal.read_json(request.query_params.get("session", "default"))
+        session = request.query_params.get("session", "default")
+        entries = await self.journal.read_json(session)
+        mcp_tools, allow = _mcp_tools(self.engine), self.allowed.get(session)
         try:
-            failure = run_check(entries, spec)
+            failure = run_check(
+                entries, spec, lambda: verdict(session, entries, mcp_tools=mcp_tools, allow=allow)
+            )
         except ValueError as e:
             return _error(400, str(e))
         return JSONResponse({"ok": True} if failure is None else failure.to_json())

@@ -5,27 +5,8 @@ import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
 import { APIS, type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
+import { type AdminRoutes, FLAVORS, type RequestFilter, type ScenarioSource, type UrlOptions } from "./routes.js";
 import { Session } from "./session.js";
-
-/** YAML text (it has a newline), a path to a YAML file, or a scenario as an object. */
-export type ScenarioSource = string | Record<string, unknown>;
-
-/** The Chat Completions flavours (docs/flavours.md): each answers as that provider. */
-export const FLAVORS = ["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"] as const;
-export type Flavor = (typeof FLAVORS)[number];
-
-export interface UrlOptions {
-  session?: string;
-  api?: Api;
-  /** `/f/FLAVOR` first: Chat Completions as that provider (OpenAI's URL only). */
-  flavor?: Flavor;
-}
-
-export interface RequestFilter {
-  session?: string;
-  scenario?: string;
-  since?: number;
-}
 
 /** An admin call that failed: the server said no (`status`), or could not be reached. */
 export class MockllmError extends Error {
@@ -38,7 +19,7 @@ export class MockllmError extends Error {
   }
 }
 
-export class Client {
+export class Client implements AdminRoutes {
   readonly baseUrl: string;
 
   /** `new Client("http://127.0.0.1:8000")`: the request log, scenarios and resets of one server. */

@@ -1,8 +1,8 @@
 // One session of a server: its URLs, its log, and the assertions over them. This is what
 // the per-test helper hands each test, and what `client.session(name)` gives a script.
 import * as assertions from "./assertions.js";
-import type { Client, Flavor, ScenarioSource } from "./client.js";
 import type { Api, Calls, LogEntry, ToolUse, Verdict } from "./records.js";
+import type { AdminRoutes, Flavor, ScenarioSource } from "./routes.js";
 
 export interface RequestQuery {
   scenario?: string;
@@ -13,7 +13,7 @@ export interface RequestQuery {
 
 export class Session {
   constructor(
-    readonly client: Client,
+    readonly client: AdminRoutes,
     readonly name: string,
   ) {}
 
@@ -82,30 +82,32 @@ export class Session {
 
   // --- assertions: each rejects with this session's conversation -------------------------
 
+  /** Every tool call mockllm sent got a result with its id in a later request. */
   async assertAllToolCallsAnswered(): Promise<void> {
-    assertions.assertAllToolCallsAnswered(...(await this.log()));
+    await this.holds({ check: "all_tool_calls_answered" });
   }
 
   /** `refusal`: a pattern marking a result as the harness's "no such tool" answer. */
   async assertNoUnofferedToolExecuted({ refusal }: { refusal?: RegExp | string } = {}): Promise<void> {
-    assertions.assertNoUnofferedToolExecuted(...(await this.log()), refusal);
+    const pattern = refusal === undefined ? undefined : assertions.refusalPattern(refusal);
+    await this.holds({ check: "no_unoffered_tool_executed", refusal: pattern });
   }
 
-  async assertModelCalls(bounds: assertions.CallBounds): Promise<void> {
-    const [entries, transcript] = await this.log();
-    assertions.assertModelCalls(entries, bounds, transcript);
+  async assertModelCalls({ atMost, exactly, atLeast }: assertions.CallBounds): Promise<void> {
+    if (atMost === undefined && exactly === undefined && atLeast === undefined) {
+      throw new TypeError("assertModelCalls needs atMost, exactly or atLeast");
+    }
+    await this.holds({ check: "model_calls", at_most: atMost, exactly, at_least: atLeast });
   }
 
   /** The harness ran scripted MCP tool `tool` on mockllm's MCP server (docs/mcp.md). */
-  async assertToolExecuted(tool: string, options: assertions.ToolExecuted = {}): Promise<void> {
-    const [entries, transcript] = await this.log();
-    assertions.assertToolExecuted(entries, transcript, tool, options);
+  async assertToolExecuted(tool: string, { server, arguments: args, times }: assertions.ToolExecuted = {}): Promise<void> {
+    await this.holds({ check: "tool_executed", tool, server, arguments: args, times });
   }
 
   /** Every model call to a scripted MCP tool ran there and its result went back: the verdict's `mcp_*` checks. */
   async assertMcpLoopClosed(): Promise<void> {
-    const [verdict, transcript] = await Promise.all([this.verdict(), this.transcript()]);
-    assertions.assertMcpLoopClosed(verdict, transcript);
+    await this.holds({ check: "mcp_loop_closed" });
   }
 
   /** The model called `name` (with `args`: a subset match), at least once or exactly `times`. */
@@ -131,19 +133,14 @@ export class Session {
     await this.holds({ check: "result_reached_model", call_id: callId, content, is_error: isError });
   }
 
+  /** No verdict check failed (a waived one does not fail it). */
   async assertCleanVerdict(): Promise<void> {
-    const [verdict, transcript] = await Promise.all([this.verdict(), this.transcript()]);
-    assertions.assertCleanVerdict(verdict, transcript);
+    await this.holds({ check: "clean_verdict" });
   }
 
-  /** A check the server judges (mockllm/log/calls.py): the same words as the Python client's. */
+  /** A check the server judges (mockllm/log/checks.py): the same words as the Python client's. */
   private async holds(spec: Record<string, unknown>): Promise<void> {
     const failure = await this.client.check(this.name, spec);
     if (failure) assertions.assertHolds(failure, await this.transcript());
-  }
-
-  /** The entries and their transcript, read together for an assertion. */
-  private log(): Promise<[LogEntry[], string]> {
-    return Promise.all([this.requests(), this.transcript()]);
   }
 }

@@ -156,6 +156,10 @@ test("assertNoUnofferedToolExecuted: a result for a hallucinated tool fails, a r
   await mock.session.reset();
   await ask("Error: no such tool");
   await mock.session.assertNoUnofferedToolExecuted({ refusal: /^Error: no such tool/ });
+  // The server reads the pattern (Python's syntax): a RegExp's i flag goes with it.
+  await mock.session.assertNoUnofferedToolExecuted({ refusal: /^error: NO SUCH tool/i });
+  await assert.rejects(mock.session.assertNoUnofferedToolExecuted({ refusal: /^error: NO SUCH tool/ }), /offered were/);
+  await assert.rejects(mock.session.assertNoUnofferedToolExecuted({ refusal: "(" }), /400 refusal is not a regular expression/);
 });
 
 test("transcript reads the session turn by turn, full or short", async () => {
