@@ -24,7 +24,7 @@ from mockllm.viewer.page import csp, live_page
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
     from mockllm.log.journal import Journal
-    from mockllm.serving.shared import Shared
+    from mockllm.state.store import Store
 
 
 def admin_router(
@@ -32,21 +32,19 @@ def admin_router(
     journal: Journal,
     reset_app: Callable[[str | None], Awaitable[None]],
     max_body: int,
-    shared: Shared | None = None,
+    store: Store,
 ) -> Router:
     """The admin routes over the server's engine and log; `reset_app` resets its state;
-    `shared`, the shared store whose run-time scenarios every replica serves.
+    `store`, where run-time scenarios are kept (on Redis: every replica serves them).
     (Over 60 lines: one short handler per route, each closing over the same state.)"""
     allowed = Allowances()
 
     async def health(request: Request) -> Response:
-        if shared is not None:
-            await shared.refresh()
+        await store.refresh()
         return JSONResponse({"status": "ok", "scenarios": len(engine.scenarios)})
 
     async def list_scenarios(request: Request) -> Response:
-        if shared is not None:
-            await shared.refresh()
+        await store.refresh()
         return JSONResponse([s.summary() for s in sorted(engine.scenarios.values(), key=_name)])
 
     async def add_scenario(request: Request) -> Response:
@@ -62,10 +60,8 @@ def admin_router(
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
-        if shared is None:
-            replaced = engine.add(scenario)
-        else:  # valid, so it decodes: every replica loads the same text
-            replaced = await shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
+        # valid, so it decodes: every replica of a shared store loads the same text
+        replaced = await store.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
         return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
 
     async def requests(request: Request) -> Response:
