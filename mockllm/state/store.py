@@ -10,7 +10,6 @@ event-loop round trip.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 from mockllm.core.conversation import Conversation
@@ -18,12 +17,13 @@ from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import Violation
+from mockllm.core.values import value
 from mockllm.state import StoreUnavailable
 
 TRIES = 8  # answers computed for one request before it gives up on a turn others keep counting
 
 
-@dataclass(frozen=True, slots=True)
+@value  # built per request: no frozen dataclass's __setattr__ per field (core/values.py)
 class Expected:
     """What a store expects of a turn's next attempt: the answer is computed on it, and
     counted only if the store still agrees when it commits."""
