@@ -134,7 +134,10 @@ class Exchanges:
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
-        scenario = await self._find(entry.scenario)
+        try:
+            scenario = self.engine.find(entry.scenario)
+        except RequestError:  # perhaps posted to another server of the store
+            scenario = await self._refreshed(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
@@ -181,12 +184,9 @@ class Exchanges:
         violations = self._violations(adapter, prepared, scenario)
         return self.engine.side(scenario, conv, found, violations)
 
-    async def _find(self, name: str | None) -> Scenario:
-        try:
-            return self.engine.find(name)
-        except RequestError:
-            await self.store.refresh()  # perhaps posted to another replica
-            return self.engine.find(name)
+    async def _refreshed(self, name: str | None) -> Scenario:
+        await self.store.refresh()  # in memory: nothing, and the same 404 again
+        return self.engine.find(name)
 
     async def _fetch_referred(self, adapter: Adapter, raw: bytes) -> None:
         """Load the stored response a request names (previous_response_id) from the shared

@@ -87,8 +87,7 @@ class MemoryStore:
         self.state = MemoryState(max_sessions)
 
     async def expect(self, session: str, scenario: str, turn: int) -> Expected:
-        attempt, cuts = self.state.expected(session, scenario, turn)
-        return Expected(attempt, cuts)
+        return Expected(*self.state.expected(session, scenario, turn))
 
     async def commit(
         self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
