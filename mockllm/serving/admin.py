@@ -25,7 +25,7 @@ from mockllm.viewer.page import csp, live_page
 if TYPE_CHECKING:
     from mockllm.core.engine import Engine
     from mockllm.log.journal import Journal
-    from mockllm.serving.shared import Shared
+    from mockllm.state.store import Store
 
 
 def admin_router(
@@ -33,11 +33,11 @@ def admin_router(
     journal: Journal,
     reset_app: Callable[[str | None], Awaitable[None]],
     max_body: int,
-    shared: Shared | None = None,
+    store: Store,
 ) -> Router:
     """The admin routes over the server's engine and log; `reset_app` resets its state;
-    `shared`, the shared store whose run-time scenarios every replica serves."""
-    admin = _Admin(engine, journal, reset_app, max_body, shared)
+    `store`, where run-time scenarios are kept (on Redis: every replica serves them)."""
+    admin = _Admin(engine, journal, reset_app, max_body, store)
     return Router(routes=admin.routes(), middleware=[Middleware(_StoreErrors)])
 
 
@@ -50,10 +50,10 @@ class _Admin:
         journal: Journal,
         reset_app: Callable[[str | None], Awaitable[None]],
         max_body: int,
-        shared: Shared | None,
+        store: Store,
     ) -> None:
         self.engine, self.journal, self.reset_app = engine, journal, reset_app
-        self.max_body, self.shared = max_body, shared
+        self.max_body, self.store = max_body, store
         self.allowed = Allowances()
 
     def routes(self) -> list[Route]:
@@ -78,13 +78,11 @@ class _Admin:
         ]
 
     async def health(self, request: Request) -> Response:
-        if self.shared is not None:
-            await self.shared.refresh()
+        await self.store.refresh()
         return JSONResponse({"status": "ok", "scenarios": len(self.engine.scenarios)})
 
     async def list_scenarios(self, request: Request) -> Response:
-        if self.shared is not None:
-            await self.shared.refresh()
+        await self.store.refresh()
         return JSONResponse(
             [s.summary() for s in sorted(self.engine.scenarios.values(), key=_name)]
         )
@@ -100,10 +98,8 @@ class _Admin:
         except ScenarioError as e:
             problems = [str(p) for p in e.problems]
             return _error(400, "invalid scenario: " + "; ".join(problems), problems=problems)
-        if self.shared is None:
-            replaced = self.engine.add(scenario)
-        else:  # valid, so it decodes: every replica loads the same text
-            replaced = await self.shared.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
+        # valid, so it decodes: every replica of a shared store loads the same text
+        replaced = await self.store.add(scenario, decode(raw, "<POST /_mockllm/scenarios>"))
         return JSONResponse({**scenario.summary(), "replaced": replaced}, 200 if replaced else 201)
 
     async def requests(self, request: Request) -> Response:

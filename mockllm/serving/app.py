@@ -20,9 +20,9 @@ from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import MCP_PREFIX, Routes
-from mockllm.serving.shared import Shared
 from mockllm.state import StoreUnavailable
-from mockllm.state.memory import MemoryState
+from mockllm.state.memory import MemoryStore
+from mockllm.state.store import Store
 
 
 class MockLLM:
@@ -31,14 +31,13 @@ class MockLLM:
         engine: Engine,
         journal: Journal,
         options: ServerOptions = DEFAULTS,
-        state: MemoryState | Shared | None = None,
+        store: Store | None = None,
     ) -> None:
-        """`state`: where attempts and stored responses live (default: this process)."""
+        """`store`: where attempts and stored responses live (default: this process)."""
         self.engine = engine
         self.journal = journal
         self.options = options
-        self.state = MemoryState(options.max_sessions) if state is None else state
-        self.shared = self.state if isinstance(self.state, Shared) else None
+        self.store = MemoryStore(engine, options.max_sessions) if store is None else store
         self.adapters = [cls() for cls in ADAPTERS.values()]
         for adapter in self.adapters:
             adapter.flavor = options.flavor
@@ -46,7 +45,7 @@ class MockLLM:
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
-        self.exchanges = Exchanges(engine, journal, options, self.state)
+        self.exchanges = Exchanges(engine, journal, options, self.store)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
 
@@ -55,7 +54,7 @@ class MockLLM:
             from mockllm.serving.admin import admin_router
 
             self._admin = admin_router(
-                self.engine, self.journal, self.reset, self.options.max_body, self.shared
+                self.engine, self.journal, self.reset, self.options.max_body, self.store
             )
         refused = guard.refusal(scope, self.options.allow_host)
         if refused is not None:
@@ -202,11 +201,7 @@ class MockLLM:
 
     async def reset(self, session: str | None = None) -> None:
         """Forget attempts and cuts of `session`, or of all and every stored response."""
-        if self.shared is not None:
-            await self.shared.store.reset(session)
-        else:
-            assert isinstance(self.state, MemoryState)
-            self.state.reset(session)
+        await self.store.reset(session)
         if self._mcp is not None:
             self._mcp.reset(session)
         if session is None:
@@ -217,9 +212,9 @@ class MockLLM:
 
     async def _get(self, send: Send, getter: Adapter, rest: str) -> None:
         """GET of something an adapter stores (a Responses response, by id)."""
-        if self.shared is not None and getter.refers_back:
+        if self.store.keeps_responses and getter.refers_back:
             try:
-                getter.adopt(rest, await self.shared.store.response(rest))
+                getter.adopt(rest, await self.store.response(rest))
             except StoreUnavailable as lost:
                 await _send(send, 503, getter.error_body(store_error(lost), ""), _JSON)
                 return

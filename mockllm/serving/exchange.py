@@ -34,9 +34,8 @@ from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
-from mockllm.serving.shared import Shared
 from mockllm.state import StoreUnavailable
-from mockllm.state.memory import MemoryState, answer_in_memory
+from mockllm.state.store import Store, answer_turn
 
 
 @dataclass(slots=True)
@@ -60,12 +59,10 @@ class Rendered:
 
 class Exchanges:
     def __init__(
-        self, engine: Engine, journal: Journal, options: ServerOptions, state: MemoryState | Shared
+        self, engine: Engine, journal: Journal, options: ServerOptions, store: Store
     ) -> None:
         self.engine, self.journal, self.options = engine, journal, options
-        # The memory store is answered without an await; a shared one with one round trip.
-        self.memory = state if isinstance(state, MemoryState) else None
-        self.shared = state if isinstance(state, Shared) else None
+        self.store = store  # memory or Redis, one path (state/store.py)
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
@@ -133,14 +130,14 @@ class Exchanges:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
-        if self.shared is None:  # no await on the memory path
+        if self.store.keeps_responses and adapter.refers_back:
+            await self._fetch_referred(adapter, entry.body)
+        # Found after the last await before counting: a scenario found earlier could be
+        # replaced by a refresh meanwhile, and answer under the new version's count.
+        try:
             scenario = self.engine.find(entry.scenario)
-        else:
-            if adapter.refers_back:
-                await self._fetch_referred(adapter, entry.body)
-            # Found after the last await before counting: a scenario found earlier could be
-            # replaced by a refresh meanwhile, and answer under the new version's count.
-            scenario = await self._find_shared(entry.scenario)
+        except RequestError:  # perhaps posted to another server of the store
+            scenario = await self._refreshed(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
@@ -154,13 +151,11 @@ class Exchanges:
         side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
         if side is not None:  # not a turn: nothing is counted (core/side.py)
             answer = side
-        elif self.memory is not None:
-            violations = self._violations(adapter, prepared, scenario)
-            answer = answer_in_memory(
-                self.engine, self.memory, scenario, session, conv, violations, adapter.call_id
-            )
         else:
-            scenario, answer = await self._answer_shared(adapter, prepared, scenario, session)
+            checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
+            scenario, answer = await answer_turn(
+                self.store, self.engine, scenario, session, conv, adapter.call_id, checks
+            )
         entry.turn, entry.attempt = answer.turn, answer.attempt
         if answer.why is not None:
             entry.why = answer.why
@@ -189,13 +184,9 @@ class Exchanges:
         violations = self._violations(adapter, prepared, scenario)
         return self.engine.side(scenario, conv, found, violations)
 
-    async def _find_shared(self, name: str | None) -> Scenario:
-        assert self.shared is not None
-        try:
-            return self.engine.find(name)
-        except RequestError:
-            await self.shared.refresh()  # perhaps posted to another replica
-            return self.engine.find(name)
+    async def _refreshed(self, name: str | None) -> Scenario:
+        await self.store.refresh()  # in memory: nothing, and the same 404 again
+        return self.engine.find(name)
 
     async def _fetch_referred(self, adapter: Adapter, raw: bytes) -> None:
         """Load the stored response a request names (previous_response_id) from the shared
@@ -206,16 +197,7 @@ class Exchanges:
             return  # _prepare refuses it
         referred = adapter.referred(body)
         if referred is not None:
-            assert self.shared is not None
-            adapter.adopt(referred, await self.shared.store.response(referred))
-
-    async def _answer_shared(
-        self, adapter: Adapter, prepared: Prepared, scenario: Scenario, session: str
-    ) -> tuple[Scenario, Answer]:
-        assert self.shared is not None
-        checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
-        conv = prepared.parsed.conversation
-        return await self.shared.answer(scenario, session, conv, adapter.call_id, checks)
+            adapter.adopt(referred, await self.store.response(referred))
 
     def _prepare(
         self, adapter: Adapter, route: str, wanted: dict[bytes, str], raw: bytes
@@ -296,11 +278,11 @@ class Exchanges:
             responder.entry.note(note)
         body = None if stream else rendered.body  # a stream's JSON is rendered anew
         adapter.served(resolved, parsed, body)
-        if self.shared is not None and adapter.refers_back:
+        if self.store.keeps_responses and adapter.refers_back:
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 try:
-                    await self.shared.store.keep_response(*kept)
+                    await self.store.keep_response(*kept)
                 except StoreUnavailable as lost:  # after the attempt was counted
                     entry = responder.entry
                     lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True

@@ -23,9 +23,9 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
 from mockllm.serving.coalesce import http_protocol
 from mockllm.serving.responder import quiet_scripted_aborts
-from mockllm.serving.shared import Shared
 from mockllm.state import is_shared
-from mockllm.state.memory import MemoryState
+from mockllm.state.memory import MemoryStore
+from mockllm.state.store import Store
 
 
 def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) -> MockLLM:
@@ -46,10 +46,12 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
     return MockLLM(engine, journal, options, state_of(options, engine))
 
 
-def state_of(options: ServerOptions, engine: Engine) -> MemoryState | Shared:
-    """The store of attempts, cuts, stored responses and run-time scenarios (--state)."""
+def state_of(options: ServerOptions, engine: Engine) -> Store:
+    """The store of attempts, cuts, stored responses and run-time scenarios (--state): the
+    one place the server picks memory or Redis; everything after takes the `Store`."""
     if not is_shared(options.state):
-        return MemoryState(options.max_sessions)
+        return MemoryStore(engine, options.max_sessions)
+    from mockllm.serving.shared import Shared
     from mockllm.state.redis_store import RedisStore
 
     return Shared(RedisStore(options.state, options.state_prefix, options.state_ttl), engine)

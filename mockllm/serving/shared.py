@@ -9,86 +9,90 @@ behind loads the scenarios before it answers (docs/scale.md).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from mockllm.core.cache import Lru
-from mockllm.core.conversation import Conversation
-from mockllm.core.divergence import CallId
-from mockllm.core.engine import Answer, Engine
+from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
-from mockllm.core.validation import Violation
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
 from mockllm.state import StoreUnavailable
-from mockllm.state.redis_store import Cuts, RedisStore, cuts_of
+from mockllm.state.redis_store import Cuts, RedisStore, cuts_of, field_of
+from mockllm.state.store import Expected
 
 SOURCE = "<POST /_mockllm/scenarios>"
-TRIES = 8  # answers computed for one request before it gives up on a turn others keep counting
 Known = tuple[dict[str, int], Cuts]  # a session's attempts by turn field, and its cuts
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What an answer was computed on: the session as this replica knew it, and the
+    version of the scenarios it knew (the count is refused under another)."""
+
+    attempts: dict[str, int]
+    cuts: Cuts
+    version: str
+
+
 class Shared:
+    """The `Store` on Redis (state/store.py), for every server given the same URL and
+    prefix: an attempt is counted only if Redis still has what this replica expected."""
+
+    keeps_responses = True
+
     def __init__(self, store: RedisStore, engine: Engine) -> None:
         self.store, self.engine = store, engine
+        self.url = store.url
         self.version = "?"  # never a real version: the first request loads the scenarios
         self._texts: dict[str, str] = {}  # the run-time scenarios loaded, as posted
         # What this replica last saw of each session: the guess each answer is computed on
         self._known: Lru[Known] = Lru(4096)
 
-    async def answer(
-        self,
-        scenario: Scenario,
-        session: str,
-        parsed: Conversation,
-        call_id: CallId | None,
-        violations: Callable[[Scenario], tuple[Violation, ...]],
-    ) -> tuple[Scenario, Answer]:
-        """`answer_in_memory` on the shared store: the answer computed for the attempt this
-        replica expects, then counted and its cut recorded in one write that happens only
-        if the store agrees (`RedisStore.commit`); else computed again on the state the
-        store sent back. One round trip when this replica saw the session last (a harness
-        that keeps to one replica, or a turn's first attempt), two when another counted."""
+    async def expect(self, session: str, scenario: str, turn: int) -> Expected:
+        """The attempt this replica expects (no round trip): right when it saw the
+        session last (a harness that keeps to one replica, or a turn's first attempt)."""
         attempts, cuts = self._known.get(session) or ({}, {})
-        version = self.version
-        for _ in range(TRIES):
-            conv = self.engine.joined(scenario, parsed, call_id)
-            field = f"{conv.turn}\x1f{scenario.name}"
-            before = attempts.get(field, 0)
-            found = violations(scenario)
-            answer = self.engine.answer(
-                scenario, session, conv, before + 1, cuts_of(cuts, scenario.name), found, call_id
-            )
-            try:
-                done, version, count, now = await self.store.commit(
-                    session, scenario.name, conv.turn, version, before, cuts, answer.cut
-                )
-            except StoreUnavailable as lost:
-                if not lost.refused:  # a write Redis refused (full: OOM) consumed nothing
-                    lost.consumed = (conv.turn, before + 1)
-                raise
-            if done == 1:
-                key = field.encode()
-                kept = {k: v for k, v in cuts.items() if k != key}
-                if answer.cut is not None:
-                    kept[key] = answer.cut.encode()
-                self._known.put(session, ({**attempts, field: count}, kept))
-                return scenario, answer
-            if done == -1:  # scenarios posted meanwhile: load them, then count unchecked
-                await self.refresh()
-                scenario, version = self.engine.find(scenario.name), ""
-                continue
-            assert now is not None
-            attempts, cuts = {**attempts, field: count}, now
-        raise StoreUnavailable(self.store.url, f"turn counted by others {TRIES} times meanwhile")
+        before = attempts.get(field_of(scenario, turn), 0)
+        return Expected(before + 1, cuts_of(cuts, scenario), Seen(attempts, cuts, self.version))
 
-    async def begin(
-        self, session: str, scenario: str, turn: int, checked: bool = True
-    ) -> tuple[int, Mapping[int, str]] | None:
-        """Count an attempt: (attempt, cut turns); None when `checked` and this replica's
-        scenarios are behind (nothing counted: `refresh`, then count again unchecked)."""
-        version = self.version if checked else ""
-        attempt, cuts, _ = await self.store.begin(session, scenario, turn, version)
-        return None if attempt == 0 else (attempt, cuts)
+    async def commit(
+        self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
+    ) -> Scenario | None:
+        """The count and the cut in one write, if Redis agrees (`RedisStore.commit`); else
+        what Redis sent back is what this replica knows of the session from now on."""
+        seen = expected.seen
+        assert isinstance(seen, Seen)
+        field, before = field_of(scenario.name, turn), expected.attempt - 1
+        try:
+            done, _, count, now = await self.store.commit(
+                session, scenario.name, turn, seen.version, before, seen.cuts, how
+            )
+        except StoreUnavailable as lost:
+            if not lost.refused:  # a write Redis refused (full: OOM) consumed nothing
+                lost.consumed = (turn, expected.attempt)
+            raise
+        if done == 1:
+            key = field.encode()
+            kept = {k: v for k, v in seen.cuts.items() if k != key}
+            if how is not None:
+                kept[key] = how.encode()
+            self._known.put(session, ({**seen.attempts, field: count}, kept))
+            return None
+        if done == -1:  # scenarios posted meanwhile: load them, then answer again
+            await self.refresh()
+            return self.engine.find(scenario.name)
+        assert now is not None
+        self._known.put(session, ({**seen.attempts, field: count}, now))
+        return scenario
+
+    async def response(self, key: str) -> bytes | None:
+        return await self.store.response(key)
+
+    async def keep_response(self, key: str, data: bytes) -> None:
+        await self.store.keep_response(key, data)
+
+    async def reset(self, session: str | None = None) -> None:
+        await self.store.reset(session)
 
     async def refresh(self) -> None:
         """Load the run-time scenarios posted since this replica last looked (one short

@@ -1,6 +1,8 @@
 """Attempt counters and cut deliveries in this process's memory: the default store.
 
-Synchronous on purpose: the default serving path pays no await and no round trip for it.
+`MemoryState` keeps the counters (plain calls); `MemoryStore` is the `Store` over them
+(state/store.py), whose coroutines never suspend: the default path pays an await per call
+(tens of nanoseconds) and no event-loop round trip.
 """
 
 from __future__ import annotations
@@ -8,11 +10,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from mockllm.core.conversation import Conversation
-from mockllm.core.divergence import CallId
-from mockllm.core.engine import Answer, Engine
+from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
-from mockllm.core.validation import Violation
+from mockllm.state import MEMORY
+from mockllm.state.store import Expected
 
 NO_CUTS: Mapping[int, str] = {}  # shared, never written: a plain dict reads fastest
 
@@ -44,6 +45,13 @@ class MemoryState:
         cuts = self._cuts.get(session)
         return attempt, (cuts.get(scenario, NO_CUTS) if cuts else NO_CUTS)
 
+    def expected(self, session: str, scenario: str, turn: int) -> tuple[int, Mapping[int, str]]:
+        """What `begin` would count and hand back now, without counting."""
+        counts = self._attempts.get(session)
+        attempt = counts.get((scenario, turn), 0) + 1 if counts is not None else 1
+        cuts = self._cuts.get(session)
+        return attempt, (cuts.get(scenario, NO_CUTS) if cuts else NO_CUTS)
+
     def cut(self, session: str, scenario: str, turn: int, how: str | None) -> None:
         """Record how this turn's latest delivery was cut short (None: it was whole)."""
         if how is None:
@@ -66,20 +74,42 @@ class MemoryState:
         return len(self._attempts)
 
 
-def answer_in_memory(
-    engine: Engine,
-    state: MemoryState,
-    scenario: Scenario,
-    session: str,
-    conv: Conversation,
-    violations: tuple[Violation, ...] = (),
-    call_id: CallId | None = None,
-) -> Answer:
-    """Count the attempt, answer, and record the cut: the whole exchange with the store,
-    without an await."""
-    joined = engine.joined(scenario, conv, call_id)
-    attempt, cuts = state.begin(session, scenario.name, joined.turn)
-    answer = engine.answer(scenario, session, joined, attempt, cuts, violations, call_id)
-    if answer.cut != cuts.get(answer.turn):
-        state.cut(session, scenario.name, answer.turn, answer.cut)
-    return answer
+class MemoryStore:
+    """The store of one process: attempts and cuts in a `MemoryState`, run-time scenarios
+    in the engine, stored Responses in the adapters' own stores. Nothing here suspends, so
+    no other request runs between a request's `expect` and its `commit`."""
+
+    url = MEMORY
+    keeps_responses = False
+
+    def __init__(self, engine: Engine, max_sessions: int) -> None:
+        self.engine = engine
+        self.state = MemoryState(max_sessions)
+
+    async def expect(self, session: str, scenario: str, turn: int) -> Expected:
+        return Expected(*self.state.expected(session, scenario, turn))
+
+    async def commit(
+        self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
+    ) -> Scenario | None:
+        # Nothing suspended since `expect`: the store still has what it expected.
+        state = self.state
+        _, cuts = state.begin(session, scenario.name, turn)
+        if how != cuts.get(turn):
+            state.cut(session, scenario.name, turn, how)
+        return None
+
+    async def refresh(self) -> None:
+        return None  # every scenario this server serves was posted to it
+
+    async def add(self, scenario: Scenario, text: str) -> bool:
+        return self.engine.add(scenario)
+
+    async def response(self, key: str) -> bytes | None:
+        return None  # the adapter's own store is the only one (keeps_responses)
+
+    async def keep_response(self, key: str, data: bytes) -> None:
+        return None
+
+    async def reset(self, session: str | None = None) -> None:
+        self.state.reset(session)

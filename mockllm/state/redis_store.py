@@ -137,7 +137,7 @@ class RedisStore:
         counted) when the version is not `version` ("" accepts any)."""
         keys = [self._attempts(session), self._cuts(session), self._version]
         async with self._reachable():
-            found = await self._begin(keys, [_field(scenario, turn), self.ttl, version])
+            found = await self._begin(keys, [field_of(scenario, turn), self.ttl, version])
         attempt, current = int(found[0]), found[1].decode()
         if attempt == 0:
             return 0, {}, current
@@ -156,7 +156,7 @@ class RedisStore:
         attempt of that turn was counted meanwhile (then its answer records its own)."""
         keys = [self._attempts(session), self._cuts(session)]
         async with self._reachable():
-            await self._cut(keys, [_field(scenario, turn), attempt, how or "", self.ttl])
+            await self._cut(keys, [field_of(scenario, turn), attempt, how or "", self.ttl])
 
     async def commit(
         self,
@@ -173,7 +173,7 @@ class RedisStore:
         (1, version, attempt, None). Else nothing is written: (0, version, attempts so far,
         the session's cuts now), or (-1, version, 0, None) when `version` is behind."""
         keys = [self._attempts(session), self._cuts(session), self._version]
-        args = [_field(scenario, turn), self.ttl, version, before, how or ""]
+        args = [field_of(scenario, turn), self.ttl, version, before, how or ""]
         async with self._reachable():
             found = await self._commit(keys, [*args, *(x for pair in cuts.items() for x in pair)])
         done, current = int(found[0]), found[1].decode()
@@ -236,7 +236,7 @@ class RedisStore:
         await self.client.aclose()
 
 
-def _field(scenario: str, turn: int) -> str:
+def field_of(scenario: str, turn: int) -> str:
     """The hash field of a turn: the turn first, so any scenario name splits back."""
     return f"{turn}\x1f{scenario}"
 

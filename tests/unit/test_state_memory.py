@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from mockllm.core.conversation import Conversation, Message
+from mockllm.core.engine import Engine
+from mockllm.loading.loader import load_mapping
 from mockllm.state import StoreUnavailable, redacted
-from mockllm.state.memory import MemoryState
+from mockllm.state.memory import MemoryState, MemoryStore
+from mockllm.state.store import answer_turn
+
+from .stores import at_once
 
 
 def test_attempts_count_per_session_scenario_and_turn() -> None:
@@ -64,3 +70,41 @@ def test_a_lost_store_is_named_without_its_password() -> None:
     )
     assert redacted("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
     assert redacted("redis://:pw@h:1/0") == "redis://:***@h:1/0"
+
+
+def test_expected_says_what_begin_will_count_without_counting() -> None:
+    state = MemoryState(10)
+    assert state.expected("a", "x", 0) == (1, {})
+    state.begin("a", "x", 0)
+    state.cut("a", "x", 0, "cut")
+    assert state.expected("a", "x", 0) == state.expected("a", "x", 0) == (2, {0: "cut"})
+    assert state.begin("a", "x", 0) == (2, {0: "cut"})
+    assert state.expected("b", "x", 0) == (1, {}) and state.sessions() == 1
+
+
+def test_the_memory_store_never_suspends() -> None:
+    """What the one serving path rests on (state/store.py): the default store's awaits cost
+    a call each, never a trip through the event loop. `at_once` fails on a suspension."""
+    engine = Engine(
+        [load_mapping({"name": "x", "turns": [{"reply": {"text": "hi"}}]})],
+        default=None,
+        validation="strict",
+        real_time=False,
+        flavor="openai",
+        chaos=None,
+        seed=0,
+    )
+    store, scenario = MemoryStore(engine, 10), engine.find("x")
+    conv = Conversation("m", (Message("user", "hi", at="messages[0]"),))
+    _, answer = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))
+    assert (answer.turn, answer.attempt) == (0, 1)
+    expected = at_once(store.expect("s", "x", 0))
+    assert expected.attempt == 2
+    assert at_once(store.commit("s", scenario, 0, expected, "cut")) is None
+    assert at_once(store.expect("s", "x", 1)).cuts == {0: "cut"}
+    assert at_once(store.add(scenario, "")) is True
+    at_once(store.refresh())
+    at_once(store.keep_response("r", b"{}"))
+    assert at_once(store.response("r")) is None and store.keeps_responses is False
+    at_once(store.reset("s"))
+    assert at_once(store.expect("s", "x", 0)).attempt == 1

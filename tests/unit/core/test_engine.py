@@ -14,7 +14,10 @@ from mockllm.core.scenario import Chaos, Fault, HttpFault, Scenario, ValidationM
 from mockllm.core.validation import Violation
 from mockllm.errors import Finding, RequestError
 from mockllm.loading.loader import load_mapping
-from mockllm.state.memory import MemoryState, answer_in_memory
+from mockllm.state.memory import MemoryStore
+from mockllm.state.store import answer_turn
+
+from ..stores import at_once
 
 WEATHER = load_mapping(
     {
@@ -56,10 +59,10 @@ class WithMemory(Engine):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.state = MemoryState(10_000)
+        self.store = MemoryStore(self, 10_000)
 
     def reset(self, session: str | None = None) -> None:
-        self.state.reset(session)
+        at_once(self.store.reset(session))
 
 
 def conv(*messages: Message, tools: tuple[Tool, ...] = TOOLS) -> Conversation:
@@ -81,8 +84,12 @@ SECOND_TURN = conv(called(), answered())
 
 def answer(engine: Engine, scenario: Scenario, conversation: Conversation, **kw: Any) -> Answer:
     assert isinstance(engine, WithMemory)
-    session = kw.pop("session", "s")
-    return answer_in_memory(engine, engine.state, scenario, session, conversation, **kw)
+    session, found = kw.pop("session", "s"), kw.pop("violations", ())
+    checks = lambda _: found  # noqa: E731
+    call_id = kw.pop("call_id", None)
+    assert not kw, kw
+    turn = answer_turn(engine.store, engine, scenario, session, conversation, call_id, checks)
+    return at_once(turn)[1]
 
 
 def refused(result: Answer) -> tuple[int, str, str]:

@@ -19,7 +19,10 @@ from mockllm.loading.loader import load_mapping
 from mockllm.providers.base import Parsed
 from mockllm.providers.gemini import Gemini, json_schema
 from mockllm.providers.gemini_rules import RULES
-from mockllm.state.memory import MemoryState, answer_in_memory
+from mockllm.state.memory import MemoryStore
+from mockllm.state.store import answer_turn
+
+from ..stores import at_once
 
 ROUTE = "v1beta/models/gemini-2.5-flash:generateContent"
 STREAM = "v1/models/gemini-3-pro-preview:streamGenerateContent"
@@ -52,7 +55,8 @@ def resolve(
         chaos=None,
         seed=0,
     )
-    answered = answer_in_memory(engine, MemoryState(1), scenario, "s", parsed.conversation)
+    store, conv = MemoryStore(engine, 1), parsed.conversation
+    answered = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))[1]
     assert answered.resolved is not None, answered.error
     return answered.resolved, parsed
 
