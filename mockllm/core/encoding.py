@@ -54,10 +54,11 @@ def dumps(obj: Any) -> bytes:
     return compact_json(obj).encode()
 
 
-def sse_frame(data: bytes, event: str | None = None) -> bytes:
-    """One SSE frame: an optional `event:` line, one `data:` line, the blank line."""
+def sse_frame(data: bytes, event: str | None = None, end: bytes = b"\n\n") -> bytes:
+    """One SSE frame: an optional `event:` line, one `data:` line, the blank line (`end`:
+    the line end and the blank line, which Gemini writes as CRLF pairs)."""
     head = b"event: " + event.encode() + b"\n" if event else b""
-    return head + b"data: " + data + b"\n\n"
+    return head + b"data: " + data + end
 
 
 def digest(data: bytes, size: int) -> bytes:

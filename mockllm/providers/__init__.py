@@ -11,7 +11,15 @@ from mockllm.providers import (
 )
 from mockllm.providers.anthropic import Messages
 from mockllm.providers.anthropic_answers import MessagesAnswers
-from mockllm.providers.base import Adapter, Answers, Parsed
+from mockllm.providers.base import (
+    Adapter,
+    Answers,
+    Body,
+    Parsed,
+    RecordedResponses,
+    SharedResponses,
+    Stream,
+)
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
@@ -20,6 +28,9 @@ from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
 
 ADAPTERS: dict[str, type[Adapter]] = {}
+# api → the reader of that wire's answers, for `mockllm record` (a wire without one is not
+# recorded): kept beside the adapter, not on it, since serving never asks for it.
+READERS: dict[str, type[Answers]] = {}
 
 
 def register(
@@ -30,9 +41,14 @@ def register(
     if rules is not None:
         adapter.rules = rules
     if answers is not None:
-        adapter.answers = answers
+        READERS[adapter.api] = answers
     ADAPTERS[adapter.api] = adapter
     return adapter
+
+
+def answers_of(adapter: Adapter) -> type[Answers] | None:
+    """The reader of `adapter`'s answers that `register` was given, if any."""
+    return READERS.get(adapter.api)
 
 
 # Chat Completions in its flavours (docs/flavours.md); their rules join the Chat rules.
@@ -41,4 +57,16 @@ register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 
-__all__ = ["ADAPTERS", "Adapter", "Answers", "Parsed", "register"]
+__all__ = [
+    "ADAPTERS",
+    "READERS",
+    "Adapter",
+    "Answers",
+    "Body",
+    "Parsed",
+    "RecordedResponses",
+    "SharedResponses",
+    "Stream",
+    "answers_of",
+    "register",
+]

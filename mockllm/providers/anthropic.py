@@ -7,7 +7,7 @@ import base64
 import json
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -23,7 +23,9 @@ from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
     MODELS,
     Adapter,
+    Body,
     Parsed,
+    Stream,
     chunks,
     dumps,
     fragments,
@@ -201,17 +203,15 @@ class Messages(Adapter):
         )
         thinking = body.get("thinking")
         on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
-        return Parsed(conversation, {"thinking": True} if on else {})
+        shown = (conversation.model, on)
+        return Parsed(conversation, {"thinking": True} if on else {}, render_key=shown)
 
     # --- render ------------------------------------------------------------------------
-
-    def render_key(self, parsed: Parsed) -> Hashable:
-        return parsed.conversation.model, bool(parsed.options.get("thinking"))
 
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         return scripted_id(scenario, turn, index, "toolu_01", 22, attempt)
 
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         content: list[dict[str, Any]] = []
         reply = resolved.reply
         reasoning = _reasoning(resolved, parsed)
@@ -231,12 +231,13 @@ class Messages(Adapter):
         message = _message_head(resolved, parsed, content)
         message["stop_reason"] = STOP_REASONS[reply.finish]
         message["usage"] = _usage(resolved)
-        return dumps(message)
+        return Body(dumps(message), _notes(resolved))
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         return _rate_headers(retry_after) if status == 429 else _HEADERS
 
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
+        # No notes: streamed, the arguments go out verbatim as input_json_delta fragments.
         reply = resolved.reply
         start = _message_head(resolved, parsed, [])
         start["stop_reason"] = None
@@ -259,7 +260,7 @@ class Messages(Adapter):
         }
         events.append(_event("message_delta", {"delta": stop, "usage": usage}, "tail"))
         events.append(_event("message_stop", {}, "done"))
-        return events
+        return Stream(events)
 
     def _blocks(self, resolved: Resolved, parsed: Parsed) -> list[_Block]:
         reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
@@ -290,20 +291,6 @@ class Messages(Adapter):
             opening = [{"type": "input_json_delta", "partial_json": ""}]
             blocks.append(_Block(tool_use, deltas, f"call:{i}", f"args:{i}", f"done:{i}", opening))
         return blocks
-
-    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
-        if parsed.conversation.stream:
-            return []  # streamed, the arguments go out verbatim as input_json_delta fragments
-        notes = []
-        for i, call in enumerate(resolved.reply.tool_calls):
-            if call.arguments_object() is None:
-                sent = json.dumps(_input_object(resolved, i, call), ensure_ascii=False)
-                notes.append(
-                    f"call {i}: arguments {call.arguments!r} are not a JSON object; tool_use.input "
-                    f"sent as {sent} (the complete top-level parameters only, as the API does for "
-                    "a tool_use cut short)"
-                )
-        return notes
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         error_type = error.error_type or ERROR_TYPES.get(error.status, "api_error")
@@ -340,6 +327,17 @@ class Messages(Adapter):
         return dumps(
             {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
         )
+
+
+def _notes(resolved: Resolved) -> tuple[str, ...]:
+    """A JSON body's tool_use.input is an object: what was sent for arguments that are not."""
+    return tuple(
+        f"call {i}: arguments {call.arguments!r} are not a JSON object; tool_use.input "
+        f"sent as {json.dumps(_input_object(resolved, i, call), ensure_ascii=False)} (the "
+        "complete top-level parameters only, as the API does for a tool_use cut short)"
+        for i, call in enumerate(resolved.reply.tool_calls)
+        if call.arguments_object() is None
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """What every wire-format adapter provides, and the helpers they share.
 
 An adapter is a parse/render pair: wire JSON → `Conversation`; `Resolved` reply →
-JSON body or SSE events; `RequestError` → the provider's error body.
+JSON body or SSE events; `RequestError` → the provider's error body. docs/design.md, "What
+a wire implements", lists the members a wire writes; the rest have defaults, and the
+hooks only a stateful wire needs (Responses) are the optional protocols at the end.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
 from dataclasses import field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, Message
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
+from mockllm.core.encoding import sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.heard import Heard, HeardError
@@ -32,6 +35,28 @@ from mockllm.providers.shapes import Path, Shape, mismatch
 class Parsed:
     conversation: Conversation
     options: Mapping[str, Any] = field(default_factory=dict)  # adapter-specific render options
+    # Facts of the request, decided by the parse once: whether the parse depends on nothing
+    # but the body's bytes (not on adapter state: Responses' previous_response_id), so that
+    # it may be cached and the log may keep the bytes alone; and what of the request,
+    # besides the resolved reply and the flavour, shows in the rendered bytes (None: a
+    # rendering is never reused).
+    cacheable: bool = True
+    render_key: Hashable | None = None
+
+
+class Body(NamedTuple):
+    """What `render` returns: the JSON body, and what rendering it had to adapt (the log's
+    notes: a call Gemini cannot carry, reasoning a flavour does not send)."""
+
+    data: bytes
+    notes: tuple[str, ...] = ()
+
+
+class Stream(NamedTuple):
+    """What `render_stream` returns: the tagged frames, and the notes as for `Body`."""
+
+    events: list[Event]
+    notes: tuple[str, ...] = ()
 
 
 class Answers(ABC):
@@ -63,35 +88,47 @@ class Answers(ABC):
 
 class Adapter(ABC):
     """One wire format. Each server instantiates its own adapters, so state (the Responses
-    store) lives on the instance and dies with the server."""
+    store) lives on the instance and dies with the server.
+
+    A wire writes `api`, `family`, `routes`, `parse`, `render`, `render_stream` and
+    `error_body`; the rest say what the provider says differently from the defaults."""
+
+    # --- what every wire writes -----------------------------------------------------------
 
     api: ClassVar[str]  # stable name used in the log: "openai-chat", ...
-    family: ClassVar[str]  # "openai" | "anthropic": decides the shape of shared routes
+    family: ClassVar[str]  # "openai" | "anthropic" | "gemini": decides the shape of shared routes
     routes: ClassVar[tuple[str, ...]]  # POST paths after the optional /s/NAME[/SESSION] prefix
+
+    @abstractmethod
+    def parse(self, body: Any) -> Parsed:
+        """Wire JSON → the neutral request; raise RequestError for what the provider refuses."""
+
+    @abstractmethod
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body: ...
+
+    @abstractmethod
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream: ...
+
+    @abstractmethod
+    def error_body(self, error: RequestError, request_id: str) -> bytes: ...
+
+    # --- what a wire may say differently --------------------------------------------------
+
     # POST paths that carry a parameter (Gemini's model), matched whole; `route_help` shows them.
     route_pattern: ClassVar[re.Pattern[str] | None] = None
     route_help: ClassVar[tuple[str, ...]] = ()
     get_prefix: ClassVar[str | None] = None  # GET paths starting with this go to `get`
-    # Whether requests may name a response stored by an earlier one (Responses): on a shared
-    # store the server loads it first (`referred`, `adopt`) and shares what it stores.
-    refers_back: ClassVar[bool] = False
     models_routes: ClassVar[tuple[str, ...]] = ("v1/models",)  # GET listing (and /{id}) paths
     # Request headers that mark this family's SDKs, for the routes families share (v1/models).
     family_headers: ClassVar[tuple[bytes, ...]] = ()
-    request_id_header: ClassVar[str]
-    invalid_json_message: ClassVar[str]
+    request_id_header: ClassVar[str] = "x-mockllm-request-id"  # the provider's, if it has one
+    invalid_json_message: ClassVar[str] = "mockllm: the request body is not valid JSON"
     shape: ClassVar[Shape] = dict  # the types of the fields it reads (shapes.py)
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
     # Fault statuses this wire does not have, served as the one they mean (Gemini: 529 → 503).
     status_aliases: ClassVar[Mapping[int, int]] = {}
     rules: ClassVar[RuleSet] = RuleSet()  # set by `register`: the provider's history rules
     flavor: str = "openai"  # the server's --flavor, set when the server builds its adapters
-    # set by `register`: reads this wire's answers back for `mockllm record` (None: not recorded)
-    answers: ClassVar[type[Answers] | None] = None
-
-    @abstractmethod
-    def parse(self, body: Any) -> Parsed:
-        """Wire JSON → the neutral request; raise RequestError for what the provider refuses."""
 
     def parse_at(self, body: Any, route: str) -> Parsed:
         """`parse`, for a wire whose path says part of the request (Gemini: model, stream)."""
@@ -106,22 +143,18 @@ class Adapter(ABC):
         (the log, the recorder) accepts what some header would allow."""
         return self.parse_at(body, route)
 
-    @abstractmethod
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes: ...
-
-    @abstractmethod
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]: ...
-
-    @abstractmethod
-    def error_body(self, error: RequestError, request_id: str) -> bytes: ...
-
-    @abstractmethod
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         """The id of call `index` in the reply of `turn` on `attempt`: what the client must
         answer it with (fresh on every attempt: docs/scenarios.md, "Retries")."""
+        return scripted_id(scenario, turn, index, "call_", 24, attempt)
 
-    @abstractmethod
-    def models_body(self) -> bytes: ...
+    def models_body(self) -> bytes:
+        """The model listing (GET v1/models), in OpenAI's shape unless the wire has its own."""
+        data = [
+            {"id": m, "object": "model", "created": 1735689600, "owned_by": "mockllm"}
+            for m in MODELS
+        ]
+        return dumps({"object": "list", "data": data})
 
     def model_body(self, model: str) -> bytes:
         """One model: any id is served, in the shape of the listing's entries."""
@@ -180,13 +213,14 @@ class Adapter(ABC):
             headers=headers,
         )
 
-    @abstractmethod
     def fault_texts(self, status: int) -> tuple[str, str, str | None]:
         """(error type, message, code) the provider sends with this status."""
+        return "error", f"mockllm fault: HTTP {status}", None
 
-    @abstractmethod
     def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
-        """The in-band error frame(s) that end a stream after `sent` events."""
+        """The in-band error frame(s) that end a stream after `sent` events: by default the
+        error body as one `data:` frame, as Chat Completions sends it."""
+        return [sse_frame(self.error_body(error, ""))]
 
     def validate(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         """Every rule this request breaks, in the order the provider would report them."""
@@ -210,10 +244,6 @@ class Adapter(ABC):
         429's rate-limit headers agree with its retry-after. None by default."""
         return []
 
-    def cacheable(self, body: dict[str, Any]) -> bool:
-        """Whether parsing `body` depends on nothing but its bytes (not on adapter state)."""
-        return True
-
     def reparse(self, raw: bytes) -> Conversation | None:
         """A logged request's conversation, parsed again when the log is read. The log keeps
         the bytes, not the parsed objects, of requests whose parse is `cacheable`: thousands
@@ -224,20 +254,11 @@ class Adapter(ABC):
         except (ValueError, RequestError):
             return None
 
-    def render_key(self, parsed: Parsed) -> Hashable | None:
-        """What of the request, besides the resolved reply, shows in the rendered bytes; None
-        (the default) means a rendering is never reused."""
-        return None
-
     def served(  # noqa: B027 (most keep no state)
         self, resolved: Resolved, parsed: Parsed, body: bytes | None = None
     ) -> None:
         """Called once a reply is on its way: for adapters that keep state (Responses);
         `body`, the reply's JSON body as rendered (None for a stream)."""
-
-    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
-        """What rendering this reply had to adapt, for the log."""
-        return []
 
     def as_sent(self, resolved: Resolved) -> Resolved:
         """The reply as this wire carries it, which the log shows as served; all of it unless
@@ -252,20 +273,24 @@ class Adapter(ABC):
         )
         return 404, self.error_body(error, "")
 
-    def recorded(self, parsed: Parsed, heard: Heard) -> None:  # noqa: B027 (most keep no state)
-        """Called by `mockllm record` once an upstream answered `parsed` in full: for adapters
-        whose later requests refer back to an answer (Responses' previous_response_id)."""
-
     def reset(self) -> None:  # noqa: B027 (most adapters keep no state)
         """Forget any state kept between requests."""
 
-    # --- a shared store: only adapters that `refers_back` are asked -----------------------
+
+# --- optional protocols: only a wire whose requests refer back to earlier answers ---------
+
+
+@runtime_checkable
+class SharedResponses(Protocol):
+    """A wire whose requests may name a response stored by an earlier one (Responses'
+    previous_response_id). On a shared store the server loads the response a request
+    names before parsing it (`referred`, then `adopt`) and shares what `served` stored
+    (`shareable`); the server asks only adapters that are instances of this protocol."""
 
     def referred(self, body: Any) -> str | None:
         """The id of the stored response this request body names, if any."""
-        return None
 
-    def adopt(self, key: str, data: bytes | None) -> None:  # noqa: B027 (most keep no state)
+    def adopt(self, key: str, data: bytes | None) -> None:
         """Hold `data` (as `shareable` made it) as the stored response `key`; None: the
         shared store has no such response, so neither may this server."""
 
@@ -274,7 +299,16 @@ class Adapter(ABC):
     ) -> tuple[str, bytes] | None:
         """(key, bytes) of what `served` stored for this reply, for the other servers;
         `body`, the reply's JSON body when it was just rendered (not for a stream)."""
-        return None
+
+
+@runtime_checkable
+class RecordedResponses(Protocol):
+    """A wire whose later requests refer back to an upstream's answer (Responses'
+    previous_response_id): `mockllm record` hands it each answer it heard in full, so
+    that the next request's parse finds it."""
+
+    def recorded(self, parsed: Parsed, heard: Heard) -> None:
+        """Keep what the upstream answered to `parsed`."""
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -8,16 +8,14 @@ the requests no URL pinned (URL, then scenario, then server)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
 from mockllm.core.encoding import dumps
 from mockllm.core.engine import Resolved
-from mockllm.core.events import Event
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
-from mockllm.providers.base import Adapter, Parsed
+from mockllm.providers.base import Adapter, Body, Parsed, Stream
 from mockllm.providers.flavours import FLAVOURS, PARAMS, Flavour
 from mockllm.providers.openai_chat import ChatCompletions
 
@@ -55,42 +53,38 @@ class FlavouredChat(ChatCompletions):
     def parse(self, body: Any) -> Parsed:
         parsed = super().parse(body)
         params = {k: body[k] for k, kinds in PARAMS.items() if isinstance(body.get(k), kinds)}
-        if not params:
-            return parsed
-        return Parsed(parsed.conversation, {**parsed.options, "params": params})
+        # The flavour is not in the key: the parse is shared by every flavour, so the server
+        # keys a rendering by the answering adapter's flavor too (serving/exchange.py).
+        key = (parsed.render_key, json.dumps(params, sort_keys=True))
+        options = {**parsed.options, "params": params} if params else parsed.options
+        return Parsed(parsed.conversation, options, render_key=key)
 
     # --- render ------------------------------------------------------------------------
-
-    def render_key(self, parsed: Parsed) -> Hashable:
-        params = parsed.options.get("params") or {}
-        return (super().render_key(parsed), self.flavor, json.dumps(params, sort_keys=True))
 
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         own = self.spec.call_id(scenario, turn, index, attempt)
         return own or super().call_id(scenario, turn, index, attempt)
 
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
-        resolved = self._shown(resolved, parsed)
-        body = super().render(resolved, parsed)
-        if not _reshapes(self.spec):
-            return body
-        return dumps(self.spec.body(json.loads(body), resolved, parsed))
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body:
+        shown, notes = self._shown(resolved, parsed)
+        body, own = super().render(shown, parsed)
+        if _reshapes(self.spec):
+            body = dumps(self.spec.body(json.loads(body), shown, parsed))
+        return Body(body, own + notes)
 
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
-        resolved = self._shown(resolved, parsed)
-        events = super().render_stream(resolved, parsed)
-        return self.spec.stream(events, resolved, parsed) if _reshapes(self.spec) else events
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
+        shown, notes = self._shown(resolved, parsed)
+        events, own = super().render_stream(shown, parsed)
+        if _reshapes(self.spec):
+            events = self.spec.stream(events, shown, parsed)
+        return Stream(events, own + notes)
 
-    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
-        found = super().notes(resolved, parsed)
-        if resolved.reply.reasoning is not None and not self.spec.shows_reasoning(parsed):
-            found.append(f"{self.flavor}: the scripted reasoning was not sent (thinking is off)")
-        return found
-
-    def _shown(self, resolved: Resolved, parsed: Parsed) -> Resolved:
+    def _shown(self, resolved: Resolved, parsed: Parsed) -> tuple[Resolved, tuple[str, ...]]:
+        """The reply as this flavour sends it, and the note of what it left out."""
         if resolved.reply.reasoning is None or self.spec.shows_reasoning(parsed):
-            return resolved
-        return replace(resolved, reply=replace(resolved.reply, reasoning=None))
+            return resolved, ()
+        note = f"{self.flavor}: the scripted reasoning was not sent (thinking is off)"
+        return replace(resolved, reply=replace(resolved.reply, reasoning=None)), (note,)
 
     # --- errors ------------------------------------------------------------------------
 

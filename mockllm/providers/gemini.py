@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Hashable
 from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
-from mockllm.core.encoding import compact_json, digest
+from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats
-from mockllm.providers.base import Adapter, Parsed, chunks, dumps, merge_assistants
+from mockllm.providers.base import Adapter, Body, Parsed, Stream, chunks, dumps, merge_assistants
 
 ROUTE = re.compile(
     r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)"
@@ -126,26 +125,26 @@ class Gemini(Adapter):
             stream=match["method"] == "streamGenerateContent",
             output=output_formats.gemini(field(body, "generationConfig"), field),
         )
-        return Parsed(conversation, {"signs": signs(model)})
+        return Parsed(conversation, {"signs": signs(model)}, render_key=model)
 
     # --- render ------------------------------------------------------------------------
-
-    def render_key(self, parsed: Parsed) -> Hashable:
-        return parsed.conversation.model
 
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         return call_key(turn, index)  # Gemini's calls carry no id: pairing is by name
 
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
-        if _unsendable(resolved.reply) is not None:
-            return dumps(_envelope(resolved, parsed, _empty_candidate(resolved), prompt_only=True))
-        candidate = _candidate(_parts(resolved, parsed), FINISH[resolved.reply.finish])
-        return dumps(_envelope(resolved, parsed, candidate))
-
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         if _unsendable(resolved.reply) is not None:
             candidate = _empty_candidate(resolved)
-            return [_frame(_envelope(resolved, parsed, candidate, prompt_only=True), "tail")]
+            body = dumps(_envelope(resolved, parsed, candidate, prompt_only=True))
+            return Body(body, _notes(resolved))
+        candidate = _candidate(_parts(resolved, parsed), FINISH[resolved.reply.finish])
+        return Body(dumps(_envelope(resolved, parsed, candidate)))
+
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
+        if _unsendable(resolved.reply) is not None:
+            candidate = _empty_candidate(resolved)
+            frame = _frame(_envelope(resolved, parsed, candidate, prompt_only=True), "tail")
+            return Stream([frame], _notes(resolved))
         events = []
         for part, tag in _tagged_parts(resolved, parsed):
             data = _frame_bytes(_envelope(resolved, parsed, _candidate([part])))
@@ -154,24 +153,12 @@ class Gemini(Adapter):
         # The API closes with an empty text part that carries the finish reason.
         last = _candidate([{"text": ""}], FINISH[resolved.reply.finish])
         events.append(_frame(_envelope(resolved, parsed, last), "tail"))
-        return events
+        return Stream(events)
 
     def as_sent(self, resolved: Resolved) -> Resolved:
         if _unsendable(resolved.reply) is None:
             return resolved
         return replace(resolved, reply=replace(resolved.reply, text="", tool_calls=()))
-
-    def notes(self, resolved: Resolved, parsed: Parsed) -> list[str]:
-        index = _unsendable(resolved.reply)
-        if index is None:
-            return []
-        call = resolved.reply.tool_calls[index]
-        sent = _empty_candidate(resolved)["finishReason"]
-        return [
-            f"call {index} ({call.name}): arguments {call.arguments!r} are not a JSON object, "
-            "which a Gemini functionCall cannot carry (args is an object, and calls arrive "
-            f"whole): the reply was sent as finishReason {sent} with no content"
-        ]
 
     # --- errors ------------------------------------------------------------------------
 
@@ -183,7 +170,7 @@ class Gemini(Adapter):
         return _status(status), message, None
 
     def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
-        return [b"data: " + dumps({"error": _error(error)}) + b"\r\n\r\n"]
+        return [_frame_bytes({"error": _error(error)})]
 
     def request_id(self, *parts: object) -> str:
         return fresh("", 23, "gemini-request", *parts)  # never repeats: see Adapter.request_id
@@ -248,6 +235,20 @@ def _model(name: str) -> dict[str, Any]:
 def _unsendable(reply: Reply) -> int | None:
     """The first call whose arguments are not a JSON object: such a reply cannot be sent."""
     return next((i for i, c in enumerate(reply.tool_calls) if c.arguments_object() is None), None)
+
+
+def _notes(resolved: Resolved) -> tuple[str, ...]:
+    """What the log says of a reply `_unsendable` found a call in."""
+    index = _unsendable(resolved.reply)
+    if index is None:
+        return ()
+    call = resolved.reply.tool_calls[index]
+    sent = _empty_candidate(resolved)["finishReason"]
+    return (
+        f"call {index} ({call.name}): arguments {call.arguments!r} are not a JSON object, "
+        "which a Gemini functionCall cannot carry (args is an object, and calls arrive "
+        f"whole): the reply was sent as finishReason {sent} with no content",
+    )
 
 
 def _candidate(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
@@ -341,7 +342,8 @@ def _carried(part: dict[str, Any]) -> str:
 
 
 def _frame_bytes(payload: dict[str, Any]) -> bytes:
-    return b"data: " + dumps(payload) + b"\r\n\r\n"
+    # The API ends its frames with CRLF pairs (docs/http-api.md, "Gemini specifics").
+    return sse_frame(dumps(payload), end=b"\r\n\r\n")
 
 
 def _frame(payload: dict[str, Any], part: str) -> Event:

@@ -4,7 +4,6 @@ DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -16,9 +15,10 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
-    MODELS,
     Adapter,
+    Body,
     Parsed,
+    Stream,
     chunks,
     dumps,
     fragments,
@@ -146,13 +146,6 @@ def _duration(seconds: float) -> str:
 _OPENAI_HEADERS = _rate_headers(200, None)  # built once: every answer sends them
 
 
-def openai_models_body() -> bytes:
-    data = [
-        {"id": m, "object": "model", "created": 1735689600, "owned_by": "mockllm"} for m in MODELS
-    ]
-    return dumps({"object": "list", "data": data})
-
-
 def bad(message: str, param: str | None, code: str | None = None) -> RequestError:
     return RequestError(400, message, param=param, code=code)
 
@@ -212,12 +205,10 @@ class ChatCompletions(Adapter):
         )
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        return Parsed(conversation, {"include_usage": include_usage})
+        key = (conversation.model, include_usage)
+        return Parsed(conversation, {"include_usage": include_usage}, render_key=key)
 
     # --- render ------------------------------------------------------------------------
-
-    def render_key(self, parsed: Parsed) -> Hashable:
-        return parsed.conversation.model, bool(parsed.options.get("include_usage"))
 
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         if self._deepseek(scenario):  # call_00_…, call_01_…: the index shows in the id
@@ -227,7 +218,7 @@ class ChatCompletions(Adapter):
     def _deepseek(self, scenario: Scenario) -> bool:
         return (scenario.flavor or self.flavor) == "deepseek"
 
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         reply = resolved.reply
         deepseek = self._deepseek(resolved.scenario)
         message: dict[str, Any] = {
@@ -258,9 +249,9 @@ class ChatCompletions(Adapter):
         if not deepseek:  # OpenAI sends these two last, DeepSeek its fingerprint in the head
             body["service_tier"] = body.pop("service_tier")
             body["system_fingerprint"] = body.pop("system_fingerprint")
-        return dumps(body)
+        return Body(dumps(body))
 
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         include_usage = bool(parsed.options.get("include_usage"))
         deepseek = self._deepseek(resolved.scenario)
         head = _head(resolved, parsed, "chat.completion.chunk", deepseek)
@@ -287,7 +278,7 @@ class ChatCompletions(Adapter):
                 final = {**head, "choices": [], "usage": _usage(resolved, False)}
                 events.append(Event(sse_frame(dumps(final)), "tail"))
         events.append(Event(sse_frame(b"[DONE]"), "done"))
-        return events
+        return Stream(events)
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         return openai_headers(status, retry_after)
@@ -300,9 +291,6 @@ class ChatCompletions(Adapter):
 
     def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
         return [openai_error_frame(error)]
-
-    def models_body(self) -> bytes:
-        return openai_models_body()
 
 
 def _deltas(

@@ -1,17 +1,15 @@
 """OpenAI Responses (https://platform.openai.com/docs/api-reference/responses), with its
-state (`store`, `previous_response_id`)."""
+state (`store`, `previous_response_id`: the responses themselves are kept by
+responses_store.py)."""
 
 from __future__ import annotations
 
 import base64
 import itertools
 import json
-from collections import OrderedDict
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
-
-import orjson
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import canonical_json, compact_json, digest, sse_frame
@@ -20,12 +18,13 @@ from mockllm.core.events import Event
 from mockllm.core.heard import Heard
 from mockllm.core.ids import HEX, derive
 from mockllm.core.scenario import Scenario
-from mockllm.core.wirejson import dumps_line
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
     Adapter,
+    Body,
     Parsed,
+    Stream,
     chunks,
     dumps,
     fragments,
@@ -39,10 +38,10 @@ from .openai_chat import (
     openai_error_body,
     openai_fault_texts,
     openai_headers,
-    openai_models_body,
     snapshot,
     wrong_type,
 )
+from .responses_store import ResponseStore, Stored
 
 INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
 # Request fields the real API echoes on the response object, with its defaults, in the
@@ -74,26 +73,6 @@ ECHOED: dict[str, Any] = {
 ENCRYPTED = "reasoning.encrypted_content"
 # The header serving/websocket.py marks its requests with (one per response.create frame).
 TRANSPORT_HEADER = b"x-mockllm-transport"
-STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
-
-
-@dataclass(frozen=True, slots=True)
-class Stored:
-    """A stored response, as bytes only: a server keeps up to STORE_LIMIT of them, and
-    bytes are invisible to the garbage collector, where the parsed request and its
-    messages (tens of objects each) made every full collection walk the whole store (on
-    the bench, about a quarter of a Responses request's CPU)."""
-
-    messages: bytes  # JSON: the conversation, its own reply included (`Message.to_json`)
-    body: bytes | None  # the response as rendered, for GET /v1/responses/{id}
-    # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
-
-    @classmethod
-    def of(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
-        return cls(_dumps_messages(messages), body)
-
-    def conversation(self) -> tuple[Message, ...]:
-        return tuple(_stored_message(m) for m in json.loads(self.messages))
 
 
 class Responses(Adapter):
@@ -101,7 +80,6 @@ class Responses(Adapter):
     family = "openai"
     routes = ("v1/responses", "responses")
     get_prefix = "v1/responses/"
-    refers_back = True
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
     shape = shapes.RESPONSES
@@ -110,7 +88,7 @@ class Responses(Adapter):
         return wrong_type(shapes.openai_param(path), expected, value)
 
     def __init__(self) -> None:
-        self._store: OrderedDict[str, Stored] = OrderedDict()
+        self._store = ResponseStore()
 
     # --- parse -------------------------------------------------------------------------
 
@@ -168,7 +146,10 @@ class Responses(Adapter):
             # (previous_response_id) even with `store: false`, though never for a GET
             "connection": connection,
         }
-        return Parsed(conversation, options)
+        # A request that continues a stored response parses to what the store holds: not
+        # cached. Rendered, the whole request body shows (its fingerprint).
+        cacheable = body.get("previous_response_id") is None
+        return Parsed(conversation, options, cacheable=cacheable, render_key=options["fingerprint"])
 
     def _previous(self, response_id: Any) -> tuple[Message, ...]:
         if response_id is None:
@@ -187,17 +168,14 @@ class Responses(Adapter):
 
     # --- render ------------------------------------------------------------------------
 
-    def cacheable(self, body: dict[str, Any]) -> bool:
-        return body.get("previous_response_id") is None  # depends on what the store holds
-
-    def render_key(self, parsed: Parsed) -> Hashable:
-        return str(parsed.options["fingerprint"])  # the whole request body, hashed
-
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         return scripted_id(scenario, turn, index, "call_", 24, attempt)
 
-    def render(self, resolved: Resolved, parsed: Parsed) -> bytes:
+    def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         """The finished response object (pure: storing it is `served`'s job)."""
+        return Body(self._finished(resolved, parsed))
+
+    def _finished(self, resolved: Resolved, parsed: Parsed) -> bytes:
         incomplete = resolved.reply.finish in INCOMPLETE_REASONS
         output = self._output(resolved, parsed)
         if incomplete and output and "status" in output[-1]:
@@ -222,8 +200,10 @@ class Responses(Adapter):
         )
         own = Message("assistant", reply.text, calls, reasoning=reply.reasoning)
         messages = (*parsed.options["stored_messages"], own)
-        rendered = (body if body is not None else self.render(resolved, parsed)) if stored else None
-        self._keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
+        rendered = (
+            (body if body is not None else self._finished(resolved, parsed)) if stored else None
+        )
+        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -231,7 +211,7 @@ class Responses(Adapter):
         events' JSON, `response.created` then `response.completed`."""
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
-        self._keep(response_id, Stored.of(options["stored_messages"], None))
+        self._store.keep(response_id, Stored.of(options["stored_messages"], None))
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
         model = snapshot(parsed.conversation.model)
@@ -244,20 +224,16 @@ class Responses(Adapter):
             out.append(dumps({"type": kind, "sequence_number": n, "response": body}))
         return out
 
-    def _keep(self, response_id: str, stored: Stored) -> None:
-        self._store[response_id] = stored
-        while len(self._store) > STORE_LIMIT:
-            self._store.popitem(last=False)
-
     def recorded(self, parsed: Parsed, heard: Heard) -> None:
         """Keep an upstream's answer under its own id: the next request names it."""
         if heard.response_id is None or not parsed.options["store"]:
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        self._keep(heard.response_id, Stored.of((*parsed.options["stored_messages"], own), None))
+        kept = Stored.of((*parsed.options["stored_messages"], own), None)
+        self._store.keep(heard.response_id, kept)
 
-    def render_stream(self, resolved: Resolved, parsed: Parsed) -> list[Event]:
+    def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         numbers = itertools.count()
 
         def event(
@@ -273,10 +249,10 @@ class Responses(Adapter):
         for index, item in enumerate(self._output(resolved, parsed)):
             call = next(calls) if item["type"] in CALL_ITEMS else -1
             events += _item_events(event, index, item, resolved, call)
-        final = json.loads(self.render(resolved, parsed))
+        final = json.loads(self._finished(resolved, parsed))
         kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
         events.append(event(kind, {"response": final}, "done"))
-        return events
+        return Stream(events)
 
     def _response(
         self, resolved: Resolved, parsed: Parsed, status: str, output: list[dict[str, Any]]
@@ -369,7 +345,7 @@ class Responses(Adapter):
     def reset(self) -> None:
         self._store.clear()
 
-    # --- a shared store ------------------------------------------------------------------
+    # --- a shared store (base.SharedResponses) ---------------------------------------------
 
     def referred(self, body: Any) -> str | None:
         found = body.get("previous_response_id") if isinstance(body, dict) else None
@@ -383,21 +359,13 @@ class Responses(Adapter):
         stored = self._store.get(response_id) if parsed.options["store"] else None
         if stored is None:
             return None
-        assert stored.body is not None  # `served` renders what it keeps
-        # The messages are JSON already: spliced in, not parsed and written again.
-        text = b'{"messages":%s,"body":%s}' % (
-            stored.messages,
-            json.dumps(stored.body.decode(), ensure_ascii=False).encode(),
-        )
-        return response_id, text
+        return response_id, stored.shared()  # `served` renders what it keeps
 
     def adopt(self, key: str, data: bytes | None) -> None:
         if data is None:
-            self._store.pop(key, None)
-            return
-        shared = json.loads(data)
-        messages = _dumps_messages_json(shared["messages"])
-        self._keep(key, Stored(messages, shared["body"].encode()))
+            self._store.drop(key)
+        else:
+            self._store.keep(key, Stored.adopted(data))
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         return openai_error_body(error)
@@ -417,9 +385,6 @@ class Responses(Adapter):
             "param": error.param,
         }
         return [sse_frame(dumps(payload), "error")]
-
-    def models_body(self) -> bytes:
-        return openai_models_body()
 
 
 _ZERO_USAGE = {
@@ -650,32 +615,6 @@ def _call_events(
         ),
         event(f"response.{kind}.done", done, f"done:{call}"),
     ]
-
-
-def _dumps_messages(messages: tuple[Message, ...]) -> bytes:
-    try:  # orjson writes the dataclasses themselves, every field (`_stored_message` reads it)
-        return orjson.dumps(messages)
-    except orjson.JSONEncodeError:  # a reply's lone surrogate: escaped instead
-        return _dumps_messages_json([m.to_json() for m in messages])
-
-
-def _dumps_messages_json(messages: list[dict[str, Any]]) -> bytes:
-    return dumps_line(messages).encode()  # a reply's surrogate comes out escaped
-
-
-def _stored_message(data: dict[str, Any]) -> Message:
-    """A message as `Message.to_json` wrote it to the shared store."""
-    return Message(
-        data["role"],
-        data.get("text", ""),
-        tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in data.get("tool_calls", ())),
-        tuple(
-            ToolResult(r["call_id"], r["content"], r.get("is_error"), r.get("paired"))
-            for r in data.get("tool_results", ())
-        ),
-        data.get("reasoning"),
-        data.get("at", ""),
-    )
 
 
 # --- request parsing helpers ---------------------------------------------------------------

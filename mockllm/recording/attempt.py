@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from mockllm.core.heard import Heard, HeardError
-from mockllm.providers.base import Adapter, Answers, Parsed
+from mockllm.providers import Adapter, Answers, Parsed, answers_of
 
 # complete: the body ended normally; close: it ended cleanly but early; reset: the
 # upstream aborted it; hung_up: the client left first (its timeout).
@@ -32,8 +32,9 @@ class Attempt:
 
     def reader(self) -> Answers:
         """A fresh reader of this wire's answers (attempts exist only for wires that have one)."""
-        assert self.adapter.answers is not None
-        return self.adapter.answers()
+        reader = answers_of(self.adapter)
+        assert reader is not None
+        return reader()
 
     @property
     def stream(self) -> bool:

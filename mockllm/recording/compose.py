@@ -257,7 +257,7 @@ def _stream_cut(attempt: Attempt, reply: Reply, name: str, index: int) -> dict[s
     (Gemini's functionCall), inside that call, as the client saw it: a frame cut short."""
     count = _events_before(attempt, reply, name, index)
     if attempt.partial:
-        events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed)
+        events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed).events
         following = events[count] if count < len(events) else None
         if following is not None and following.inside is not None:  # only calls have `inside`
             return {"call": int(following.part.removeprefix("call:"))}
@@ -267,7 +267,7 @@ def _stream_cut(attempt: Attempt, reply: Reply, name: str, index: int) -> dict[s
 def _events_before(attempt: Attempt, reply: Reply, name: str, index: int) -> int:
     """How many events of mockllm's own rendering of `reply` carry what the broken attempt
     carried: the fewest that reach the most content not beyond it, never the finish."""
-    events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed)
+    events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed).events
     answers, frames = attempt.reader(), SseFrames()
     target, best, count = attempt.heard.size(), -1, 0
     for n, event in enumerate(events, 1):
@@ -287,7 +287,7 @@ def _bytes_before(attempt: Attempt, reply: Reply, name: str, index: int) -> int:
     """A cut JSON body cannot be read by any client: only the cut itself is reproduced, at
     the byte count seen, inside mockllm's own body."""
     try:
-        length = len(attempt.adapter.render(_resolved(name, index, reply), attempt.parsed))
+        length = len(attempt.adapter.render(_resolved(name, index, reply), attempt.parsed).data)
     except RequestError:
         return attempt.received
     return min(attempt.received, max(length - 1, 0))

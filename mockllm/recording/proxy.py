@@ -20,7 +20,7 @@ import httpx
 
 from mockllm.core.heard import HeardError
 from mockllm.errors import RequestError
-from mockllm.providers import ADAPTERS, Adapter
+from mockllm.providers import ADAPTERS, Adapter, RecordedResponses, answers_of
 from mockllm.recording.attempt import Attempt, Ending
 from mockllm.recording.redact import Redactor
 from mockllm.recording.sessions import Sessions, scenario_name
@@ -161,7 +161,8 @@ class Recorder:
             return
         attempt.seconds = seconds
         written = self.sessions.finish(name, attempt)
-        if attempt.outcome == "served":  # for requests that refer back to it
+        served = attempt.outcome == "served"
+        if served and isinstance(attempt.adapter, RecordedResponses):  # later requests name it
             attempt.adapter.recorded(attempt.parsed, attempt.heard)
         stream = " stream" if attempt.stream else ""
         self.say(
@@ -172,7 +173,7 @@ class Recorder:
     def _begin(
         self, adapter: Adapter, body: bytes, name: str, route: str
     ) -> tuple[Attempt | None, str]:
-        if adapter.answers is None:
+        if answers_of(adapter) is None:
             return None, f"no answer reader for {adapter.api}"
         try:  # the route too: Gemini's names the model and whether it streams
             parsed = adapter.parse_at(json.loads(body), route)

@@ -14,7 +14,7 @@ from mockllm.core.scenario import FLAVORS
 from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
-from mockllm.providers import ADAPTERS, Adapter, Parsed
+from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
@@ -212,7 +212,7 @@ class MockLLM:
 
     async def _get(self, send: Send, getter: Adapter, rest: str) -> None:
         """GET of something an adapter stores (a Responses response, by id)."""
-        if self.store.keeps_responses and getter.refers_back:
+        if self.store.keeps_responses and isinstance(getter, SharedResponses):
             try:
                 getter.adopt(rest, await self.store.response(rest))
             except StoreUnavailable as lost:

@@ -31,7 +31,7 @@ from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
-from mockllm.providers import Adapter, Parsed
+from mockllm.providers import Adapter, Parsed, SharedResponses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.state import StoreUnavailable
@@ -54,7 +54,7 @@ class Rendered:
     reply: Reply  # what was rendered: a cache hit must be this very object
     body: bytes  # the JSON body, or the whole SSE stream joined
     events: list[Event] = field(default_factory=list)  # the stream's frames, for faults
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
 
 class Exchanges:
@@ -130,7 +130,7 @@ class Exchanges:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
         entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
-        if self.store.keeps_responses and adapter.refers_back:
+        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
@@ -145,7 +145,7 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
-        if adapter.cacheable(prepared.body):
+        if prepared.parsed.cacheable:
             entry.reparse = adapter.reparse
         session = entry.session or "default"
         side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
@@ -188,7 +188,7 @@ class Exchanges:
         await self.store.refresh()  # in memory: nothing, and the same 404 again
         return self.engine.find(name)
 
-    async def _fetch_referred(self, adapter: Adapter, raw: bytes) -> None:
+    async def _fetch_referred(self, adapter: SharedResponses, raw: bytes) -> None:
         """Load the stored response a request names (previous_response_id) from the shared
         store, before the adapter's parse looks for it."""
         try:
@@ -223,7 +223,7 @@ class Exchanges:
         except wirejson.InvalidJson as e:
             raise (adapter.limit_refused if e.limit else adapter.invalid_json)(e.detail) from None
         prepared = Prepared(raw, body, adapter.parse_headed(body, route, wanted))
-        if len(raw) <= MAX_CACHED_BYTES and adapter.cacheable(body) and self._again(key):
+        if len(raw) <= MAX_CACHED_BYTES and prepared.parsed.cacheable and self._again(key):
             cache.put(key, prepared)
         return prepared
 
@@ -278,7 +278,7 @@ class Exchanges:
             responder.entry.note(note)
         body = None if stream else rendered.body  # a stream's JSON is rendered anew
         adapter.served(resolved, parsed, body)
-        if self.store.keeps_responses and adapter.refers_back:
+        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 try:
@@ -305,19 +305,21 @@ class Exchanges:
     def _render(
         self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool
     ) -> Rendered:
-        own = adapter.render_key(parsed)
-        # The request's own stream flag too: the notes say how that request was answered.
-        asked = parsed.conversation.stream
-        key = None if own is None else (adapter.api, stream, asked, _reply_key(resolved), own)
+        own = parsed.render_key
+        # The request's own stream flag too: the notes say how that request was answered;
+        # and the flavour, which the parse (cached across flavours) does not know.
+        asked, flavor = parsed.conversation.stream, adapter.flavor
+        key = (
+            None if own is None else (adapter.api, flavor, stream, asked, _reply_key(resolved), own)
+        )
         cached = self._rendered.get(key) if key is not None else None
         if cached is not None and cached.reply is resolved.reply:  # the key holds its id()
             return cached
         if stream:
-            events = adapter.render_stream(resolved, parsed)
-            notes = adapter.notes(resolved, parsed)
+            events, notes = adapter.render_stream(resolved, parsed)
             rendered = Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         else:
-            body, notes = adapter.render(resolved, parsed), adapter.notes(resolved, parsed)
+            body, notes = adapter.render(resolved, parsed)
             rendered = Rendered(resolved.reply, body, notes=notes)
         if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
             self._rendered.put(key, rendered)

@@ -11,12 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.providers import ADAPTERS, Answers
+from mockllm import providers
+from mockllm.providers import Answers
 from mockllm.recording.proxy import UNREADABLE
 
 from ...hypothesis_profiles import examples
 
-READERS = [a.answers for a in ADAPTERS.values() if a.answers is not None]
+READERS = list(providers.READERS.values())  # every wire registers its reader
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -86,7 +86,7 @@ def frames(events: list[Event]) -> list[dict[str, Any]]:
 def test_glm_joins_each_calls_arguments_into_the_chunk_that_names_it() -> None:
     glm = root("glm")
     parsed = glm.parse({"model": "glm-4.7", "messages": [{"role": "user", "content": "x"}]})
-    events = glm.render_stream(resolved(0), parsed)
+    events = glm.render_stream(resolved(0), parsed).events
     calls = [e for e in events if e.part.startswith(("call:", "args:"))]
     assert [e.part for e in calls] == ["call:0"] and calls[0].inside is not None
     encoded = b'"{\\"x\\":1}"'  # the arguments as the chunk's JSON writes them
@@ -97,7 +97,9 @@ def test_glm_joins_each_calls_arguments_into_the_chunk_that_names_it() -> None:
     streamed = glm.parse(
         {"model": "glm-4.7", "messages": [{"role": "user", "content": "x"}], "tool_stream": True}
     )
-    assert len([e for e in glm.render_stream(resolved(0), streamed) if e.part == "args:0"]) > 1
+    assert (
+        len([e for e in glm.render_stream(resolved(0), streamed).events if e.part == "args:0"]) > 1
+    )
 
 
 def test_each_envelope_is_its_providers() -> None:
@@ -144,11 +146,11 @@ def test_every_flavour_renders_json_and_a_stream_that_ends_done(
     adapter = root(flavor)
     body = {"model": "qwen3-32b", "messages": [{"role": "user", "content": "x"}], **params}
     parsed = adapter.parse(body)
-    whole = json.loads(adapter.render(resolved(turn), parsed))
+    whole = json.loads(adapter.render(resolved(turn), parsed).data)
     assert whole["choices"][0]["finish_reason"] in ("stop", "tool_calls", "sensitive")
-    events = adapter.render_stream(resolved(turn), parsed)
+    events = adapter.render_stream(resolved(turn), parsed).events
     assert events[-1].data == b"data: [DONE]\n\n" and events[-1].part == "done"
-    assert adapter.render_stream(resolved(turn), parsed) == events  # deterministic
+    assert adapter.render_stream(resolved(turn), parsed).events == events  # deterministic
     calls = [
         tc
         for f in frames(events)

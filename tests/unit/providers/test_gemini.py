@@ -219,7 +219,7 @@ WEATHER = [
 
 def test_a_reply_renders_with_thought_text_call_and_usage() -> None:
     resolved, parsed = resolve(WEATHER, {"contents": [user("Paris?")]})
-    body = json.loads(GEMINI.render(resolved, parsed))
+    body = json.loads(GEMINI.render(resolved, parsed).data)
     assert body["candidates"] == [
         {
             "content": {
@@ -242,7 +242,7 @@ def test_a_reply_renders_with_thought_text_call_and_usage() -> None:
 
 def test_stream_frames_and_a_cut_inside_a_whole_call() -> None:
     resolved, parsed = resolve(WEATHER, {"contents": [user("Paris?")]}, STREAM)
-    events = GEMINI.render_stream(resolved, parsed)
+    events = GEMINI.render_stream(resolved, parsed).events
     assert [e.part for e in events] == ["reasoning", "text", "call:0", "tail"]
     assert all(e.data.startswith(b"data: {") and e.data.endswith(b"}\r\n\r\n") for e in events)
     parts = [json.loads(e.data[6:])["candidates"][0]["content"]["parts"] for e in events]
@@ -268,15 +268,17 @@ def test_arguments_that_are_not_an_object_are_sent_as_no_content(finish: str, re
         }
     ]
     resolved, parsed = resolve(turns, {"contents": [user("?")]})
-    plain = json.loads(GEMINI.render(resolved, parsed))
-    (frame,) = GEMINI.render_stream(resolved, parsed)
+    plain = json.loads(GEMINI.render(resolved, parsed).data)
+    (frame,) = GEMINI.render_stream(resolved, parsed).events
     assert plain == json.loads(frame.data[6:]) and plain["candidates"] == [
         {"finishReason": reason, "index": 0}
     ]
     assert set(plain["usageMetadata"]) == {"promptTokenCount", "totalTokenCount"}
     sent = GEMINI.as_sent(resolved).reply
     assert (sent.text, sent.tool_calls) == ("", ())
-    assert GEMINI.notes(resolved, parsed)[0].endswith(f"finishReason {reason} with no content")
+    (note,) = GEMINI.render(resolved, parsed).notes
+    assert note.endswith(f"finishReason {reason} with no content")
+    assert GEMINI.render_stream(resolved, parsed).notes == (note,)  # the stream says it too
     assert GEMINI.as_sent(resolve(WEATHER, {"contents": [user("?")]})[0]) is not None
 
 

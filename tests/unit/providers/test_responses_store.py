@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mockllm.core.conversation import Message, ToolCall, ToolResult
-from mockllm.providers.openai_responses import Stored
+from mockllm.providers.responses_store import Stored
 
 CONVERSATIONS = [
     (Message("user", "北京和上海? 18 °C", at="input[0]"),),

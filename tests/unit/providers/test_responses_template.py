@@ -73,6 +73,6 @@ def test_the_template_writes_what_the_full_render_writes(
     if incomplete and output and "status" in output[-1]:
         output[-1]["status"] = "incomplete"
     status = "incomplete" if incomplete else "completed"
-    assert adapter.render(resolved, parsed) == dumps(
+    assert adapter.render(resolved, parsed).data == dumps(
         adapter._response(resolved, parsed, status, output)
     )

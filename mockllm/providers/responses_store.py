@@ -1,0 +1,98 @@
+"""The Responses API's stored responses: what `previous_response_id` continues and
+`GET /v1/responses/{id}` returns, per server, as bytes; and their form on a shared store."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from mockllm.core.conversation import Message, ToolCall, ToolResult
+from mockllm.core.wirejson import dumps_line
+
+STORE_LIMIT = 10_000  # stored responses kept per server (oldest dropped first)
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A stored response, as bytes only: a server keeps up to STORE_LIMIT of them, and
+    bytes are invisible to the garbage collector, where the parsed request and its
+    messages (tens of objects each) made every full collection walk the whole store (on
+    the bench, about a quarter of a Responses request's CPU)."""
+
+    messages: bytes  # JSON: the conversation, its own reply included (`Message.to_json`)
+    body: bytes | None  # the response as rendered, for GET /v1/responses/{id}
+    # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
+
+    @classmethod
+    def of(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
+        return cls(_dumps_messages(messages), body)
+
+    def conversation(self) -> tuple[Message, ...]:
+        return tuple(_stored_message(m) for m in json.loads(self.messages))
+
+    def shared(self) -> bytes:
+        """This response as the shared store holds it (JSON: `adopted` reads it back). The
+        messages are JSON already: spliced in, not parsed and written again."""
+        assert self.body is not None  # only what a server rendered is shared
+        body = json.dumps(self.body.decode(), ensure_ascii=False).encode()
+        return b'{"messages":%s,"body":%s}' % (self.messages, body)
+
+    @classmethod
+    def adopted(cls, data: bytes) -> Stored:
+        """A response another server `shared`."""
+        found = json.loads(data)
+        return cls(_dumps_messages_json(found["messages"]), found["body"].encode())
+
+
+class ResponseStore:
+    """One server's stored responses by id, the oldest dropped past STORE_LIMIT."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[str, Stored] = OrderedDict()
+
+    def get(self, response_id: str) -> Stored | None:
+        return self._kept.get(response_id)
+
+    def keep(self, response_id: str, stored: Stored) -> None:
+        self._kept[response_id] = stored
+        while len(self._kept) > STORE_LIMIT:
+            self._kept.popitem(last=False)
+
+    def drop(self, response_id: str) -> None:
+        self._kept.pop(response_id, None)
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+def _dumps_messages(messages: tuple[Message, ...]) -> bytes:
+    try:  # orjson writes the dataclasses themselves, every field (`_stored_message` reads it)
+        return orjson.dumps(messages)
+    except orjson.JSONEncodeError:  # a reply's lone surrogate: escaped instead
+        return _dumps_messages_json([m.to_json() for m in messages])
+
+
+def _dumps_messages_json(messages: list[dict[str, Any]]) -> bytes:
+    return dumps_line(messages).encode()  # a reply's surrogate comes out escaped
+
+
+def _stored_message(data: dict[str, Any]) -> Message:
+    """A message as `Message.to_json` wrote it to the shared store."""
+    return Message(
+        data["role"],
+        data.get("text", ""),
+        tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in data.get("tool_calls", ())),
+        tuple(
+            ToolResult(r["call_id"], r["content"], r.get("is_error"), r.get("paired"))
+            for r in data.get("tool_results", ())
+        ),
+        data.get("reasoning"),
+        data.get("at", ""),
+    )
