@@ -302,7 +302,7 @@ MODELS = {
 MODEL_FOR = {"deepseek-reasoning": "deepseek-reasoner"}
 TIMEOUT_FOR = {"stall": 0.5}  # seconds; else 10 s, so that nothing can hang the suite
 # The table holds the failure modes every wire can show; the quirk scenarios of the other
-# provider flavours (Qwen, Kimi, GLM, Doubao, MiniMax) are walked in tests/test_flavours.py.
+# provider flavours (Qwen, Kimi, GLM, Doubao, MiniMax) are walked in tests/test_flavours_e2e.py.
 SCENARIOS = {s.name: s for s in load_paths([BUNDLED]) if s.flavor in (None, "openai", "deepseek")}
 
 Loop = Callable[..., str]

@@ -1,5 +1,5 @@
 """`mockllm.log.journal`: the ring, the gap-free seq, filters, `clear`, the body cap, the
-JSONL file and an entry's JSON form (tests/test_journal.py reads the same through the
+JSONL file and an entry's JSON form (tests/test_journal_e2e.py reads the same through the
 admin routes of a real server)."""
 
 from __future__ import annotations

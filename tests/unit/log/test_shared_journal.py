@@ -1,6 +1,6 @@
 """`mockllm.log.shared` and `mockllm.state.redis_log` without a Redis: how an entry is
 numbered by the fleet, and that a URL's password never reaches a message
-(tests/test_shared_journal.py: writes and a lost store; tests/test_shared_log.py: the real
+(tests/test_shared_journal_e2e.py: writes and a lost store; tests/test_shared_log.py: the real
 thing)."""
 
 from __future__ import annotations

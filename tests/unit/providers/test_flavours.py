@@ -1,4 +1,4 @@
-"""The Chat Completions flavours in-process (tests/test_flavours.py drives them over HTTP
+"""The Chat Completions flavours in-process (tests/test_flavours_e2e.py drives them over HTTP
 with the SDKs): the URL prefix, the variants and their precedence, Kimi's id counter, GLM's
 whole calls, the errors' envelopes, and a hypothesis walk over every flavour's rendering."""
 

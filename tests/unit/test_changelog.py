@@ -9,7 +9,7 @@ from datetime import date
 
 from mockllm._version import __version__
 
-from .support import ROOT
+from ..support import ROOT
 
 KINDS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
 

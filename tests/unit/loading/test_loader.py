@@ -10,7 +10,7 @@ from mockllm import ScenarioError, load_mapping, load_paths, load_text
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.scenario import Reply, ScriptedCall, StreamConfig, TextMatch, Usage
 
-from .support import BUNDLED
+from ...support import BUNDLED
 
 
 def problems(text: str) -> list[str]:
