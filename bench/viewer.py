@@ -4,7 +4,7 @@ holds the same log. Measured, not asserted: it prints the medians and asserts no
 
 The log is real: tool loops (half of them streamed) and stream cuts, played over HTTP
 against an in-process server. The figure is the `mockllm-rendered` performance mark,
-which viewer.js sets when its first render is done (milliseconds since navigation start).
+which live.js sets when its first render is done (milliseconds since navigation start).
 """
 
 from __future__ import annotations

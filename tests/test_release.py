@@ -35,6 +35,7 @@ import httpx
 import pytest
 
 from mockllm._version import __version__
+from mockllm.viewer.page import SCRIPTS
 
 from .support import ROOT, node_test_counts
 from .test_readme import doc_test_files
@@ -135,7 +136,8 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(
     assert sorted(package - shipped) == [], "left out of the wheel"
     assert sorted(bundled - shipped) == [], "bundled scenarios left out of the wheel"
     assert sorted(shipped - package - bundled) == [], "in the wheel by mistake"
-    assert {"mockllm/state/__init__.py", "mockllm/py.typed", "mockllm/viewer/viewer.js"} <= shipped
+    viewer = {f"mockllm/viewer/{name}" for name in SCRIPTS}
+    assert {"mockllm/state/__init__.py", "mockllm/py.typed", *viewer} <= shipped
     assert "mockllm/loading/scenario.schema.json" in shipped and len(bundled) >= 20
 
 

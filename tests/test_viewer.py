@@ -4,17 +4,22 @@ deterministically (the browser tests, test_viewer_browser.py, check what a perso
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mockllm.viewer.page import embed, report_page
+from mockllm.viewer import page as viewer_page
+from mockllm.viewer.page import SCRIPTS, csp, embed, live_page, report_page
 
 from .clients import ChatFactory
 from .hypothesis_profiles import examples
@@ -45,6 +50,30 @@ def test_ui_is_a_read_only_html_page_with_a_strict_content_policy(server: Server
         typed = {"content-type": "application/json"}
         refused = httpx.request(method, f"{server.url}/_mockllm/ui", headers=typed)
         assert refused.status_code == 404 and "no admin route" in refused.json()["error"]["message"]
+
+
+def test_the_page_runs_every_viewer_file_once_in_order_under_the_pinned_hash() -> None:
+    folder = resources.files("mockllm.viewer")
+    shipped = sorted(p.name for p in folder.iterdir() if p.name.endswith(".js"))
+    assert sorted(SCRIPTS) == shipped, "a viewer file page.py does not join never runs"
+    script = live_page().split("<script>", 1)[1].split("</script>", 1)[0]
+    at = [script.index(folder.joinpath(name).read_text(encoding="utf-8")) for name in SCRIPTS]
+    assert at == sorted(at) and len(set(at)) == len(SCRIPTS)
+    assert script.startswith('(function () {\n"use strict";\n') and script.endswith("})();\n")
+    pinned = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{pinned}'" in csp()
+
+
+def test_a_viewer_file_missing_from_the_package_fails_the_page_loudly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(viewer_page, "SCRIPTS", (*SCRIPTS, "gone.js"))
+    viewer_page.script.cache_clear()
+    try:
+        with pytest.raises(FileNotFoundError, match=r"gone\.js"):
+            viewer_page.script()
+    finally:
+        viewer_page.script.cache_clear()  # nothing cached: the next call joins the real list
 
 
 @given(st.text(st.characters(exclude_categories=())))  # lone surrogates too

@@ -1,6 +1,7 @@
 """The viewer's one HTML document: live (`GET /_mockllm/ui`, the script polls the admin
 routes next to it) or with a log inside (the static report, which works from file://).
-Both run the same viewer.js; only the embedded data differs (docs/viewer.md)."""
+Both run the same script, the viewer's files joined (SCRIPTS); only the embedded data
+differs (docs/viewer.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
 # already escapes the rest: U+2028 and U+2029 (line ends in older JavaScript) and lone
 # surrogates, which a client may send as `\ud800` and no UTF-8 file can hold.
 _UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
+
+# The viewer's script, split by what each part draws, in the order the page runs them:
+# base.js first (the state and DOM helpers the rest build with), live.js last (it starts
+# the page). Every .js file in this package is one of these (tests/test_viewer.py).
+SCRIPTS = ("base.js", "log.js", "sessions.js", "request.js", "mcp.js", "live.js")
 
 
 def live_page() -> str:
@@ -67,7 +73,7 @@ def document(data: Mapping[str, Any]) -> str:
         title=title,
         status=status,
         style=_asset("viewer.css"),
-        script=_asset("viewer.js"),
+        script=script(),
         data=embed(data),
     )
 
@@ -82,10 +88,18 @@ def csp() -> str:
     """Only the viewer's own script and style may run: were a logged string ever to reach
     the page as markup, it still could not execute."""
     return (
-        f"default-src 'none'; script-src '{_sha256(_asset('viewer.js'))}'; "
+        f"default-src 'none'; script-src '{_sha256(script())}'; "
         f"style-src '{_sha256(_asset('viewer.css'))}'; connect-src 'self'; "
         "base-uri 'none'; form-action 'none'"
     )
+
+
+@cache
+def script() -> str:
+    """The viewer's files as one script, in one function: they share its scope (and its
+    strict mode) as they would in one file, and leave nothing on the page's globals."""
+    parts = "\n".join(_asset(name) for name in SCRIPTS)
+    return '(function () {\n"use strict";\n' + parts + "})();\n"
 
 
 @cache

@@ -1,0 +1,113 @@
+// @ts-check
+/* mockllm request-log viewer: the one renderer of GET /_mockllm/ui and of the static
+ * report. It reads {title, live, entries, verdicts, tests} (docs/viewer.md) and builds
+ * the page with createElement/textContent only, so no logged string is ever parsed as
+ * HTML. The live page polls the admin routes next to it; the report has its data inline.
+ *
+ * page.py joins the viewer's files in one fixed order (page.py: SCRIPTS) inside one
+ * function, so they share its scope as the single viewer.js they were split from did:
+ * this one holds the page's state and the DOM helpers the others build with.
+ */
+
+/**
+ * A log entry as the server writes it (docs/http-api.md). It arrives as JSON, which the
+ * viewer reads defensively field by field, so its fields stay untyped here.
+ * @typedef {Record<string, any>} Entry
+ */
+
+/**
+ * One session as the list shows it (log.js: sessions), with what its badges say.
+ * @typedef {object} Session
+ * @property {string} name
+ * @property {Entry[]} entries in arrival order
+ * @property {string[]} scenarios
+ * @property {number} first where it first appeared: the order of the list after failing ones
+ * @property {any} test pytest's {session, test, outcome, message}, or null
+ * @property {any} verdict the server's verdict of the session, or null
+ * @property {number | null | undefined} lastStatus undefined: no requests; null: pending
+ * @property {boolean} testFailed
+ * @property {boolean} failed
+ * @property {number} errors
+ * @property {boolean} faults
+ */
+
+var PAGE = 200; // requests drawn at once in a session; "Show more" draws the next ones
+var POLL_MS = 1000;
+
+var state = {
+  entries: [], // in arrival order
+  index: map(), // seq -> position in entries (live)
+  verdicts: map(),
+  tests: map(),
+  selected: null,
+  shown: PAGE,
+  filter: { text: "", scenario: "", status: "" },
+};
+
+// ---- DOM helpers -------------------------------------------------------------------
+
+function el(tag, props, children) {
+  var node = document.createElement(tag);
+  if (props) {
+    Object.keys(props).forEach(function (key) {
+      var value = props[key];
+      if (value === undefined || value === null || value === false) return;
+      if (key === "text") node.textContent = String(value);
+      else if (key === "class") node.className = value;
+      else if (key.slice(0, 2) === "on") node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    });
+  }
+  (children || []).forEach(function (child) {
+    if (child === null || child === undefined || child === false) return;
+    node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  });
+  return node;
+}
+
+// Keyed by logged strings: a session named "constructor" or "__proto__" must be a key
+// like any other, so no map inherits from Object.prototype.
+function map() {
+  return Object.create(null);
+}
+
+function badge(kind, text) {
+  return el("span", { class: "badge " + kind, text: text });
+}
+
+function pretty(value) {
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2);
+}
+
+function plural(count, noun) {
+  return count + " " + noun + (count === 1 ? "" : "s");
+}
+
+// A <details> whose body is built only when first opened: raw bodies of thousands of
+// requests would otherwise be most of the page's weight.
+function lazy(summary, key, build) {
+  var details = el("details", { class: "raw", "data-key": key }, [
+    el("summary", { text: summary }),
+  ]);
+  details.addEventListener("toggle", function () {
+    if (details.open && details.childNodes.length === 1) details.appendChild(build());
+  });
+  return details;
+}
+
+// Open <details> and scroll survive a live re-render.
+function keepState(root) {
+  var open = map();
+  Array.prototype.forEach.call(root.querySelectorAll("details[open]"), function (d) {
+    open[d.getAttribute("data-key")] = true;
+  });
+  return { open: open, x: window.scrollX, y: window.scrollY };
+}
+
+function restoreState(root, keep) {
+  Array.prototype.forEach.call(root.querySelectorAll("details[data-key]"), function (d) {
+    if (keep.open[d.getAttribute("data-key")]) d.open = true;
+  });
+  window.scrollTo(keep.x, keep.y);
+}
