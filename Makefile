@@ -108,11 +108,18 @@ fault-soak: $(STAMP) ## a fleet on a full, hung and restarted redis-server, 300 
 	@$(REDIS)
 	$(BIN)/python -m tests.fleet_soak --sessions 300 $(ARGS)
 
-lint: $(STAMP) ## ruff, mypy, and the import contracts (no cycles, layers flow one way)
+# The viewer's script files (mockllm/viewer/page.py joins them into one) are checked by
+# the TypeScript compiler clients/node pins, from their `// @ts-check` and JSDoc: plain
+# scripts, so tsc sees them in one global scope, as the page runs them in one function.
+VIEWER_JS := $(sort $(wildcard mockllm/viewer/*.js))
+TSC_VIEWER := --noEmit --allowJs --checkJs --target es2022 --lib es2022,dom
+
+lint: $(STAMP) $(NODE_CLIENT) ## ruff, mypy, the import contracts (no cycles, layers flow one way), tsc on the viewer
 	$(BIN)/ruff check mockllm tests bench examples
 	$(BIN)/ruff format --check mockllm tests bench examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	clients/node/node_modules/.bin/tsc $(TSC_VIEWER) $(VIEWER_JS)
 
 screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in headless Chromium
 	@$(CHROMIUM)
