@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -62,6 +63,19 @@ def test_the_page_runs_every_viewer_file_once_in_order_under_the_pinned_hash() -
     assert script.startswith('(function () {\n"use strict";\n') and script.endswith("})();\n")
     pinned = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert f"script-src 'sha256-{pinned}'" in csp()
+
+
+def test_no_two_viewer_files_declare_the_same_top_level_name() -> None:
+    # The files share one scope, where a second `function el` would silently replace the
+    # first for every file; tsc allows that in JavaScript, so it is checked here.
+    folder = resources.files("mockllm.viewer")
+    declared: dict[str, str] = {}
+    for name in SCRIPTS:
+        text = folder.joinpath(name).read_text(encoding="utf-8")
+        for found in re.findall(r"^(?:function|var|let|const) (\w+)", text, re.MULTILINE):
+            assert found not in declared, f"{found} in both {declared[found]} and {name}"
+            declared[found] = name
+    assert {"el", "state", "sessions", "renderEntry", "renderMcp", "start"} <= set(declared)
 
 
 def test_a_viewer_file_missing_from_the_package_fails_the_page_loudly(
