@@ -11,7 +11,7 @@ from typing import Any
 from mockllm.errors import did_you_mean
 from mockllm.log.records import LogEntry
 from mockllm.log.transcript import plural, transcript
-from mockllm.log.verdict import sessions, verdict
+from mockllm.log.verdict import NOT_REFUSALS, sessions, verdict
 
 Entry = dict[str, Any]
 
@@ -96,7 +96,7 @@ def _refused(entry: Entry) -> bool:
     error = (entry.get("response") or {}).get("error") or {}
     if entry.get("client_disconnected") and _status(entry) is None:
         return False  # the client hung up before it was answered: its choice, not a refusal
-    return not _ok(entry) and error.get("kind") not in ("fault", "upgrade_required")
+    return not _ok(entry) and error.get("kind") not in NOT_REFUSALS
 
 
 def _ok(entry: Entry) -> bool:

@@ -29,7 +29,7 @@ PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).
-_NOT_REFUSALS = frozenset({"fault", "upgrade_required"})
+NOT_REFUSALS = frozenset({"fault", "upgrade_required"})
 # Error kinds with a check of their own; any other refusal is `requests_accepted`'s.
 _OWN_KIND = {
     "expectation_failed": "expectations_met",
@@ -326,7 +326,7 @@ def _refused(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     path or body, an unknown scenario): a scripted or chaos fault is not a refusal."""
     for e in entries:
         kind = _error_kind(e)
-        if kind is not None and kind not in _NOT_REFUSALS and kind not in _OWN_KIND:
+        if kind is not None and kind not in NOT_REFUSALS and kind not in _OWN_KIND:
             yield Problem(e, f"{_where(e)} was refused: {_error_text(e)}")
 
 
