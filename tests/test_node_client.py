@@ -10,7 +10,7 @@ import subprocess
 import openai
 import pytest
 
-from mockllm import Client
+from mockllm import Client, Session
 
 from .support import (
     ROOT,
@@ -37,7 +37,8 @@ def test_vitest_example_project_passes() -> None:
     assert "3 passed" in output, output
 
 
-def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, session: str) -> None:
+def one_result_short(server: ServerProcess, session: str) -> Session:
+    """Two parallel calls, one result sent back: the provider's 400, a session to judge."""
     tools = [
         {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
     ]
@@ -48,8 +49,13 @@ def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, sessi
         messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
         calls = reply.choices[0].message.tool_calls or []
         messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
-        with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
+        with pytest.raises(openai.BadRequestError):
             sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+    return mock
+
+
+def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, session: str) -> None:
+    mock = one_result_short(server, session)
     script = (
         "import { Client } from 'mockllm';"
         f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"
@@ -119,18 +125,7 @@ console.log(JSON.stringify([reply.text, streamed]));
 def test_a_failing_assertion_reads_the_same_words_as_pythons(
     server: ServerProcess, session: str
 ) -> None:
-    tools = [
-        {"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}
-    ]
-    mock = Client(server.url).session(session)
-    with openai.OpenAI(base_url=mock.url("weather-parallel"), api_key="t", max_retries=0) as sdk:
-        messages: list[object] = [{"role": "user", "content": "北京和上海?"}]
-        reply = sdk.chat.completions.create(model="m", messages=messages, tools=tools)
-        messages.append(reply.choices[0].message.model_dump(exclude_unset=True))
-        calls = reply.choices[0].message.tool_calls or []
-        messages += [{"role": "tool", "tool_call_id": c.id, "content": "25度"} for c in calls[:1]]
-        with pytest.raises(openai.BadRequestError):  # one result short: the provider's 400
-            sdk.chat.completions.create(model="m", messages=messages, tools=tools)
+    mock = one_result_short(server, session)
     python = {}
     for name, check in {
         "assertAllToolCallsAnswered()": mock.assert_all_tool_calls_answered,

@@ -17,6 +17,7 @@ from mockllm.loading.loader import load_text
 from mockllm.state.store import Store, answer_turn
 
 from .redis_server import RedisServer
+from .unit.stores import engine_of
 
 TEXT = "name: contract\nturns:\n  - reply: {text: first}\n  - reply: {text: second}\n"
 ASK = Conversation("m", (Message("user", "hi", at="messages[0]"),))
@@ -43,15 +44,7 @@ Check = Callable[[Servers], Awaitable[Any]]
 
 
 def _engine() -> Engine:
-    return Engine(
-        [load_text(TEXT)],
-        default=None,
-        validation="strict",
-        real_time=False,
-        flavor="openai",
-        chaos=None,
-        seed=0,
-    )
+    return engine_of(load_text(TEXT))
 
 
 class OnStore:

@@ -6,7 +6,23 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from mockllm.core.engine import Engine
+from mockllm.core.scenario import Scenario
+
 T = TypeVar("T")
+# What a server started with no flags gives its engine; a test names only what it changes.
+ENGINE_DEFAULTS: dict[str, Any] = {
+    "default": None,
+    "validation": "strict",
+    "real_time": False,
+    "flavor": "openai",
+    "chaos": None,
+    "seed": 0,
+}
+
+
+def engine_of(*scenarios: Scenario, **options: Any) -> Engine:
+    return Engine(list(scenarios), **{**ENGINE_DEFAULTS, **options})
 
 
 def at_once(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from mockllm.core.conversation import Conversation, Message
-from mockllm.core.engine import Engine
 from mockllm.loading.loader import load_mapping
 from mockllm.state import StoreUnavailable, redacted
 from mockllm.state.memory import MemoryState, MemoryStore
 from mockllm.state.store import answer_turn
 
-from .stores import at_once
+from .stores import at_once, engine_of
 
 
 def test_attempts_count_per_session_scenario_and_turn() -> None:
@@ -85,15 +84,7 @@ def test_expected_says_what_begin_will_count_without_counting() -> None:
 def test_the_memory_store_never_suspends() -> None:
     """What the one serving path rests on (state/store.py): the default store's awaits cost
     a call each, never a trip through the event loop. `at_once` fails on a suspension."""
-    engine = Engine(
-        [load_mapping({"name": "x", "turns": [{"reply": {"text": "hi"}}]})],
-        default=None,
-        validation="strict",
-        real_time=False,
-        flavor="openai",
-        chaos=None,
-        seed=0,
-    )
+    engine = engine_of(load_mapping({"name": "x", "turns": [{"reply": {"text": "hi"}}]}))
     store, scenario = MemoryStore(engine, 10), engine.find("x")
     conv = Conversation("m", (Message("user", "hi", at="messages[0]"),))
     _, answer = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))

@@ -17,7 +17,7 @@ from mockllm.loading.loader import load_mapping
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import answer_turn
 
-from ..stores import at_once
+from ..stores import ENGINE_DEFAULTS, at_once
 
 WEATHER = load_mapping(
     {
@@ -42,16 +42,7 @@ def call_id(scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
 
 
 def make_engine(*scenarios: Scenario, **options: Any) -> WithMemory:
-    settings: dict[str, Any] = {
-        "default": None,
-        "validation": "strict",
-        "real_time": False,
-        "flavor": "openai",
-        "chaos": None,
-        "seed": 0,
-        **options,
-    }
-    return WithMemory(scenarios or (WEATHER, HELLO), **settings)
+    return WithMemory(scenarios or (WEATHER, HELLO), **{**ENGINE_DEFAULTS, **options})
 
 
 class WithMemory(Engine):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mockllm.core.conversation import ToolChoice
-from mockllm.core.engine import Engine, Resolved
+from mockllm.core.engine import Resolved
 from mockllm.core.faults import stream_delivery
 from mockllm.core.scenario import Fault, Scenario, Truncate
 from mockllm.core.validation import RuleContext
@@ -22,7 +22,7 @@ from mockllm.providers.gemini_rules import RULES
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import answer_turn
 
-from ..stores import at_once
+from ..stores import at_once, engine_of
 
 ROUTE = "v1beta/models/gemini-2.5-flash:generateContent"
 STREAM = "v1/models/gemini-3-pro-preview:streamGenerateContent"
@@ -46,15 +46,7 @@ def resolve(
 ) -> tuple[Resolved, Parsed]:
     scenario: Scenario = load_mapping({"name": "unit", "turns": turns})
     parsed = GEMINI.parse_at(body, route)
-    engine = Engine(
-        [scenario],
-        default=None,
-        validation="strict",
-        real_time=False,
-        flavor="openai",
-        chaos=None,
-        seed=0,
-    )
+    engine = engine_of(scenario)
     store, conv = MemoryStore(engine, 1), parsed.conversation
     answered = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))[1]
     assert answered.resolved is not None, answered.error
