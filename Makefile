@@ -74,10 +74,10 @@ REDIS    := sh tests/ensure-debian.sh "the shared-state tests" "redis-server" re
 # Coverage of the test processes and every Python process they start from this venv: the
 # `mockllm serve` and `mockllm record` subprocesses and the `--workers` children, each
 # writing its own data file, combined by pytest-cov into the report (pyproject.toml's
-# [tool.coverage.run] says how; docs/design.md, Tests). The floor only applies to a whole
-# run, not to one narrowed by ARGS; its figure is the whole suite's, measured with the
-# subprocesses counted (until then it is the old floor, set without them).
-COV_FLOOR ?= 64
+# [tool.coverage.run] says how; docs/design.md, Tests). 93.8 % measured on a fresh clone
+# with the subprocesses counted (73.1 % without them); the floor is that figure's whole
+# percent, raised as coverage rises. It only applies to a whole run, not one narrowed by ARGS.
+COV_FLOOR ?= 93
 
 $(AGENTS): tests/agent_clis/requirements.txt
 	test -x .venv-agents/bin/python || $(PYTHON) -m venv .venv-agents
