@@ -17,7 +17,6 @@ import inspect
 import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +85,6 @@ def requests() -> Iterator[tuple[str, str, bytes]]:
             yield f"{cold.key} {label} again", where, data
 
 
-@contextmanager
-def counted(reads: Reads) -> Iterator[None]:
-    reads.clear()
-    yield
-
-
 async def run() -> None:
     attributes, methods = members(base.Adapter)
     print(f"Adapter: {len(attributes) + len(methods)} members, {len(attributes)} attributes")
@@ -99,10 +92,10 @@ async def run() -> None:
     print(f"  {len(methods)} methods: {' '.join(methods)}")
     must = required(base.Adapter)
     print(f"  a wire must write {len(must)}: {' '.join(must)}")
-    for name in ("SharedStore", "Recorded"):  # the optional protocols, where they exist
+    for name in ("SharedResponses", "RecordedResponses"):  # the optional protocols
         protocol = getattr(base, name, None)
         if protocol is not None:
-            extra = [n for group in members(protocol) for n in group]
+            extra = [n for group in members(protocol) for n in group if not n.startswith("_")]
             print(f"  optional {name}: {len(extra)}: {' '.join(extra)}")
     app = build_app(load_paths([SCENARIOS]))
     reads = Reads(set(attributes) | set(methods))

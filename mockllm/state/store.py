@@ -51,7 +51,10 @@ class Store(Protocol):
         """Count the `expected` attempt and record how it was cut (None: whole), in one
         write, if the store still agrees: None then. Else nothing is written, and the
         scenario to answer again on (replaced if it was); `expect` now says what the store
-        has. A `StoreUnavailable` says in `consumed` whether the attempt may have counted."""
+        has. A `StoreUnavailable` says in `consumed` whether the attempt may have counted.
+        On Redis a retry after scenarios were posted meanwhile is checked against the
+        version just loaded (not counted unchecked), so a request answers on the scenario
+        it was counted under; `answer_turn` gives up with a 503 after `TRIES` of them."""
         ...
 
     async def refresh(self) -> None:

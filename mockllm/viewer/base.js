@@ -5,7 +5,7 @@
  * HTML. The live page polls the admin routes next to it; the report has its data inline.
  *
  * page.py joins the viewer's files in one fixed order (page.py: SCRIPTS) inside one
- * function, so they share its scope as the single viewer.js they were split from did:
+ * function, so they share its scope as one file would:
  * this one holds the page's state and the DOM helpers the others build with.
  */
 
