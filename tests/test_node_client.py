@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import openai
 import pytest
@@ -17,6 +16,7 @@ from .support import (
     TOOL_PARAMETERS,
     ServerProcess,
     node_test_counts,
+    run_node,
     run_node_snippet,
     run_node_tests,
 )
@@ -60,13 +60,7 @@ def test_the_transcript_is_the_same_text_as_pythons(server: ServerProcess, sessi
         "import { Client } from 'mockllm';"
         f"console.log(await new Client({json.dumps(server.url)}).transcript({json.dumps(session)}));"
     )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        cwd=CLIENT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_node(CLIENT, "node", "--input-type=module", "-e", script)
     assert done.returncode == 0, done.stderr
     expected = mock.transcript()
     assert "← error 400" in expected and "! " in expected  # the refusal and its rule are shown
@@ -147,13 +141,7 @@ def test_a_failing_assertion_reads_the_same_words_as_pythons(
         )
         + "console.log(JSON.stringify(out));"
     )
-    done = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        cwd=CLIENT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_node(CLIENT, "node", "--input-type=module", "-e", script)
     assert done.returncode == 0, done.stderr
     node = json.loads(done.stdout)
     assert "mockllm: 1 tool call never got a result" in node["assertAllToolCallsAnswered()"]
