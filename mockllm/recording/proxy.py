@@ -161,9 +161,6 @@ class Recorder:
             return
         attempt.seconds = seconds
         written = self.sessions.finish(name, attempt)
-        served = attempt.outcome == "served"
-        if served and isinstance(attempt.adapter, RecordedResponses):  # later requests name it
-            attempt.adapter.recorded(attempt.parsed, attempt.heard)
         stream = " stream" if attempt.stream else ""
         self.say(
             f"{line}  {name} turn {attempt.turn}/{attempt.number}  {attempt.status}{stream}  "
@@ -221,6 +218,10 @@ class Recorder:
             tee.finish(ending)
             await response.aclose()
         if ending == "complete":
+            # Remembered before the last byte goes: the client may send the request that
+            # names this response (previous_response_id) the moment it has it all.
+            if attempt is not None and 200 <= attempt.status < 300:
+                _remember(attempt)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         # A reset upstream is passed on as one: the body is left unfinished, uvicorn drops
         # the connection, and the client sees the same abort.
@@ -346,3 +347,9 @@ async def _hang_up(receive: Receive) -> None:
     """Returns when the client disconnects."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+def _remember(attempt: Attempt) -> None:
+    """A served answer the adapter keeps, for later requests that name it (Responses)."""
+    if attempt.outcome == "served" and isinstance(attempt.adapter, RecordedResponses):
+        attempt.adapter.recorded(attempt.parsed, attempt.heard)
