@@ -137,6 +137,7 @@ def _listening(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     more = " (e.g. 10MB; default %(default)s)"
     _option(p, "max_body", more, type=_size, metavar="BYTES")
+    _option(p, "keep_alive", " (default %(default)s)", type=_whole_seconds, metavar="SECONDS")
 
 
 def _serve_parser(sub: Any) -> None:
@@ -269,6 +270,12 @@ def _size(text: str) -> int:
     return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
 
 
+def _whole_seconds(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1 or len(text.strip()) > 9:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds from 1: {text!r}")
+    return int(text)
+
+
 def _record_parser(sub: Any) -> None:
     r = sub.add_parser(
         "record",
@@ -382,6 +389,7 @@ def _record(args: argparse.Namespace) -> int:
         args.redact,
         args.max_body,
         args.ready_file,
+        args.keep_alive,
     )
     return 0
 

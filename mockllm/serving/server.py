@@ -98,6 +98,7 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         server_header=False,
         date_header=False,  # byte-identical responses, headers included
         timeout_graceful_shutdown=1,
+        timeout_keep_alive=app.options.keep_alive,
         # Codex's Responses over WebSocket (serving/websocket.py); "none" hands an upgrade
         # to the app as plain HTTP, answered 426.
         ws="websockets-sansio" if app.options.websocket and _has_websockets() else "none",
