@@ -1,4 +1,5 @@
-"""An idle connection stays open for its next request (`--keep-alive`, docs/container.md).
+"""An idle connection stays open for its next request (`--keep-alive`), and a server on
+every interface says where a client reaches it (docs/container.md).
 
 Pooled clients (Go's, OkHttp, .NET's, Node's) keep a connection idle for a minute or more
 and send the next request on it. uvicorn's own default closes it after 5 s, so the request
@@ -67,3 +68,14 @@ def test_an_idle_connection_is_closed_after_keep_alive_seconds() -> None:
         first, second = _after_a_pause(server.url, 2.5)
     assert first == b"HTTP/1.1 200 OK"
     assert second == b""
+
+
+def test_a_server_on_every_interface_announces_a_url_a_client_can_reach() -> None:
+    # As in a container (docs/container.md): the banner and ready file name loopback, not
+    # the unroutable 0.0.0.0.
+    with running_server("--host", "0.0.0.0", scenarios=()) as server:
+        first, _ = _after_a_pause(server.url, 0)
+        printed = server.printed()
+    assert server.url.startswith("http://127.0.0.1:")
+    assert first == b"HTTP/1.1 200 OK"
+    assert f"on {server.url}" in printed and "0.0.0.0" not in printed

@@ -71,7 +71,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(sock: socket.socket) -> str:
+    """The URL a client on this machine reaches `sock` at: on a wildcard bind (every
+    interface, as in a container) that is loopback, not the unroutable 0.0.0.0."""
     host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
