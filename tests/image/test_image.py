@@ -311,3 +311,29 @@ def test_the_pytest_plugin_and_the_node_client_against_the_container(
         script.unlink()
     assert re.search(r"^=+ 1 passed in ", python.stdout, re.M), python.stdout + python.stderr
     assert node.returncode == 0 and "# pass 1" in node.stdout, node.stdout + node.stderr
+
+
+def test_the_testcontainers_recipe(
+    image: str, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python recipe, run as written by testcontainers itself, on a stand-in for the
+    Docker engine (tests/image/testcontainers_double.py)."""
+    import testcontainers.core.container as tc
+
+    from .testcontainers_double import Engine
+
+    monkeypatch.setenv("TESTCONTAINERS_RYUK_DISABLED", "true")  # its reaper is a container too
+    monkeypatch.setattr(tc.c, "ryuk_disabled", True)
+    monkeypatch.setattr(tc, "DockerClient", Engine)
+    monkeypatch.setattr(Engine, "image_tag", image)
+    monkeypatch.setattr(Engine, "asked", [])
+    code = _doc_block("container.md", "python", "## Testcontainers")
+    code = code.replace("/path/to/scenarios", str(folders["scenarios"]))
+    code = code.replace("/s/hello/v1", "/s/mine/v1")
+    names: dict[str, Any] = {}
+    exec(compile(code, "docs/container.md", "exec"), names)
+    assert names["reply"].choices[0].message.content == "from the mounted folder"
+    [asked] = Engine.asked
+    assert asked["image"] == "mockllm"
+    assert list(asked["ports"]) == ["8000"]  # the image's EXPOSE
+    assert asked["volumes"] == {str(folders["scenarios"]): {"bind": "/scenarios", "mode": "ro"}}
