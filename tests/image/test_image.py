@@ -319,11 +319,12 @@ def test_the_testcontainers_recipe(
     """The Python recipe, run as written by testcontainers itself, on a stand-in for the
     Docker engine (tests/image/testcontainers_double.py)."""
     import testcontainers.core.container as tc
+    from testcontainers.core.config import testcontainers_config
 
     from .testcontainers_double import Engine
 
     monkeypatch.setenv("TESTCONTAINERS_RYUK_DISABLED", "true")  # its reaper is a container too
-    monkeypatch.setattr(tc.c, "ryuk_disabled", True)
+    monkeypatch.setattr(testcontainers_config, "ryuk_disabled", True)
     monkeypatch.setattr(tc, "DockerClient", Engine)
     monkeypatch.setattr(Engine, "image_tag", image)
     monkeypatch.setattr(Engine, "asked", [])
