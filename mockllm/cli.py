@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         add(sub)
     sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
     sc.set_defaults(run=_schema)
+    st = sub.add_parser(
+        "start-script",
+        help="print the path of the installed CI start script (docs/ci.md): "
+        'sh "$(mockllm start-script)" --scenarios tests/scenarios',
+    )
+    st.set_defaults(run=_start_script)
     _report_parser(sub)
     return p
 
@@ -557,6 +563,12 @@ def _report(args: argparse.Namespace) -> int:
         counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
         print(f"wrote {args.html} ({counts})")
     return 1 if any(not v["ok"] for v in verdicts.values()) else 0
+
+
+def _start_script(args: argparse.Namespace) -> int:
+    # Shipped in the package, so a release (wheel, sdist or image) carries it: docs/ci.md.
+    print(Path(__file__).parent / "testing" / "mockllm-start.sh")
+    return 0
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -392,3 +392,19 @@ def test_the_node_docs_install_what_the_release_check_installs(dists: dict[str, 
     assert lines[0] == readme_install_commands()["wheel"]
     assert lines[1] == ["(cd", "/path/to/mockllm/clients/node", "&&", "npm", "pack)"]
     assert lines[2] == ["npm", "install", "--save-dev", f"./mockllm-{__version__}.tgz"]
+
+
+def test_the_installed_start_script_starts_the_installed_server(venv: Path, tmp_path: Path) -> None:
+    # docs/ci.md: a release carries the CI start script (`mockllm start-script`).
+    script = Path(in_venv(venv, "mockllm", "start-script", cwd=tmp_path).stdout.strip())
+    assert script.is_relative_to(venv / "venv" / "lib"), script
+    env = {**clean_env(venv / "venv"), "MOCKLLM_DIR": str(tmp_path / "run")}
+    done = subprocess.run(["sh", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        url = done.stdout.strip().splitlines()[-1]
+        assert httpx.get(url + "/_mockllm/health").json()["status"] == "ok"
+    finally:
+        pid = (tmp_path / "run" / "pid").read_text().strip()
+        subprocess.run(["kill", pid])
