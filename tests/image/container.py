@@ -133,6 +133,7 @@ class Container:
 
     def __init__(self, image: str) -> None:
         self.name = run("buildah", "from", "--quiet", image).stdout.strip()
+        self.started_in = 0.0  # seconds from `buildah run` to the first healthy answer
 
     def run_argv(
         self,
@@ -168,12 +169,14 @@ class Container:
         port = free_port()
         env = {"MOCKLLM_PORT": str(port), **(env or {})}
         argv = self.run_argv(*command, *args, volumes=volumes, env=env, user=user)
+        started = time.monotonic()
         with tempfile.TemporaryFile("w+") as out:
             process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, text=True,
                                        start_new_session=True)  # fmt: skip
             url = f"http://127.0.0.1:{port}"
             try:
                 _wait_healthy(url, process, out)
+                self.started_in = time.monotonic() - started
                 yield url
             finally:
                 os.killpg(process.pid, signal.SIGTERM)

@@ -158,6 +158,7 @@ def test_the_container_serves_the_four_wires_and_a_mounted_folder_and_writes_the
             [sys.executable, "four_wires.py", url], cwd=tmp_path, capture_output=True, text=True
         )
         mine = _chat(url, "mine")
+    FIGURES.append(f"container: healthy {ctr.started_in:.2f} s after `buildah run`")
     assert sdks.stdout.splitlines() == [HELLO] * 4, sdks.stdout + sdks.stderr
     assert mine == "from the mounted folder"
     log = folders["logs"] / "requests.jsonl"
