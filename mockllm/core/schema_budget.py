@@ -172,7 +172,8 @@ def validator(schema: Any) -> Validator:
     fetches it: a request could make the server reach the network)."""
     from referencing import Registry
 
-    return validator_class()(schema, registry=Registry())
+    made: Validator = validator_class()(schema, registry=Registry())
+    return made
 
 
 def check_schema(schema: Any) -> None:
@@ -253,8 +254,8 @@ def validator_class() -> Any:
     for module in (_keywords, _utils):
         if getattr(module, "re", None) is re:
             module.re = _BudgetedRe()  # type: ignore[attr-defined]
-    counted = validators.extend(base, keywords)
-    counted.evolve = _evolve  # type: ignore[method-assign]
+    counted = validators.extend(base, keywords)  # type: ignore[no-untyped-call]
+    counted.evolve = _evolve
     return counted
 
 
