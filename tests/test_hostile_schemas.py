@@ -347,7 +347,7 @@ def test_hostile_schemas_as_tool_parameters_generated_from(
 
 
 def _mcp_scenario(name: str, schema: Any) -> str:
-    data = {
+    data: dict[str, Any] = {
         "name": name,
         "mcp_servers": {
             "s": {"tools": [{"name": "t", "input_schema": schema, "results": [{"text": "ok"}]}]}
