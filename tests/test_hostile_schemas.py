@@ -291,7 +291,7 @@ def _output_bodies(schema: Any, wire: str) -> tuple[str, dict[str, Any]]:
         "gemini-json": ("responseJsonSchema", "generateContent"),
         "gemini-count": ("responseSchema", "countTokens"),
     }[wire]
-    config = {"responseMimeType": "application/json", field: schema}
+    config: dict[str, Any] = {"responseMimeType": "application/json", field: schema}
     contents = [{"role": "user", "parts": [{"text": "x"}]}]
     return f"{GEMINI}:{route}", {"contents": contents, "generationConfig": config}
 
