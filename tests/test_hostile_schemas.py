@@ -283,8 +283,8 @@ def _output_bodies(schema: Any, wire: str) -> tuple[str, dict[str, Any]]:
         fmt = {"format": {"type": "json_schema", "name": "n", "schema": schema}}
         return "v1/responses", {"model": "m", "input": "x", "text": fmt}
     if wire == "messages":
-        config = {"format": {"type": "json_schema", "schema": schema}}
-        body = {"model": "m", "max_tokens": 5, "messages": user, "output_config": config}
+        output = {"format": {"type": "json_schema", "schema": schema}}
+        body = {"model": "m", "max_tokens": 5, "messages": user, "output_config": output}
         return "v1/messages", body
     field, route = {
         "gemini": ("responseSchema", "generateContent"),
