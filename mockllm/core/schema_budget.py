@@ -61,17 +61,16 @@ class SchemaTooCostly(RequestError):
 
 
 class Budget:
-    """Steps left for a request's walks, and the deadline of the walk under way (the clock
-    runs only while one is: a slow upload or a stall fault is no schema's work)."""
+    """Steps left for a request's walks, and their deadline: MAX_SECONDS from the first walk
+    (the clock starts there: a slow upload is no schema's work)."""
 
-    __slots__ = ("clock_at", "deadline", "left", "limit", "walking")
+    __slots__ = ("clock_at", "deadline", "left", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.left = limit
-        self.deadline = time.monotonic() + MAX_SECONDS
+        self.deadline: float | None = None
         self.clock_at = limit - _CLOCK_EVERY
-        self.walking = 0
 
     def charge(self, steps: int) -> None:
         self.left -= steps
@@ -83,13 +82,15 @@ class Budget:
             )
         if self.left < self.clock_at:
             self.clock_at = self.left - _CLOCK_EVERY
-            if time.monotonic() > self.deadline:
+            if self.deadline is not None and time.monotonic() > self.deadline:
                 raise SchemaTooCostly(
                     f"a JSON Schema in this request took more than the {MAX_SECONDS:g} s its "
                     "work may take (--max-schema-work bounds its steps): simplify it"
                 )
 
     def seconds_left(self) -> float:
+        if self.deadline is None:
+            return MAX_SECONDS
         return max(0.001, self.deadline - time.monotonic())
 
 
@@ -111,20 +112,16 @@ def budget(limit: int | None = None) -> Iterator[Budget]:
 @contextmanager
 def walk(*, fresh: bool = False) -> Iterator[Budget]:
     """A walk of a schema, charged to the open budget (none open, or `fresh`: a budget of its
-    own; fresh is for a check whose answer must not depend on what ran before it), its clock
-    started unless a walk around it already did."""
+    own; fresh is for a check whose answer must not depend on what ran before it), starting
+    its clock if no walk before did."""
     found = _current.get()
     if found is None or fresh:
         with budget(), walk() as walking:
             yield walking
         return
-    if not found.walking:
+    if found.deadline is None:
         found.deadline = time.monotonic() + MAX_SECONDS
-    found.walking += 1
-    try:
-        yield found
-    finally:
-        found.walking -= 1
+    yield found
 
 
 def charge(steps: int = 1) -> None:
@@ -262,14 +259,19 @@ def validator_class() -> Any:
 def _evolve(self: Any, **changes: Any) -> Any:
     """jsonschema's `evolve` without its look at `$schema`: a subschema naming a draft (the
     meta-schema's own vocabularies do) would otherwise be walked by an uncounted class."""
-    import attrs
-
     cls = self.__class__
     changes.setdefault("schema", self.schema)
-    for field in attrs.fields(cls):
-        if field.init and field.alias not in changes:
-            changes[field.alias] = getattr(self, field.name)
+    for name, alias in _init_fields(cls):
+        if alias not in changes:
+            changes[alias] = getattr(self, name)
     return cls(**changes)
+
+
+@cache
+def _init_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    import attrs
+
+    return tuple((f.name, f.alias) for f in attrs.fields(cls) if f.init)
 
 
 def _counted(check: Callable[..., Any]) -> Callable[..., Any]:
