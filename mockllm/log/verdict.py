@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mockllm.core import schema_budget
+from mockllm.core.cache import Lru
 from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -433,16 +434,22 @@ def call_problem(
     if not isinstance(schema, dict):
         return None
     key = json.dumps(schema, sort_keys=True)
+    costly = (hash(key), hash(arguments))
+    known = _COSTLY.get(costly)
+    if known is not None:  # an entry formatted again (a log read) does not pay again
+        return known
     try:  # a budget of its own: the verdict on a call never depends on what ran before it
         with schema_budget.walk(fresh=True):
             if len(arguments) > _SMALL:
                 return _schema_problem.__wrapped__(key, arguments)
             return _schema_problem(key, arguments)
     except schema_budget.SchemaTooCostly as e:
-        return f"arguments not checked: {e.why}"
+        return _COSTLY.put(costly, f"arguments not checked: {e.why}")
 
 
 _SMALL = 4096  # arguments up to this many characters have their answer remembered
+# Checks that ran out of budget, by their texts' hashes: each cost up to a second.
+_COSTLY: Lru[str] = Lru(256)
 
 
 @lru_cache(maxsize=1024)
