@@ -250,11 +250,13 @@ def figures(server: ServerProcess) -> Iterator[dict[str, Any]]:
     )
     assert probe.worst <= PROBE_LIMIT
     assert rss_end - found["rss_start"] <= RSS_GROWTH_LIMIT_MB
-    entries = server.requests()
-    assert all(e["server_error"] is None for e in entries)
+    # The --log file, not GET /_mockllm/requests: reading a ring of big bodies is the log's
+    # own bound in bytes (issue 35, item 5), not what this run measures.
     assert server.log_file is not None
-    for line in server.log_file.read_text().splitlines():
-        json.loads(line)
+    entries = [json.loads(line) for line in server.log_file.read_text().splitlines()]
+    assert len(entries) >= found["cases"]
+    assert all(e["server_error"] is None for e in entries)
+    assert server.http.get("/_mockllm/health").status_code == 200
 
 
 def _send(
