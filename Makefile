@@ -111,8 +111,10 @@ unit: $(STAMP) ## the in-process tests in seconds (no servers, no SDKs; fewer Hy
 	$(BIN)/pytest tests/unit -n 0 --hypothesis-profile=dev $(ARGS)
 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
-fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends
+fuzz: $(STAMP) ## hostile bodies and schemas on every route, many more than `make test` sends
 	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
+	MOCKLLM_FUZZ_EXAMPLES=$${MOCKLLM_FUZZ_SCHEMAS:-2000} $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s \
+	    tests/test_hostile_schemas.py $(ARGS)
 
 fault-soak: $(STAMP) ## a fleet on a full, hung and restarted redis-server, 300 sessions a run
 	@$(REDIS)

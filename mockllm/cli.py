@@ -203,6 +203,7 @@ def _limit_flags(s: Any) -> None:
     more = " (1 to 4300, default %(default)s)"
     _option(s, "max_number_digits", more, type=_number_digits, metavar="N")
     _option(s, "max_sessions", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "max_schema_work", " (default %(default)s)", type=_positive, metavar="STEPS")
     more = " (repeatable; e.g. a docker service name)"
     _option(
         s, "allow_host", more, action="append", default=list(DEFAULTS.allow_host), metavar="NAME"
@@ -256,6 +257,12 @@ def _number_digits(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{text!r}: give a count from 1 to {HIGHEST_NUMBER_DIGITS}"
         )
+    return int(text)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 1")
     return int(text)
 
 

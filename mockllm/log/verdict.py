@@ -18,6 +18,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from mockllm.core import schema_budget
+from mockllm.core.cache import Lru
 from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -432,12 +434,22 @@ def call_problem(
     if not isinstance(schema, dict):
         return None
     key = json.dumps(schema, sort_keys=True)
-    if len(arguments) > _SMALL:
-        return _schema_problem.__wrapped__(key, arguments)
-    return _schema_problem(key, arguments)
+    costly = (hash(key), hash(arguments))
+    known = _COSTLY.get(costly)
+    if known is not None:  # an entry formatted again (a log read) does not pay again
+        return known
+    try:  # a budget of its own: the verdict on a call never depends on what ran before it
+        with schema_budget.walk(fresh=True):
+            if len(arguments) > _SMALL:
+                return _schema_problem.__wrapped__(key, arguments)
+            return _schema_problem(key, arguments)
+    except schema_budget.SchemaTooCostly as e:
+        return _COSTLY.put(costly, f"arguments not checked: {e.why}")
 
 
 _SMALL = 4096  # arguments up to this many characters have their answer remembered
+# Checks that ran out of budget, by their texts' hashes: each cost up to a second.
+_COSTLY: Lru[str] = Lru(256)
 
 
 @lru_cache(maxsize=1024)
@@ -451,6 +463,8 @@ def _schema_problem(schema: str, arguments: str) -> str | None:
 
     try:
         error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(arguments)))
+    except schema_budget.SchemaTooCostly:
+        raise  # not remembered: said by call_problem
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
     return f"arguments break the schema: {error.message}" if error is not None else None
@@ -461,12 +475,12 @@ def _validator(schema: str) -> Any:
     """A checked validator per distinct schema: checking a schema against the metaschema
     costs milliseconds, and reading a log of thousands of calls to one tool paid it for
     every call. None for a schema that is not one."""
-    import jsonschema
-
     try:
         parsed = json.loads(schema)
-        jsonschema.Draft202012Validator.check_schema(parsed)
-        return jsonschema.Draft202012Validator(parsed)
+        schema_budget.check_schema(parsed)
+        return schema_budget.validator(parsed)
+    except schema_budget.SchemaTooCostly:
+        raise
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
 

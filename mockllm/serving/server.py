@@ -16,6 +16,7 @@ from pathlib import Path
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from mockllm.core import schema_budget
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
 from mockllm.log.shared import open_journal
@@ -42,6 +43,7 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         chaos=options.chaos,
         seed=options.seed,
     )
+    schema_budget.configure(options.max_schema_work)
     journal = open_journal(options)  # the fleet's on a shared --state
     return MockLLM(engine, journal, options, state_of(options, engine))
 
