@@ -541,7 +541,7 @@ def _report(args: argparse.Namespace) -> int:
         print(f"mockllm report: {grouped}", file=sys.stderr)
         return 2
     if args.transcript and args.json:
-        print("mockllm report: --json prints verdicts, --transcript text: pick one", file=sys.stderr)
+        print("mockllm report: --json prints verdicts, --transcript text: one", file=sys.stderr)
         return 2
     if args.transcript:
         print(report.transcripts(grouped))

@@ -311,9 +311,8 @@ def test_all_turns_served_fails_an_agent_that_stopped_early(server: ServerProces
     forgetful(early.url("weather-single"))  # type: ignore[operator]
     with pytest.raises(AssertionError) as failed:
         early.assert_all_turns_served()
-    assert (
-        "- scenario 'weather-single': 1 of 2 scripted turns never served (turn 1)"
-        in str(failed.value)
+    assert "- scenario 'weather-single': 1 of 2 scripted turns never served (turn 1)" in str(
+        failed.value
     )
     whole = client.session("went-the-whole-way")
     whole.reset()
@@ -340,4 +339,4 @@ def test_report_json_prints_the_verdict_objects_of_the_verdict_route(
     assert judged["json-careful"]["label"] == PASS
     assert judged["json-forgetful"]["label"] == FAIL
     both = run_mockllm("report", str(server.log_file), "--json", "--transcript")
-    assert both.returncode == 2 and "pick one" in both.stderr
+    assert both.returncode == 2 and "--transcript text: one" in both.stderr
