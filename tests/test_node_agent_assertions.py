@@ -108,7 +108,7 @@ await fetch(url + "/chat/completions", {{ method: "POST", headers: {{ "content-t
 console.log((await session.assertToolRequested("get_weather", {{ times: 1 }})).length);
 console.log((await session.assertToolCalled("get_weather")).length);
 for (const check of [() => session.assertToolResultFedBack("get_weather"), () => session.assertAllTurnsServed()]) {{
-  try {{ await check(); console.log("passed"); }} catch (e) {{ console.log(e.message.split("\n")[0]); }}
+  try {{ await check(); console.log("passed"); }} catch (e) {{ console.log(e.message.split("\\n")[0]); }}
 }}
 """
     done = run_node_snippet(NODE_DIR, script)
