@@ -331,12 +331,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     recorded = getattr(session, "recording", False)
     if session is not None and report.failed and not recorded:
         del item.stash[_SESSION]  # one section, even when teardown fails too
-        mode = item.config.getoption("mockllm_transcript")
-        if mode is None:
-            mode = "full" if _verbose_flags(item.config) >= 2 else "short"
+        mode = _transcript_mode(item.config)
         if mode != "off":
             report.sections.append(("mockllm", _section(session, mode == "full")))
     return report
+
+
+def _transcript_mode(config: pytest.Config) -> str:
+    mode = config.getoption("mockllm_transcript")
+    if mode is None:
+        mode = "full" if _verbose_flags(config) >= 2 else "short"
+    return str(mode)
 
 
 def _verbose_flags(config: pytest.Config) -> int:
@@ -524,4 +529,11 @@ def _fail_on_verdict(session: Session, item: pytest.Item) -> None:
         "opt out: @pytest.mark.mockllm(strict=False), --mockllm-strict=off, or "
         "mockllm_strict = false in the ini file (docs/pytest.md).",
     ]
+    # The transcript now, while the server runs: the last test's session-scoped server
+    # stops before pytest reports its teardown, so the report section could not read it.
+    mode = _transcript_mode(item.config)
+    if mode != "off":
+        lines += ["", _section(session, mode == "full")]
+    if _SESSION in item.stash:
+        del item.stash[_SESSION]  # said here: no second copy in a section
     pytest.fail("\n".join(lines), pytrace=False)
