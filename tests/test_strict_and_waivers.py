@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -345,3 +346,21 @@ def test_report_json_prints_the_verdict_objects_of_the_verdict_route(
     assert judged["json-forgetful"]["label"] == FAIL
     both = run_mockllm("report", str(server.log_file), "--json", "--transcript")
     assert both.returncode == 2 and "--transcript text: one" in both.stderr
+
+
+def test_an_allowance_made_on_one_replica_of_a_fleet_is_judged_by_the_other(redis: Any) -> None:
+    """On a shared store the record goes through the fleet's one log: before, each replica
+    kept the allowances it was given in its own memory."""
+    from mockllm import Client
+
+    shared = ("--quiet", "--state", redis.url())
+    with running_server(*shared) as one, running_server(*shared) as two:
+        session = Client(one.url).session("fleet-allowance")
+        forgetful(session.url("weather-single"))  # type: ignore[operator]
+        session.allow({"calls_answered": REASON}, origin="replica one")
+        judged = Client(two.url).session("fleet-allowance").verdict()
+        assert judged.label == WAIVED
+        assert judged.raw["allowance"] == {
+            "allow": {"calls_answered": REASON},
+            "origin": "replica one",
+        }

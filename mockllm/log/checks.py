@@ -208,7 +208,7 @@ def clean_verdict(verdict: Verdict) -> Failure | None:
         return None
     failed = verdict.failed
     return Failure(
-        f"the protocol verdict failed {plural(len(failed), 'check')}: {verdict.label}",
+        f"the protocol verdict failed {plural(len(failed), 'check')}",
         "every verdict check passes",
         [f"{c.name}: {c.message}" for c in failed] or ["the verdict is not ok"],
     )
