@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mockllm.log.verdict import FAIL, PASS
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, running_server
 from .test_cli import mockllm as run_mockllm
 from .viewer_data import embedded
@@ -364,3 +367,25 @@ def test_an_allowance_made_on_one_replica_of_a_fleet_is_judged_by_the_other(redi
             "allow": {"calls_answered": REASON},
             "origin": "replica one",
         }
+
+
+@settings(max_examples=examples(30), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(origin=st.text(max_size=400), session=st.text(min_size=1, max_size=30))
+def test_any_origin_is_recorded_bounded_and_the_log_stays_readable(
+    server: ServerProcess, origin: str, session: str
+) -> None:
+    put = server.http.put(
+        "/_mockllm/allow",
+        params={"session": session, "origin": origin},
+        json={"calls_answered": REASON},
+    )
+    assert put.status_code == 200, put.text
+    said = put.json()["origin"]
+    assert said == (" ".join(origin.split()) or "PUT /_mockllm/allow")
+    records = [e for e in server.requests(session=session) if e["api"] == "allowance"]
+    assert records[-1]["allowance"]["origin"] == said[:300]
+    assert server.http.get("/_mockllm/health").json()["status"] == "ok"
+    assert server.log_file is not None
+    done = run_mockllm("report", str(server.log_file), "--json")
+    assert done.returncode in (0, 1), done.stderr
+    assert all(json.loads(line)["label"] for line in done.stdout.splitlines())
