@@ -266,6 +266,16 @@ def test_an_allowance_is_a_record_in_the_log_the_ring_and_the_file(server: Serve
     forgetful(session.url("weather-single"))  # type: ignore[operator]
     assert session.verdict().label == FAIL
     assert report_lines(server, session.name)[0] == f"{FAIL}  {session.name} (3 requests)"
+    ended = [
+        json.loads(line)
+        for line in server.log_file.read_text().splitlines()
+        if '"api": "allowance"' in line and json.loads(line)["session"] == session.name
+    ][-1]
+    assert (ended["method"], ended["path"], ended["allowance"]) == (
+        "POST",
+        "/_mockllm/reset",
+        {"allow": {}, "origin": "reset"},
+    )
 
 
 def test_a_bare_put_says_where_it_came_from_and_a_bad_one_is_refused(

@@ -61,10 +61,16 @@ class AllowanceEntry(LiveEntry):
         return shown
 
 
-def recorded(journal: Journal, session: str, allow: Mapping[str, str], origin: str) -> LiveEntry:
+def recorded(
+    journal: Journal,
+    session: str,
+    allow: Mapping[str, str],
+    origin: str,
+    route: tuple[str, str] = ("PUT", "/_mockllm/allow"),
+) -> LiveEntry:
     """An allowance, opened in `journal` as its newest entry; the caller closes it. An
-    empty `allow` records that the session's allowances were cleared (a reset)."""
-    entry = journal.open_as(AllowanceEntry, "/_mockllm/allow", [], "PUT")
+    empty `allow` records that the session's allowances were cleared (`route`: a reset)."""
+    entry = journal.open_as(AllowanceEntry, route[1], [], route[0])
     entry.session = session
     entry.allowance = {"allow": dict(allow), "origin": origin[:ORIGIN_CHARS]}
     entry.status = 200

@@ -153,8 +153,14 @@ class _Admin:
         await self._record(session, given, origin)
         return JSONResponse({"session": session, "allow": given, "origin": origin})
 
-    async def _record(self, session: str, allow: dict[str, str], origin: str) -> None:
-        entry = recorded(self.journal, session, allow, origin)
+    async def _record(
+        self,
+        session: str,
+        allow: dict[str, str],
+        origin: str,
+        route: tuple[str, str] = ("PUT", "/_mockllm/allow"),
+    ) -> None:
+        entry = recorded(self.journal, session, allow, origin, route)
         if (written := self.journal.close(entry)) is not None:
             await written
 
@@ -225,7 +231,8 @@ class _Admin:
         records = await self._allowance_records(session)
         deleted = await self.journal.delete(session) - len(records)
         if session is not None and logged_allowance(records).allow:
-            await self._record(session, {}, "reset")  # the --log file keeps the old record
+            # The --log file keeps the old record: this one ends it there too.
+            await self._record(session, {}, "reset", ("POST", "/_mockllm/reset"))
         return JSONResponse({"reset": session or "all", "deleted": deleted})
 
     async def _allowance_records(self, session: str | None) -> list[dict[str, Any]]:
