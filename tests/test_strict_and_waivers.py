@@ -109,7 +109,8 @@ def test_marked_waiver_then_a_failing_assertion(mockllm):
 def test_a_marker_waiver_gives_one_label_in_the_test_the_section_report_json_and_html(
     pytester: pytest.Pytester, server: ServerProcess, tmp_path: Path
 ) -> None:
-    result = run(pytester, server, MARKED, "-s")
+    pytest_html = tmp_path / "pytest.html"
+    result = run(pytester, server, MARKED, "-s", f"--mockllm-html={pytest_html}")
     result.assert_outcomes(passed=1, failed=1)  # strict: the waived check fails nothing
     out = result.stdout.str()
     assert f"LABEL {WAIVED}" in out
@@ -136,6 +137,8 @@ def test_a_marker_waiver_gives_one_label_in_the_test_the_section_report_json_and
     page = tmp_path / "report.html"
     report_lines(server, session, "--html", str(page))
     assert embedded(page.read_text())["verdicts"][session]["label"] == WAIVED
+    # pytest's own HTML report of the run (--mockllm-html) says the same.
+    assert embedded(pytest_html.read_text())["verdicts"][session]["label"] == WAIVED
 
 
 # --- strict by default ----------------------------------------------------------------------
