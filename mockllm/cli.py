@@ -548,7 +548,9 @@ def _report(args: argparse.Namespace) -> int:
         return 0
     text, verdicts = report.summary(grouped, args.max_calls, dict(args.allow))
     if args.json:  # stdout is the verdicts alone; what else is said goes to stderr
-        print("\n".join(json.dumps(v, ensure_ascii=False) for v in verdicts.values()))
+        from mockllm.core.wirejson import dumps_line  # a name's line break stays escaped
+
+        print("\n".join(dumps_line(v) for v in verdicts.values()))
     else:
         print(text)
     if args.html:

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from selenium.webdriver.common.by import By
 
 from mockllm.log.verdict import FAIL, PASS
 
+from .browser import Viewer, chromium, missing
 from .hypothesis_profiles import examples
 from .support import ServerProcess, running_server
 from .test_cli import mockllm as run_mockllm
@@ -384,6 +386,7 @@ def test_an_allowance_made_on_one_replica_of_a_fleet_is_judged_by_the_other(redi
 
 @settings(max_examples=examples(30), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(origin=st.text(max_size=400), session=st.text(min_size=1, max_size=30))
+@example(origin="x", session="a\u2028line separator")  # `report --json` keeps one a line
 def test_any_origin_is_recorded_bounded_and_the_log_stays_readable(
     server: ServerProcess, origin: str, session: str
 ) -> None:
@@ -402,3 +405,24 @@ def test_any_origin_is_recorded_bounded_and_the_log_stays_readable(
     done = run_mockllm("report", str(server.log_file), "--json")
     assert done.returncode in (0, 1), done.stderr
     assert all(json.loads(line)["label"] for line in done.stdout.splitlines())
+
+
+@pytest.mark.skipif(missing() is not None, reason=str(missing()))
+def test_the_live_viewer_lists_requests_not_allowance_records_and_shows_the_waiver() -> None:
+    from mockllm import Client
+
+    with running_server("--quiet") as fresh:
+        client = Client(fresh.url)
+        client.session("only-a-record").allow({"calls_answered": REASON})  # no request yet
+        waived = client.session("viewer-waived")
+        waived.allow({"calls_answered": REASON})  # the marker's order: before the requests
+        forgetful(waived.url("weather-single"))  # type: ignore[operator]
+        with chromium() as driver:
+            viewer = Viewer(driver).open(f"{fresh.url}/_mockllm/ui")
+            viewer.wait(lambda d: viewer.names() == ["viewer-waived"])
+            badge = viewer.sessions()[0].find_element(By.CSS_SELECTOR, ".badge.verdict")
+            assert badge.text == WAIVED
+            assert driver.find_element(By.ID, "count").text.endswith("1 session, 1 request")
+            # Polling goes on past the records: a later request of the session shows.
+            careful(client.session("viewer-later").url("weather-single"))  # type: ignore[operator]
+            viewer.wait(lambda d: "viewer-later" in viewer.names(), timeout=15)
