@@ -123,6 +123,12 @@ def _report_parser(sub: Any) -> None:
         metavar="PATH",
         help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
     )
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print each session's verdict as JSON, one object a line: the objects "
+        "GET /_mockllm/verdict returns (for scripts and CI annotations)",
+    )
     r.set_defaults(run=_report)
 
 
@@ -555,11 +561,19 @@ def _report(args: argparse.Namespace) -> int:
     if isinstance(grouped, str):
         print(f"mockllm report: {grouped}", file=sys.stderr)
         return 2
+    if args.transcript and args.json:
+        print("mockllm report: --json prints verdicts, --transcript text: one", file=sys.stderr)
+        return 2
     if args.transcript:
         print(report.transcripts(grouped))
         return 0
     text, verdicts = report.summary(grouped, args.max_calls, dict(args.allow))
-    print(text)
+    if args.json:  # stdout is the verdicts alone; what else is said goes to stderr
+        from mockllm.core.wirejson import dumps_line  # a name's line break stays escaped
+
+        print("\n".join(dumps_line(v) for v in verdicts.values()))
+    else:
+        print(text)
     if args.html:
         from mockllm.log.transcript import plural
         from mockllm.viewer.page import report_page
@@ -567,8 +581,9 @@ def _report(args: argparse.Namespace) -> int:
         shown = [e for found in grouped.values() for e in found]  # --session: that one
         title = f"mockllm report: {Path(args.logfile).name}"
         Path(args.html).write_text(report_page(shown, verdicts=verdicts, title=title), "utf-8")
-        counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
-        print(f"wrote {args.html} ({counts})")
+        requests = sum(1 for e in shown if e.get("api") != "allowance")  # records: no requests
+        counts = f"{plural(len(verdicts), 'session')}, {plural(requests, 'request')}"
+        print(f"wrote {args.html} ({counts})", file=sys.stderr if args.json else sys.stdout)
     return 1 if any(not v["ok"] for v in verdicts.values()) else 0
 
 
