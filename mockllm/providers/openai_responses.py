@@ -114,6 +114,7 @@ class Responses(Adapter):
             items = [{"role": "user", "content": items}]
         if not isinstance(items, list | None):
             raise wrong_type("input", "a string or an array of input items", items)
+        referring = isinstance(items, list) and self._referenced(items)
         messages = history + tuple(_items(items or []))
         instructions = body.get("instructions")
         system = (
@@ -148,8 +149,31 @@ class Responses(Adapter):
         }
         # A request that continues a stored response parses to what the store holds: not
         # cached. Rendered, the whole request body shows (its fingerprint).
-        cacheable = body.get("previous_response_id") is None
+        cacheable = body.get("previous_response_id") is None and not referring
         return Parsed(conversation, options, cacheable=cacheable, render_key=options["fingerprint"])
+
+    def _referenced(self, items: list[Any]) -> bool:
+        """Replace each `item_reference` in `items` by the stored item it names, in place
+        (the history rules read the same body), as the API reads it; True if there was one.
+        An id no stored response holds is the API's own 404."""
+        found = False
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and item.get("type") == "item_reference":
+                item_id = item.get("id")
+                if not isinstance(item_id, str):
+                    raise missing(f"input[{i}].id")
+                stored = self._store.item(item_id)
+                if stored is None:
+                    raise RequestError(
+                        404,
+                        f"Item with id '{item_id}' not found. Items are not persisted when "
+                        "`store` is set to false. Try again with `store` set to true, or "
+                        "remove this item from your input.",
+                        kind="item_not_found",
+                        param="input",
+                    )
+                items[i], found = stored, True
+        return found
 
     def _previous(self, response_id: Any) -> tuple[Message, ...]:
         if response_id is None:

@@ -129,6 +129,25 @@ for (const streamed of [false, true]) {
   });
 }
 
+// @ai-sdk/openai's Responses model (store on, its default) sends a served assistant message
+// back as `{"type": "item_reference", "id": "msg_…"}` (AI SDK 5 does so for calls too): the
+// API reads it as the stored item, so the second question is turn 1, not turn 0 again.
+test("openai-responses: a served message sent back as an item_reference is that reply", async () => {
+  const name = await mock.session.addScenario({
+    name: "two-questions",
+    turns: [{ reply: { text: "Paris." } }, { reply: { text: "About 2.1 million." } }],
+  });
+  const model = createOpenAI({ baseURL: mock.session.url(name), apiKey: "test" }).responses("gpt-4.1");
+  const ask = { role: "user", content: "Capital of France?" };
+  const first = await generateText({ model, messages: [ask], maxRetries: 0 });
+  assert.equal(first.text, "Paris.");
+  const messages = [ask, ...first.response.messages, { role: "user", content: "Its population?" }];
+  const second = await generateText({ model, messages, maxRetries: 0 });
+  assert.equal(second.text, "About 2.1 million.", await mock.session.transcript());
+  const [, request] = await mock.session.requests();
+  assert.deepEqual(request.request.input[1], { type: "item_reference", id: first.response.body.output[0].id });
+});
+
 test("the network guard refuses the internet", async () => {
   await assert.rejects(fetch("http://203.0.113.7/"), (e) => /network guard/.test(String(e.cause ?? e)));
   assert.deepEqual(attempts.splice(0), ["203.0.113.7"]);

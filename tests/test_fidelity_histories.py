@@ -1,0 +1,91 @@
+"""Histories the real APIs accept, which agent frameworks send (issue 38), reproduced on the
+wire with the official SDKs: Responses `item_reference` items, a chained request that sends
+the turn's items again, two replies merged into one assistant message, calls carried as
+text. Each is accepted and counted as the real API counts it; the other side of each (what
+the real API refuses) is refused with its own text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from mockllm import Client
+
+from .support import TOOL_PARAMETERS, ServerProcess
+
+MODEL = "gpt-4.1"
+TOOLS: list[Any] = [
+    {"type": "function", "name": n, "parameters": TOOL_PARAMETERS}
+    for n in ("get_weather", "get_time")
+]
+ASK = [{"role": "user", "content": "Weather and time in Paris?"}]
+RESULTS = {"get_weather": "18 °C", "get_time": "12:00"}
+SPLIT: list[Any] = [  # the turns of tests/scenarios/split-parallel.yaml
+    {
+        "reply": {
+            "text": "Checking both.",
+            "tool_calls": [
+                {"name": "get_weather", "arguments": {"city": "Paris"}},
+                {"name": "get_time", "arguments": {"city": "Paris"}},
+            ],
+        }
+    },
+    {"reply": {"text": "18 °C at noon in Paris."}},
+]
+
+
+def verdict_checks(server: ServerProcess, session: str) -> dict[str, str]:
+    """Failing checks of the session's verdict: name → message."""
+    result = httpx.get(f"{server.url}/_mockllm/verdict", params={"session": session}).json()
+    return {c["name"]: c["message"] for c in result["checks"] if not c["ok"]}
+
+
+def rules_of(entry: dict[str, Any]) -> list[str]:
+    return [v["rule"] for v in entry.get("violations") or ()]
+
+
+def outputs(response: Any) -> list[dict[str, Any]]:
+    return [
+        {"type": "function_call_output", "call_id": i.call_id, "output": RESULTS[i.name]}
+        for i in response.output
+        if i.type == "function_call"
+    ]
+
+
+# --- 1. Responses item_reference ------------------------------------------------------------
+
+
+def test_item_references_read_as_the_stored_items(server: ServerProcess, session: str) -> None:
+    """AI SDK 5's Responses model (`store` on) sends the served reply back as references."""
+    with openai.OpenAI(base_url=server.openai_url("split-parallel", session), api_key="k") as c:
+        first = c.responses.create(model=MODEL, input=ASK, tools=TOOLS)
+        refs = [{"type": "item_reference", "id": item.id} for item in first.output]
+        answer = c.responses.create(model=MODEL, input=[*ASK, *refs, *outputs(first)], tools=TOOLS)
+    assert answer.output_text == "18 °C at noon in Paris."
+    entry = server.last(session)
+    assert entry["turn"] == 1 and rules_of(entry) == []
+    assert verdict_checks(server, session) == {}
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_an_item_reference_nothing_stored_is_the_apis_404(
+    server: ServerProcess, session: str, store: bool
+) -> None:
+    """An id never served, or one served with `store: false`: the API's own text. (A
+    scenario of its own: item ids are the scenario's, alike in every session.)"""
+    name = Client(server.url).add_scenario({"name": f"unstored-{session}", "turns": SPLIT})
+    with openai.OpenAI(base_url=server.openai_url(name, session), api_key="k") as c:
+        first = c.responses.create(model=MODEL, input=ASK, tools=TOOLS, store=store)
+        ids = [item.id for item in first.output] if not store else ["fc_" + "0" * 50]
+        refs = [{"type": "item_reference", "id": i} for i in ids]
+        with pytest.raises(openai.NotFoundError) as caught:
+            c.responses.create(model=MODEL, input=[*ASK, *refs, *outputs(first)], tools=TOOLS)
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == "input"
+    assert error["message"] == (
+        f"Item with id '{ids[0]}' not found. Items are not persisted when `store` is set to "
+        "false. Try again with `store` set to true, or remove this item from your input."
+    )
