@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anthropic
 import httpx
 import openai
 import pytest
@@ -89,3 +90,109 @@ def test_an_item_reference_nothing_stored_is_the_apis_404(
         f"Item with id '{ids[0]}' not found. Items are not persisted when `store` is set to "
         "false. Try again with `store` set to true, or remove this item from your input."
     )
+
+
+# --- 2. two replies merged into one assistant message ---------------------------------------
+
+READ_TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": TOOL_PARAMETERS}}
+    for n in ("search", "read_file")
+]
+FILES = {"search": "notes/paris.md", "read_file": "Louvre on Tuesday"}
+TRIP = [{"role": "user", "content": "What did I plan for Paris?"}]
+
+
+def test_chat_two_replies_merged_into_one_message_are_two_turns(
+    server: ServerProcess, session: str
+) -> None:
+    """Mastra (AI SDK 5 message conversion) sends both steps as one assistant message with
+    both calls, then both results: Chat accepts that, so turn 2 is asked for."""
+    with openai.OpenAI(base_url=server.openai_url("sequential-calls", session), api_key="k") as c:
+        history: list[Any] = [*TRIP]
+        calls: list[Any] = []
+        for _ in range(2):
+            reply = c.chat.completions.create(model=MODEL, messages=history, tools=READ_TOOLS)
+            step = reply.choices[0].message.tool_calls or []
+            calls += [call.model_dump(exclude_none=True) for call in step]
+            history += [{"role": "assistant", "content": None, "tool_calls": step}]
+            history += [
+                {"role": "tool", "tool_call_id": x.id, "content": FILES[x.function.name]}
+                for x in step
+            ]
+        merged = [
+            *TRIP,
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            *[
+                {"role": "tool", "tool_call_id": x["id"], "content": FILES[x["function"]["name"]]}
+                for x in calls
+            ],
+        ]
+        answer = c.chat.completions.create(model=MODEL, messages=merged, tools=READ_TOOLS)
+    assert (answer.choices[0].message.content or "").startswith("Your notes say")
+    entry = server.last(session)
+    assert entry["turn"] == 2 and rules_of(entry) == []
+    assert verdict_checks(server, session) == {}
+
+
+def test_messages_two_replies_merged_into_one_message_are_two_turns(
+    server: ServerProcess, session: str
+) -> None:
+    tools = [{"name": n, "input_schema": TOOL_PARAMETERS} for n in ("search", "read_file")]
+    url = f"{server.url}/s/sequential-calls/{session}"
+    with anthropic.Anthropic(base_url=url, api_key="k", max_retries=0) as client:
+        history: list[Any] = [*TRIP]
+        uses: list[Any] = []
+        for _ in range(2):
+            reply = client.messages.create(
+                model="claude-sonnet-4-6", max_tokens=256, messages=history, tools=tools
+            )
+            content = [b.model_dump(exclude_none=True) for b in reply.content]
+            uses += [b for b in content if b["type"] == "tool_use"]
+            history += [{"role": "assistant", "content": content}]
+            history += [
+                {"role": "user", "content": [result(b) for b in content if b["type"] == "tool_use"]}
+            ]
+        merged = [
+            *TRIP,
+            {"role": "assistant", "content": uses},
+            {"role": "user", "content": [result(b) for b in uses]},
+        ]
+        answer = client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=256, messages=merged, tools=tools
+        )
+    assert answer.content[0].type == "text" and answer.content[0].text.startswith("Your notes")
+    entry = server.last(session)
+    assert entry["turn"] == 2 and rules_of(entry) == []
+
+
+def result(use: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": use["id"], "content": FILES[use["name"]]}
+
+
+def test_calls_of_two_replies_out_of_order_still_diverge(
+    server: ServerProcess, session: str
+) -> None:
+    """The other side: only the served calls, reply after reply, read as merged replies."""
+    with openai.OpenAI(
+        base_url=server.openai_url("sequential-calls", session), api_key="k", max_retries=0
+    ) as c:
+        history: list[Any] = [*TRIP]
+        calls: list[Any] = []
+        for _ in range(2):
+            reply = c.chat.completions.create(model=MODEL, messages=history, tools=READ_TOOLS)
+            step = reply.choices[0].message.tool_calls or []
+            calls += [call.model_dump(exclude_none=True) for call in step]
+            history += [{"role": "assistant", "content": None, "tool_calls": step}]
+            history += [
+                {"role": "tool", "tool_call_id": x.id, "content": FILES[x.function.name]}
+                for x in step
+            ]
+        calls.reverse()
+        merged = [
+            *TRIP,
+            {"role": "assistant", "content": None, "tool_calls": calls},
+            *[{"role": "tool", "tool_call_id": x["id"], "content": "x"} for x in calls],
+        ]
+        with pytest.raises(openai.BadRequestError) as caught:
+            c.chat.completions.create(model=MODEL, messages=merged, tools=READ_TOOLS)
+    assert "history diverged" in caught.value.message

@@ -16,7 +16,7 @@ from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
-from mockllm.core.rejoin import rejoined
+from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import (
     Chaos,
     Delay,
@@ -145,10 +145,12 @@ class Engine:
     def joined(
         self, scenario: Scenario, conv: Conversation, call_id: CallId | None
     ) -> Conversation:
-        """The conversation `answer` takes: split parallel calls joined back, seeded
+        """The conversation `answer` takes: merged replies read apart and split parallel
+        calls joined back (core/rejoin.py), seeded
         assistant messages left out, a keyed turn picked (its `turn` is what the attempt is
         counted for; core/matching.py)."""
-        conv = conv if call_id is None else rejoined(conv, scenario, call_id)
+        if call_id is not None:
+            conv = rejoined(unmerged(conv, scenario, call_id), scenario, call_id)
         return located(conv, scenario) if scenario.seeds or scenario.keyed else conv
 
     def side(
