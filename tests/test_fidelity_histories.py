@@ -196,3 +196,53 @@ def test_calls_of_two_replies_out_of_order_still_diverge(
         with pytest.raises(openai.BadRequestError) as caught:
             c.chat.completions.create(model=MODEL, messages=merged, tools=READ_TOOLS)
     assert "history diverged" in caught.value.message
+
+
+# --- 4. previous_response_id, and the turn's items sent again -------------------------------
+
+
+def resent(response: Any, with_id: bool) -> list[dict[str, Any]]:
+    """The response's calls as strands and CrewAI send them again: without their `id`."""
+    keep = ("type", "call_id", "name", "arguments") + (("id",) if with_id else ())
+    return [
+        {k: v for k, v in i.model_dump().items() if k in keep}
+        for i in response.output
+        if i.type == "function_call"
+    ]
+
+
+def test_a_chained_request_that_sends_the_turn_again_is_the_next_turn(
+    server: ServerProcess, session: str
+) -> None:
+    """strands' `OpenAIResponsesModel(stateful=True)` and CrewAI's `auto_chain=True`: the
+    API appends the input to the stored conversation and accepts items without an `id`."""
+    with openai.OpenAI(base_url=server.openai_url("split-parallel", session), api_key="k") as c:
+        first = c.responses.create(model=MODEL, input=ASK, tools=TOOLS)
+        again = [*ASK, *resent(first, with_id=False), *outputs(first)]
+        answer = c.responses.create(
+            model=MODEL, input=again, tools=TOOLS, previous_response_id=first.id
+        )
+    assert answer.output_text == "18 °C at noon in Paris."
+    entry = server.last(session)
+    assert entry["turn"] == 1 and rules_of(entry) == []
+    assert verdict_checks(server, session) == {}
+
+
+def test_an_item_sent_again_with_its_id_is_the_apis_duplicate_400(
+    server: ServerProcess, session: str
+) -> None:
+    with openai.OpenAI(
+        base_url=server.openai_url("split-parallel", session), api_key="k", max_retries=0
+    ) as c:
+        first = c.responses.create(model=MODEL, input=ASK, tools=TOOLS)
+        again = [*resent(first, with_id=True), *outputs(first)]
+        with pytest.raises(openai.BadRequestError) as caught:
+            c.responses.create(model=MODEL, input=again, tools=TOOLS, previous_response_id=first.id)
+    fc = next(i.id for i in first.output if i.type == "function_call")
+    assert caught.value.body == {
+        "message": f"Duplicate item found with id {fc}. Remove duplicate items from your input "
+        "and try again.",
+        "type": "invalid_request_error",
+        "param": "input",
+        "code": None,
+    }
