@@ -16,6 +16,7 @@ from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
+from mockllm.core.possible import IMPOSSIBLE, impossible_reply
 from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import (
     Chaos,
@@ -192,8 +193,10 @@ class Engine:
         call_id: CallId | None = None,
     ) -> Answer:
         """Check in the order a real API refuses: the provider's rules, then the history
-        against the script, then the script's end, then the turn's expectations. All that is
-        found is logged; the first refusal is the answer (rules refuse in strict mode only).
+        against the script, then the script's end, then the turn's expectations, then
+        whether any model could give the turn's reply to this request (core/possible.py).
+        All that is found is logged; the first refusal is the answer (rules, divergence and
+        impossible replies refuse in strict mode only).
 
         `conv` as `joined` gives it; `attempt` is this one's number at its turn, `cuts` how
         the session's earlier turns of the scenario were cut short. The answer's `cut` is
@@ -225,6 +228,12 @@ class Engine:
         if failures:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
+        if answer.error is None and mode != "off":
+            found = impossible_reply(scenario.name, index, turn.reply, conv)
+            if found is not None:
+                answer.violations = [*answer.violations, found[0]]
+                if mode == "strict" and found[1]:
+                    answer.error = _refusal(found[0], IMPOSSIBLE)
         if answer.error is None:
             self._serve(answer, scenario, session, turn.reply, conv)
         return answer

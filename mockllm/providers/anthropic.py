@@ -200,6 +200,7 @@ class Messages(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.anthropic(body),
+            parallel_tool_calls=not _one_call(body.get("tool_choice")),
         )
         thinking = body.get("thinking")
         on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
@@ -554,6 +555,11 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
             raise bad(f"tools.{i}.name: Field required")
         out.append(Tool(t["name"], t.get("input_schema"), t.get("strict") is True))
     return tuple(out)
+
+
+def _one_call(choice: Any) -> bool:
+    """`disable_parallel_tool_use: true`: at most one tool_use block per reply."""
+    return isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True
 
 
 def _tool_choice(choice: Any) -> ToolChoice | None:

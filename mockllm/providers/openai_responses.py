@@ -133,6 +133,7 @@ class Responses(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.openai_responses(body.get("text")),
+            parallel_tool_calls=body.get("parallel_tool_calls") is not False,
         )
         include = body.get("include")
         canonical = canonical_json(body).encode()
@@ -841,7 +842,7 @@ def _tool_choice(choice: Any) -> ToolChoice | None:
     if isinstance(choice, dict):
         if choice.get("type") == "allowed_tools":
             return ToolChoice("required" if choice.get("mode") == "required" else "auto")
-        if choice.get("type") == "function" and isinstance(choice.get("name"), str):
+        if choice.get("type") in ("function", "custom") and isinstance(choice.get("name"), str):
             return ToolChoice("tool", choice["name"])
         if isinstance(choice.get("type"), str):
             return ToolChoice("tool", choice["type"])

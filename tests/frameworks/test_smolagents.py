@@ -73,3 +73,57 @@ def test_calls_carried_as_text_are_the_replies_served(mock: Session, stream: boo
     assert second[3]["role"] == "user" and "Observation:" in str(second[3]["content"])
     assert all(not e.violations for e in entries)
     assert failed(mock) == {}  # get_weather's Observation counts as its answer
+
+
+TEXT_LAST = {  # what most scenarios end with: a text turn
+    "turns": [
+        {"reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}},
+        {"reply": {"text": "18 °C in Paris."}},
+    ]
+}
+
+
+def test_a_text_turn_under_tool_choice_required_is_refused(mock: Session) -> None:
+    """smolagents sets `tool_choice: "required"`: no model answers text then. Strict mode
+    says so (the scenario must script `final_answer`), rather than serving it silently."""
+    name = mock.add_scenario({"name": "smol-text-last", **TEXT_LAST})
+    with pytest.raises(Exception, match="no model could answer so"):
+        agent(mock, name, stream=False).run("Weather in Paris?")
+    last = mock.requests()[-1]
+    assert last.request["tool_choice"] == "required" and last.response is not None
+    assert last.response.status == 400
+    assert [v.rule for v in last.violations] == ["impossible_reply"]
+    assert "requires one (tool_choice required)" in last.violations[0].message
+    assert "requests_accepted" in failed(mock)
+
+
+def test_under_validation_warn_the_text_is_served_and_logged(mock: Session) -> None:
+    name = mock.add_scenario({"name": "smol-text-warn", "validation": "warn", **TEXT_LAST})
+    agent(mock, name, stream=False, max_steps=2).run("Weather in Paris?")
+    second = mock.requests()[1]
+    assert second.response is not None and second.response.status == 200
+    assert [v.rule for v in second.violations] == ["impossible_reply"]
+
+
+def test_at_max_steps_a_call_offered_no_tools_is_logged_not_blamed(mock: Session) -> None:
+    """At `max_steps` smolagents asks for a final answer offering no tools. A scripted call
+    there is served and logged (no model would make it); the harness is not blamed for it
+    (`errors_fed_back`). A turn keyed to such requests (`match: {tools: none}`) answers."""
+    name = mock.add_scenario({"name": "smol-steps", **WEATHER_THEN_ANSWER})
+    agent(mock, name, stream=False, max_steps=1).run("Weather in Paris?")
+    last = mock.requests()[-1]
+    assert not last.request.get("tools")
+    assert [v.rule for v in last.violations] == ["impossible_reply"]
+    assert "offers no tools" in last.violations[0].message
+    assert "errors_fed_back" not in failed(mock)
+    keyed = {
+        "name": "smol-steps-keyed",
+        "turns": [
+            WEATHER_THEN_ANSWER["turns"][0],
+            {"match": {"tools": "none"}, "reply": {"text": "It is 18 °C in Paris."}},
+        ],
+    }
+    mock.clear()
+    name = mock.add_scenario(keyed)
+    assert agent(mock, name, stream=False, max_steps=1).run("Weather?") == "It is 18 °C in Paris."
+    assert all(not e.violations for e in mock.requests())
