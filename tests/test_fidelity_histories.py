@@ -246,3 +246,53 @@ def test_an_item_sent_again_with_its_id_is_the_apis_duplicate_400(
         "param": "input",
         "code": None,
     }
+
+
+# --- 7. tool search: a result that hands over tools ----------------------------------------
+
+
+def test_a_tool_search_result_reads_as_the_tools_it_references(
+    server: ServerProcess, session: str
+) -> None:
+    """Claude Code defers MCP tools behind its client-side `ToolSearch`: the search's result
+    is `tool_reference` blocks, and the tool found is offered from the next request on
+    (`defer_loading` tools are offered all along)."""
+    search = {"name": "ToolSearch", "input_schema": TOOL_PARAMETERS}
+    found = {"name": "get_weather", "input_schema": TOOL_PARAMETERS, "defer_loading": True}
+    turns = [  # the model searches for tools, then, the tool found, calls it
+        {"reply": {"tool_calls": [{"name": "ToolSearch", "arguments": {"query": "weather"}}]}},
+        {
+            "expect": {"tools": ["get_weather"], "tool_results": [{"contains": "get_weather"}]},
+            "reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+        },
+    ]
+    name = Client(server.url).add_scenario({"name": f"search-{session}", "turns": turns})
+    url = f"{server.url}/s/{name}/{session}"
+    with anthropic.Anthropic(base_url=url, api_key="k", max_retries=0) as client:
+        first = client.messages.create(
+            model="claude-sonnet-4-6", max_tokens=256, messages=PARIS, tools=[search, found]
+        )
+        use = next(b for b in first.content if b.type == "tool_use")
+        reference = {"type": "tool_reference", "tool_name": "get_weather"}
+        result = {"type": "tool_result", "tool_use_id": use.id, "content": [reference]}
+        history = [
+            *PARIS,
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in first.content],
+            },
+            {"role": "user", "content": [result]},
+        ]
+        second = client.messages.create(
+            model="claude-sonnet-4-6",
+            max_tokens=256,
+            messages=history,
+            tools=[search, found],
+            extra_headers={"anthropic-beta": "advanced-tool-use-2025-11-20"},
+        )
+    assert [b.name for b in second.content if b.type == "tool_use"] == ["get_weather"]
+    entry = server.last(session)
+    assert entry["tool_results"][0]["content"] == "tool_reference: get_weather"
+
+
+PARIS = [{"role": "user", "content": "What's the weather in Paris?"}]

@@ -539,9 +539,27 @@ def _assistant(blocks: list[Any], i: int, at: str) -> Message:
 def _result(block: dict[str, Any]) -> ToolResult:
     return ToolResult(
         str(block.get("tool_use_id", "")),
-        text_of(block.get("content")),
+        _result_text(block.get("content")),
         bool(block.get("is_error", False)),
     )
+
+
+def _result_text(content: Any) -> str:
+    """The result's text, and each tool it hands over: a tool search's result (Claude
+    Code's `ToolSearch`, beta `advanced-tool-use-2025-11-20`) is `tool_reference` blocks
+    only, which read `tool_reference: NAME`, in the log and for `expect: tool_results`
+    (they were an empty result)."""
+    text = text_of(content)
+    if not isinstance(content, list):
+        return text
+    found = [
+        f"tool_reference: {part['tool_name']}"
+        for part in content
+        if isinstance(part, dict)
+        and part.get("type") == "tool_reference"
+        and isinstance(part.get("tool_name"), str)
+    ]
+    return "\n".join([text, *found] if text else found)
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:
