@@ -3,6 +3,9 @@ stored conversation (strands, CrewAI: sent again without their `id`) are read on
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from mockllm.core.conversation import Message, ToolCall, ToolResult
 from mockllm.providers.openai_responses import resent_dropped
 
@@ -29,3 +32,17 @@ def test_a_repeat_that_does_not_reach_the_stored_reply_is_new() -> None:
     assert resent_dropped(STORED, (ASK,)) == (ASK,)
     other = Message("assistant", "", (ToolCall("call_2", "get_weather", "{}"),))
     assert resent_dropped(STORED, (ASK, other, RESULT)) == (ASK, other, RESULT)
+
+
+MESSAGES = st.sampled_from(
+    [ASK, CALL, RESULT, Message("user", "again"), Message("assistant", "ok")]
+)
+
+
+@given(st.lists(MESSAGES, max_size=6), st.lists(MESSAGES, max_size=6))
+def test_what_is_kept_is_the_end_of_what_was_sent(
+    history: list[Message], rest: list[Message]
+) -> None:
+    kept = resent_dropped(tuple(history), tuple(rest))
+    assert tuple(rest[len(rest) - len(kept) :]) == kept  # a suffix: never reordered, never new
+    assert resent_dropped(tuple(history), (*history, *rest)) == tuple(rest)  # all resent
