@@ -274,7 +274,9 @@ class LiveEntry:
                 "name": call.name,
                 "arguments": call.arguments,
             }
-            problem = call_problem(call.name, call.arguments, tools, freeform)
+            # With no tools offered at all the call is mockllm's (core/possible.py logs it):
+            # no harness could have refused it, and none is blamed.
+            problem = call_problem(call.name, call.arguments, tools, freeform) if tools else None
             out.append({**served, "problem": problem} if problem else served)
         return out
 

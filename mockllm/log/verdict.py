@@ -250,8 +250,26 @@ def _label(entry: EntryJson, call: dict[str, Any]) -> str:
 def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
-        if call["id"] not in set(later):
+        if call["id"] not in set(later) and _as_text(entries, e, call) is None:
             yield Problem(e, f"{_label(e, call)} was never answered")
+
+
+def _as_text(entries: list[EntryJson], e: EntryJson, call: dict[str, Any]) -> EntryJson | None:
+    """The result of a call a harness carried as text, as a result: a later request holds
+    an assistant message without calls whose text names the call's id, followed by a
+    message of the user (smolagents: `Calling tools:\n[{'id': …}]`, then `Observation:`).
+    Its content is that message's text; None when no request carries the call so."""
+    for x in entries:
+        if x["seq"] <= e["seq"]:
+            continue
+        messages = x.get("conversation") or ()
+        for k, m in enumerate(messages[:-1]):
+            text = m.get("text") or ""
+            if m["role"] == "assistant" and not m.get("tool_calls") and call["id"] in text:
+                answer = messages[k + 1]
+                if answer["role"] in ("user", "tool"):
+                    return {"call_id": call["id"], "content": answer.get("text") or ""}
+    return None
 
 
 def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -306,6 +324,7 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
             ),
             None,
         )
+        result = result or _as_text(entries, e, call)
         if result is None:
             yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
         elif not _says_error(result):

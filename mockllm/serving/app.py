@@ -7,7 +7,7 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import FLAVORS
@@ -15,7 +15,7 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
-from mockllm.serving import guard, side_routes
+from mockllm.serving import foreign, guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
@@ -238,9 +238,11 @@ class MockLLM:
         posts = [r for r in self.routes.posts if r.startswith("v1/")]
         posts += [r for a in self.adapters for r in a.route_help]
         known = ", ".join(sorted({"POST /" + r for r in posts}))
+        apis = ", ".join(a.api for a in self.adapters)
         message = (
-            f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
-            "GET /v1/models; optionally behind /s/SCENARIO[/SESSION], itself behind /f/FLAVOR"
+            f"mockllm: no route {scope['method']} /{route}; APIs served: {apis}; model "
+            f"routes: {known}, GET /v1/models; optionally behind /s/SCENARIO[/SESSION], "
+            "itself behind /f/FLAVOR"
         )
         hint = base_url_hint(scope, route)
         error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
@@ -251,6 +253,8 @@ class MockLLM:
     ) -> None:
         """Answer `error` in the asking SDK's shape, and log the request like any other."""
         adapter = self.family_of(scope)
+        if adapter is self.families.get("openai") and foreign.is_aws(scope):
+            adapter = cast(Adapter, foreign.AwsShaped(adapter))  # no adapter claims it
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if note:
             entry.note(note)
