@@ -9,6 +9,7 @@ SigV4 is not checked: any credentials do.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass
@@ -99,8 +100,6 @@ def exception_name(error: RequestError) -> str:
 
 def signature(scenario: str, turn: int, reasoning: str) -> str:
     """A deterministic stand-in for the opaque signature of a reasoning block."""
-    import base64
-
     seed = f"bedrock\x1f{scenario}\x1f{turn}\x1f{reasoning}".encode()
     return base64.b64encode(digest(seed, 48)).decode()
 
