@@ -22,6 +22,7 @@ from mockllm.providers.base import (
     Stream,
 )
 from mockllm.providers.bedrock import Converse
+from mockllm.providers.bedrock_invoke import Invoke
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
@@ -59,6 +60,7 @@ register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 register(Converse, bedrock_rules.RULES)
+register(Invoke, anthropic_rules.RULES)  # Anthropic's body: Anthropic's rules
 
 __all__ = [
     "ADAPTERS",

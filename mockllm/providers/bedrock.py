@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import (
     Conversation,
@@ -104,20 +104,54 @@ def signature(scenario: str, turn: int, reasoning: str) -> str:
     return base64.b64encode(digest(seed, 48)).decode()
 
 
-class Converse(Adapter):
-    api = "bedrock-converse"
+class AwsWire(Adapter):
+    """What Bedrock's operations share, whatever their body: errors as `{"message"}` named
+    by x-amzn-ErrorType, x-amzn-RequestId, the binary event stream and its exception
+    frames (Converse's and InvokeModel's stream unions have the same exception members)."""
+
     family = "bedrock"
-    routes = ()
-    route_pattern = ROUTE
-    route_help = ("model/{modelId}/converse", "model/{modelId}/converse-stream")
+    routes: ClassVar[tuple[str, ...]] = ()
     # botocore signs every request: these mark an AWS SDK for the shared routes (404s).
-    family_headers = (b"x-amz-date", b"amz-sdk-invocation-id")
+    family_headers: ClassVar[tuple[bytes, ...]] = (b"x-amz-date", b"amz-sdk-invocation-id")
     request_id_header = "x-amzn-RequestId"
     stream_content_type = eventstream.CONTENT_TYPE
     invalid_json_message = "Could not parse request body into json"
-    shape = shapes.BEDROCK
     stream_error_status = 424  # a model stream error: modelStreamErrorException
     status_aliases = MappingProxyType({529: 503})  # no 529 on AWS: overloaded is 503
+
+    def invalid_json(self, detail: str) -> RequestError:
+        return RequestError(
+            400, self.invalid_json_message, kind="invalid_json", error_type="ValidationException"
+        )
+
+    # --- errors ------------------------------------------------------------------------
+
+    def error_body(self, error: RequestError, request_id: str) -> bytes:
+        return dumps({"message": error.message})
+
+    def error_headers(self, error: RequestError) -> list[tuple[bytes, bytes]]:
+        return [(b"x-amzn-ErrorType", (exception_name(error) + ERROR_TYPE_SUFFIX).encode())]
+
+    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
+        name = EXCEPTIONS.get(
+            status, "InternalServerException" if status >= 500 else "ValidationException"
+        )
+        return name, FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}"), None
+
+    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
+        name = STREAM_EXCEPTIONS.get(exception_name(error), "modelStreamErrorException")
+        return [eventstream.exception(name, dumps({"message": error.message}))]
+
+    def request_id(self, *parts: object) -> str:
+        raw = fresh("", 32, "bedrock-request", *parts, alphabet="0123456789abcdef")
+        return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
+
+
+class Converse(AwsWire):
+    api = "bedrock-converse"
+    route_pattern = ROUTE
+    route_help = ("model/{modelId}/converse", "model/{modelId}/converse-stream")
+    shape = shapes.BEDROCK
 
     # --- parse -------------------------------------------------------------------------
 
@@ -141,11 +175,6 @@ class Converse(Adapter):
             output=_output(body.get("outputConfig")),
         )
         return Parsed(conversation, render_key=conversation.model)
-
-    def invalid_json(self, detail: str) -> RequestError:
-        return RequestError(
-            400, self.invalid_json_message, kind="invalid_json", error_type="ValidationException"
-        )
 
     def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
         where = ".".join(map(str, path))
@@ -216,28 +245,6 @@ class Converse(Adapter):
             deltas += [({"toolUse": {"input": p}}, p) for p in pieces]
             blocks.append(_Block(start, deltas, f"call:{i}", f"args:{i}", f"done:{i}"))
         return blocks
-
-    # --- errors ------------------------------------------------------------------------
-
-    def error_body(self, error: RequestError, request_id: str) -> bytes:
-        return dumps({"message": error.message})
-
-    def error_headers(self, error: RequestError) -> list[tuple[bytes, bytes]]:
-        return [(b"x-amzn-ErrorType", (exception_name(error) + ERROR_TYPE_SUFFIX).encode())]
-
-    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
-        name = EXCEPTIONS.get(
-            status, "InternalServerException" if status >= 500 else "ValidationException"
-        )
-        return name, FAULT_MESSAGES.get(status, f"mockllm fault: HTTP {status}"), None
-
-    def stream_error_events(self, error: RequestError, sent: int) -> list[bytes]:
-        name = STREAM_EXCEPTIONS.get(exception_name(error), "modelStreamErrorException")
-        return [eventstream.exception(name, dumps({"message": error.message}))]
-
-    def request_id(self, *parts: object) -> str:
-        raw = fresh("", 32, "bedrock-request", *parts, alphabet="0123456789abcdef")
-        return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:]}"
 
 
 @dataclass(frozen=True, slots=True)
