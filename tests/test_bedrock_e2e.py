@@ -304,3 +304,24 @@ def test_a_bad_request_is_a_validation_exception_and_logged(
         assert r.headers["x-amzn-errortype"].startswith("ValidationException:")
         assert set(r.json()) == {"message"}
     assert [e["response"]["status"] for e in server.requests(session=session)] == [400, 400, 400]
+
+
+def test_mockllm_url_and_the_session_assertions_read_a_bedrock_loop(mock: Any) -> None:
+    """`mock.url(scenario, api="bedrock")` is boto3's endpoint_url; the session's assertions
+    and verdict read Bedrock's requests as any wire's."""
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=mock.url("weather-single", api="bedrock"),
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="dummy",
+        config=NO_RETRIES,
+    )
+    history = [user("Paris?")]
+    first = client.converse(modelId=MODEL, messages=history, toolConfig=TOOLS)
+    history += [first["output"]["message"], results(first["output"]["message"], ["18 °C"])]
+    last = client.converse(modelId=MODEL, messages=history, toolConfig=TOOLS)
+    assert last["output"]["message"]["content"] == [{"text": "It is 18 °C and sunny in Paris."}]
+    mock.assert_tool_called("get_weather", {"city": "Paris"})
+    mock.assert_all_tool_calls_answered()
+    mock.assert_clean_verdict()
