@@ -210,9 +210,12 @@ def test_the_event_stream_is_aws_framing_with_checked_crcs(
     corrupt[len(messages[0].payload) + 40] ^= 0xFF
     with pytest.raises(ChecksumMismatch):
         frames(bytes(corrupt))
-    # The log redacts the Authorization header (SigV4's credential scope included).
+    # The log redacts the Authorization header (SigV4's credential scope included), and
+    # shows the binary stream as one line per message.
     entry = server.last(session)
     assert "AWS4-HMAC-SHA256 Credential=x" not in str(entry)
+    lines = entry["response"]["body"].splitlines()
+    assert lines[0] == 'messageStart: {"role":"assistant"}' and lines[-1].startswith("metadata: ")
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -277,8 +280,9 @@ def test_cuts_look_as_real_ones_do_to_botocore(
         bedrock("fault-cut-reset", name=f"{session}-j").converse(
             modelId=MODEL, messages=[user("x")]
         )
-    delivered = server.requests(session=session)[0]["response"]["delivered"]
-    assert delivered["cut"] == {"by": "truncate", "in": "text"}  # the log says what got out
+    response = server.requests(session=session)[0]["response"]
+    assert response["delivered"]["cut"] == {"by": "truncate", "in": "text"}  # what got out
+    assert response["body"].endswith("bytes of a partial message: the stream was cut]")
 
 
 def test_replays_are_byte_identical(server: ServerProcess, session: str) -> None:

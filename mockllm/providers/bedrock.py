@@ -2,7 +2,7 @@
 docs/http-api.md, "Bedrock specifics", says what each choice below is based on.
 
 Shapes and error names are botocore's service model (`bedrock-runtime` service-2.json);
-a streamed answer is AWS's binary event stream (eventstream.py), one JSON event per
+a streamed answer is AWS's binary event stream (core/eventstream.py), one JSON event per
 message. Errors are `{"message": ...}` with the exception's name in `x-amzn-ErrorType`.
 SigV4 is not checked: any credentials do.
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from mockllm.core import eventstream
 from mockllm.core.conversation import (
     Conversation,
     Message,
@@ -31,7 +32,7 @@ from mockllm.core.events import Event
 from mockllm.core.ids import fresh
 from mockllm.core.scenario import Scenario, ScriptedCall
 from mockllm.errors import RequestError
-from mockllm.providers import eventstream, shapes
+from mockllm.providers import shapes
 from mockllm.providers.anthropic import complete_parameters
 from mockllm.providers.base import (
     Adapter,

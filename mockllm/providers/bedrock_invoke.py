@@ -19,11 +19,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mockllm.core import eventstream
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
-from mockllm.providers import eventstream
 from mockllm.providers.anthropic import Messages, system_message_refusal
 from mockllm.providers.base import Body, Parsed, Stream, dumps, scripted_id
 from mockllm.providers.bedrock import LATENCY_MS, AwsWire, bad

@@ -12,6 +12,8 @@ the parser (botocore/eventstream.py) but no encoder; the CRC is the standard lib
 
 from __future__ import annotations
 
+import base64
+import json
 import struct
 import zlib
 
@@ -67,3 +69,45 @@ def exception(kind: str, payload: bytes) -> bytes:
         ),
         payload,
     )
+
+
+def readable(data: bytes) -> str:
+    """The messages in `data` as text for the log and the viewer, one line each:
+    `:event-type` (or `:exception-type`), then the payload; a partial last message (a cut)
+    is said as such. Lenient: this reads what mockllm itself wrote, perhaps cut short."""
+    lines, at = [], 0
+    while at + 12 <= len(data):
+        total, head = _PRELUDE.unpack_from(data, at)
+        if total < 16 or at + total > len(data):
+            break
+        headers = _headers(data[at + 12 : at + 12 + head])
+        payload = data[at + 12 + head : at + total - 4].decode("utf-8", "replace")
+        kind = headers.get(":event-type") or headers.get(":exception-type") or "?"
+        if kind == "chunk":  # InvokeModel's: the provider's own event, base64 in `bytes`
+            payload = _unwrapped(payload)
+        lines.append(f"{kind}: {payload}")
+        at += total
+    if at < len(data):
+        lines.append(f"[{len(data) - at} bytes of a partial message: the stream was cut]")
+    return "\n".join(lines)
+
+
+def _headers(raw: bytes) -> dict[str, str]:
+    out, at = {}, 0
+    while at < len(raw):
+        size = raw[at]
+        name = raw[at + 1 : at + 1 + size].decode("utf-8", "replace")
+        at += 1 + size
+        if raw[at : at + 1] != bytes((_STRING,)):
+            break  # only string headers are written here
+        (length,) = struct.unpack_from(">H", raw, at + 1)
+        out[name] = raw[at + 3 : at + 3 + length].decode("utf-8", "replace")
+        at += 3 + length
+    return out
+
+
+def _unwrapped(payload: str) -> str:
+    try:
+        return base64.b64decode(json.loads(payload)["bytes"]).decode("utf-8", "replace")
+    except (ValueError, KeyError, TypeError):
+        return payload
