@@ -329,3 +329,55 @@ def test_mockllm_url_and_the_session_assertions_read_a_bedrock_loop(mock: Any) -
     mock.assert_tool_called("get_weather", {"city": "Paris"})
     mock.assert_all_tool_calls_answered()
     mock.assert_clean_verdict()
+
+
+STRUCTURED = """\
+name: bedrock-structured
+turns:
+  - reply: {json: valid}
+  - expect: {tool_choice: {tool: get_weather}}
+    reply:
+      tool_calls: [{name: get_weather, generate: valid}]
+"""
+
+
+def test_structured_output_by_schema_and_by_forced_tool(mock: Any) -> None:
+    """outputConfig.textFormat's JSON schema (a string, as Bedrock takes it) gets JSON text
+    that conforms; a toolChoice forcing a tool (strands' structured_output) gets a toolUse
+    whose input conforms to the tool's inputSchema."""
+    import json
+
+    import jsonschema
+
+    mock.add_scenario(STRUCTURED)
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=mock.url("bedrock-structured", api="bedrock"),
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="dummy",
+        config=NO_RETRIES,
+    )
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "celsius": {"type": "integer"}},
+        "required": ["city", "celsius"],
+        "additionalProperties": False,
+    }
+    output = {
+        "textFormat": {
+            "type": "json_schema",
+            "structure": {"jsonSchema": {"schema": json.dumps(schema), "name": "weather"}},
+        }
+    }
+    history = [user("Paris?")]
+    first = client.converse(modelId=MODEL, messages=history, outputConfig=output)
+    text = first["output"]["message"]["content"][0]["text"]
+    jsonschema.validate(json.loads(text), schema)
+    history += [first["output"]["message"], user("again, as a tool")]
+    forced = {**TOOLS, "toolChoice": {"tool": {"name": "get_weather"}}}
+    second = client.converse(modelId=MODEL, messages=history, toolConfig=forced)
+    use = second["output"]["message"]["content"][0]["toolUse"]
+    spec = TOOLS["tools"][0]["toolSpec"]["inputSchema"]["json"]
+    jsonschema.validate(use["input"], spec)
+    assert second["stopReason"] == "tool_use"
