@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -190,6 +190,7 @@ class Converse(AwsWire):
         return scripted_id(scenario, turn, index, "tooluse_", 22, attempt)
 
     def render(self, resolved: Resolved, parsed: Parsed) -> Body:
+        resolved, stop, notes = _formed(resolved)
         reply = resolved.reply
         content: list[dict[str, Any]] = []
         if reply.reasoning is not None:
@@ -197,31 +198,32 @@ class Converse(AwsWire):
             content.append({"reasoningContent": {"reasoningText": text}})
         if _has_text(resolved):
             content.append({"text": reply.text})
-        notes = []
         for i, call in enumerate(reply.tool_calls):
-            arguments, note = _input(resolved, i, call)
-            if note:
-                notes.append(note)
+            arguments, note = _input(i, call)
+            notes += (note,) if note else ()
             use = {"toolUseId": self._id(resolved, i), "name": call.name, "input": arguments}
             content.append({"toolUse": use})
         body = {
             "output": {"message": {"role": "assistant", "content": content}},
-            "stopReason": STOP_REASONS[reply.finish],
+            "stopReason": stop,
             "usage": _usage(resolved),
             "metrics": {"latencyMs": LATENCY_MS},
         }
-        return Body(dumps(body), tuple(notes))
+        return Body(dumps(body), notes)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
-        reply = resolved.reply
+        # Streamed, a cut-off object goes verbatim as input fragments (as Claude's do).
+        resolved, stop, notes = _formed(resolved)
         events = [_event("messageStart", {"role": "assistant"}, "head")]
         for index, block in enumerate(self._blocks(resolved)):
             events += block.events(index)
-        stop = {"stopReason": STOP_REASONS[reply.finish]}
-        events.append(_event("messageStop", stop, "tail"))
+        events.append(_event("messageStop", {"stopReason": stop}, "tail"))
         metadata = {"usage": _usage(resolved), "metrics": {"latencyMs": LATENCY_MS}}
         events.append(_event("metadata", metadata, "done"))
-        return Stream(events)
+        return Stream(events, notes)
+
+    def as_sent(self, resolved: Resolved) -> Resolved:
+        return _formed(resolved)[0]
 
     def _id(self, resolved: Resolved, index: int) -> str:
         return self.call_id(resolved.scenario, resolved.turn, index, resolved.attempt)
@@ -293,23 +295,43 @@ def _usage(resolved: Resolved) -> dict[str, int]:
     }
 
 
-def _input(resolved: Resolved, index: int, call: ScriptedCall) -> tuple[Any, str | None]:
-    """toolUse.input of a whole answer is a JSON document: arguments that are not an object
-    keep their complete top-level parameters (as Anthropic's models do, whose calls are
-    most of Bedrock's), else the reply cannot be said here."""
+def _unformed(call: ScriptedCall) -> bool:
+    """Arguments no toolUse.input can carry: not a JSON object, nor a cut-off one, nor
+    empty (a call with no parameters, which Claude sends as `{}`)."""
+    text = call.arguments
+    return (
+        bool(text.strip())
+        and call.arguments_object() is None
+        and (complete_parameters(text) is None)
+    )
+
+
+def _formed(resolved: Resolved) -> tuple[Resolved, str, tuple[str, ...]]:
+    """The reply as Bedrock sends it, its stopReason, and the log's notes. A call whose
+    arguments no toolUse can carry is a tool use the model could not form: Bedrock says so
+    with stopReason `malformed_tool_use`, and sends no call (the text stays)."""
+    reply = resolved.reply
+    bad = [i for i, c in enumerate(reply.tool_calls) if _unformed(c)]
+    if not bad:
+        return resolved, STOP_REASONS[reply.finish], ()
+    notes = tuple(
+        f"call {i} ({reply.tool_calls[i].name}): arguments {reply.tool_calls[i].arguments!r} "
+        "are not a JSON object, which a toolUse.input cannot carry: the reply was sent with "
+        "stopReason malformed_tool_use and no toolUse"
+        for i in bad
+    )
+    sent = replace(resolved, reply=replace(reply, tool_calls=()))
+    return sent, "max_tokens" if reply.finish == "length" else "malformed_tool_use", notes
+
+
+def _input(index: int, call: ScriptedCall) -> tuple[Any, str | None]:
+    """toolUse.input of a whole answer is a JSON document: arguments that are a cut-off
+    object keep their complete top-level parameters (as Anthropic's models do, whose calls
+    are most of Bedrock's). `_formed` has taken out the calls that are neither."""
     whole = call.arguments_object()
     if whole is not None:
         return whole, None
-    partial = complete_parameters(call.arguments)
-    if partial is None:
-        message = (
-            f"mockllm: scenario {resolved.scenario.name!r} turn {resolved.turn} call {index} "
-            f"({call.name}) has arguments {call.arguments!r}, which are not a JSON object nor a "
-            "cut-off one; a Converse toolUse.input must be one, so this reply cannot be "
-            "expressed here. Use ConverseStream (the text is then sent verbatim as "
-            "toolUse.input fragments)."
-        )
-        raise RequestError(400, message, kind="unrepresentable_reply", code="unrepresentable_reply")
+    partial = complete_parameters(call.arguments) or {}
     note = (
         f"call {index}: arguments {call.arguments!r} are not a JSON object; toolUse.input "
         f"sent as {json.dumps(partial, ensure_ascii=False)} (its complete top-level parameters)"
