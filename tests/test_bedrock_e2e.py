@@ -326,7 +326,8 @@ def test_mockllm_url_and_the_session_assertions_read_a_bedrock_loop(mock: Any) -
     history += [first["output"]["message"], results(first["output"]["message"], ["18 °C"])]
     last = client.converse(modelId=MODEL, messages=history, toolConfig=TOOLS)
     assert last["output"]["message"]["content"] == [{"text": "It is 18 °C and sunny in Paris."}]
-    mock.assert_tool_called("get_weather", {"city": "Paris"})
+    mock.assert_tool_requested("get_weather", {"city": "Paris"})
+    mock.assert_tool_result_fed_back("get_weather", {"city": "Paris"})
     mock.assert_all_tool_calls_answered()
     mock.assert_clean_verdict()
 
