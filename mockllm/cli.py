@@ -503,6 +503,11 @@ def _banner(count: int, default: str | None) -> str:
             '  Gemini SDK:    genai.Client(api_key="test", '
             f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}})'
         )
+    if "bedrock" in families:
+        lines.append(
+            f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
+            "...)  (any credentials)"
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence, Si
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from mockllm.core import wirejson
+from mockllm.core import eventstream, wirejson
 from mockllm.core.conversation import Conversation, result_json
 from mockllm.core.encoding import digest
 from mockllm.errors import Finding
@@ -240,9 +240,16 @@ class LiveEntry:
             "notes": list(self.notes),
             "retry_after": self.retry_after,
             "bytes_sent": self.bytes_sent,
-            "body": body.decode("utf-8", "replace"),
+            "body": self._body_text(body),
             "body_truncated": self.bytes_sent > self.kept,
         }
+
+    def _body_text(self, body: bytes) -> str:
+        """What went out, as text: an AWS event stream (Bedrock's streams) as one line per
+        message, its binary framing read; anything else as UTF-8."""
+        if self.stream and body[:1] == b"\x00" and (self.api or "").startswith("bedrock"):
+            return eventstream.readable(body)
+        return body.decode("utf-8", "replace")
 
     def _reasoning(self, reply: Reply | None, body: bytes) -> str | None:
         stream, *_, shows = self.plan

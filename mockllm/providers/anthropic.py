@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
@@ -155,8 +155,8 @@ _PYDANTIC_NOUNS = {
 class Messages(Adapter):
     api = "anthropic"
     family = "anthropic"
-    routes = ("v1/messages",)
-    family_headers = (b"anthropic-version",)
+    routes: ClassVar[tuple[str, ...]] = ("v1/messages",)
+    family_headers: ClassVar[tuple[bytes, ...]] = (b"anthropic-version",)
     request_id_header = "request-id"
     invalid_json_message = "The request body is not valid JSON"
     shape = shapes.ANTHROPIC
