@@ -19,7 +19,8 @@ SERVED = "APIs served: openai-chat, openai-responses, anthropic, gemini"
 
 
 def test_botocore_reads_the_404(server: ServerProcess, session: str) -> None:
-    """bedrock-runtime's Converse, pointed at mockllm (no Bedrock route on this server)."""
+    """bedrock-runtime's ApplyGuardrail, an operation mockllm does not serve (Converse and
+    InvokeModel it does): botocore shows the message, in Bedrock's own error shape."""
     client = boto3.client(
         "bedrock-runtime",
         region_name="us-east-1",
@@ -29,13 +30,15 @@ def test_botocore_reads_the_404(server: ServerProcess, session: str) -> None:
         config=Config(retries={"max_attempts": 0}),
     )
     with pytest.raises(botocore.exceptions.ClientError) as caught:
-        client.converse(
-            modelId="anthropic.claude-3-haiku",
-            messages=[{"role": "user", "content": [{"text": "hi"}]}],
+        client.apply_guardrail(
+            guardrailIdentifier="g",
+            guardrailVersion="1",
+            source="INPUT",
+            content=[{"text": {"text": "hi"}}],
         )
     error = caught.value.response["Error"]
     assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
-    assert error["Code"] == "UnknownOperationException"
+    assert error["Code"] == "ResourceNotFoundException"
     assert error["Message"].startswith("mockllm: no route POST /") and SERVED in error["Message"]
     entry = server.last(session)
     assert entry["response"]["error"]["kind"] == "route_not_found"

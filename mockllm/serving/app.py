@@ -7,7 +7,7 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import FLAVORS
@@ -15,7 +15,7 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
-from mockllm.serving import foreign, guard, side_routes
+from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
@@ -252,9 +252,7 @@ class MockLLM:
         self, scope: Scope, receive: Receive, send: Send, error: RequestError, note: str = ""
     ) -> None:
         """Answer `error` in the asking SDK's shape, and log the request like any other."""
-        adapter = self.family_of(scope)
-        if adapter is self.families.get("openai") and foreign.is_aws(scope):
-            adapter = cast(Adapter, foreign.AwsShaped(adapter))  # no adapter claims it
+        adapter = self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if note:
             entry.note(note)

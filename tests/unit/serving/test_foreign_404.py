@@ -1,6 +1,6 @@
-"""`serving.foreign`: a route no adapter serves, asked by an AWS SDK, answers in the AWS
-REST-JSON error shape botocore reads (`message`, `x-amzn-ErrorType`); any path, any AWS
-header, never a 5xx; the others keep their SDK's shape (tests/test_unknown_routes.py drives
+"""A route no adapter serves, asked by an AWS SDK, answers in the AWS REST-JSON error shape
+botocore reads (`message`, `x-amzn-ErrorType`: the Bedrock wire claims every AWS SDK's
+request); any path, any AWS header, never a 5xx; the others keep their SDK's shape (tests/test_unknown_routes.py drives
 boto3, google-genai on Vertex, anthropic and openai over HTTP)."""
 
 from __future__ import annotations
@@ -45,17 +45,18 @@ AWS = [(b"amz-sdk-invocation-id", b"1"), (b"x-amz-date", b"20260101T000000Z")]
 
 
 def test_an_aws_sdk_gets_message_and_error_type() -> None:
-    status, headers, body = run(APP, "/model/m/converse", AWS[:1])
-    assert status == 404 and headers[b"x-amzn-errortype"] == b"UnknownOperationException"
+    status, headers, body = run(APP, "/model/m/no-such-operation", AWS[:1])
+    assert status == 404
+    assert headers[b"x-amzn-ErrorType"].startswith(b"ResourceNotFoundException")
     message = json.loads(body)["message"]
-    assert message.startswith("mockllm: no route POST /model/m/converse; APIs served: ")
-    assert b"x-amzn-requestid" in headers
+    assert message.startswith("mockllm: no route POST /model/m/no-such-operation; APIs served: ")
+    assert b"x-amzn-RequestId" in headers
 
 
 def test_other_sdks_keep_their_shape() -> None:
-    _, _, body = run(APP, "/model/m/converse", [])
+    _, _, body = run(APP, "/model/m/no-such-operation", [])
     assert json.loads(body)["error"]["code"] == "route_not_found"
-    _, _, body = run(APP, "/model/m/converse", [(b"anthropic-version", b"2023-06-01")])
+    _, _, body = run(APP, "/model/m/no-such-operation", [(b"anthropic-version", b"2023-06-01")])
     assert json.loads(body)["error"]["type"] == "not_found_error"
 
 
@@ -69,4 +70,4 @@ def test_any_unknown_path_from_aws_is_a_readable_4xx(
     status, sent, body = run(APP, "/model/" + path, headers)
     assert 400 <= status < 500
     if status == 404 and headers:
-        assert json.loads(body)["message"] and sent[b"x-amzn-errortype"]
+        assert json.loads(body)["message"] and sent[b"x-amzn-ErrorType"]
