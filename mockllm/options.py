@@ -41,6 +41,15 @@ class ServerOptions:
     """Log entries kept in memory; the log file keeps all."""
     log_body_cap: int = 65_536
     """Response bytes kept per log entry."""
+    log_request_cap: int = 1 * MB
+    """Request bytes kept per log entry in memory; a longer body is kept cut, with its size
+    and SHA-256, and the entry says `request_truncated` (the log file keeps it whole)."""
+    log_bytes: int = 256 * MB
+    """Bytes of request and response bodies the in-memory log keeps; past it the oldest
+    entries go, as past --log-limit."""
+    cache_bytes: int = 16 * MB
+    """Bytes of request content (schemas, arguments) each cache of checked and generated
+    results keeps; past it the least recently used go."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
     max_number_digits: int = 1000

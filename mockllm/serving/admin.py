@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, Router
 
 from mockllm.core import wirejson
@@ -38,7 +38,9 @@ def admin_router(
     """The admin routes over the server's engine and log; `reset_app` resets its state;
     `store`, where run-time scenarios are kept (on Redis: every replica serves them)."""
     admin = _Admin(engine, journal, reset_app, max_body, store)
-    return Router(routes=admin.routes(), middleware=[Middleware(_StoreErrors)])
+    return Router(
+        routes=admin.routes(), middleware=[Middleware(_QueryLimit), Middleware(_StoreErrors)]
+    )
 
 
 class _Admin:
@@ -104,11 +106,11 @@ class _Admin:
 
     async def requests(self, request: Request) -> Response:
         q = request.query_params
-        since = q.get("since", "0")
-        if not since.isdigit():
-            return _error(400, "since must be a sequence number")
-        text = await self.journal.read_text(q.get("session"), q.get("scenario"), int(since))
-        return Response(text, media_type="application/json")
+        since = _whole(q, "since", 0)
+        if isinstance(since, Response):
+            return since
+        text = self.journal.stream_text(q.get("session"), q.get("scenario"), since)
+        return StreamingResponse(text, media_type="application/json")
 
     async def clear_requests(self, request: Request) -> Response:
         return JSONResponse(
@@ -118,37 +120,28 @@ class _Admin:
     async def verdict_of(self, request: Request) -> Response:
         q = request.query_params
         session = q.get("session", "default")
-        max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
-        if not max_calls.isdigit():
-            return _error(400, "max_calls must be a whole number")
+        max_calls = _whole(q, "max_calls", DEFAULT_MAX_CALLS)
+        if isinstance(max_calls, Response):
+            return max_calls
         entries = await self.journal.read_json(session, q.get("scenario"))
-        return JSONResponse(
-            verdict(
-                session,
-                entries,
-                int(max_calls),
-                _mcp_tools(self.engine),
-                allow=self.allowed.get(session),
-            )
-        )
+        tools, allow = _mcp_tools(self.engine), self.allowed.get(session)
+        return await _rendered(lambda: verdict(session, entries, max_calls, tools, allow=allow))
 
     async def verdicts(self, request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
         needs after each poll, in one request however many sessions there are."""
         q = request.query_params
-        since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
-        if not (since.isdigit() and max_calls.isdigit()):
-            return _error(400, "since and max_calls must be whole numbers")
-        grouped = sessions(await self.journal.read_touched(int(since)))
-        return JSONResponse(
-            {
-                name: verdict(
-                    name,
-                    found,
-                    int(max_calls),
-                    _mcp_tools(self.engine),
-                    allow=self.allowed.get(name),
-                )
+        since = _whole(q, "since", 0)
+        max_calls = _whole(q, "max_calls", DEFAULT_MAX_CALLS)
+        for refused in (since, max_calls):
+            if isinstance(refused, Response):
+                return refused
+        assert isinstance(since, int) and isinstance(max_calls, int)
+        grouped = sessions(await self.journal.read_touched(since))
+        tools, allowed = _mcp_tools(self.engine), self.allowed
+        return await _rendered(
+            lambda: {
+                name: verdict(name, found, max_calls, tools, allow=allowed.get(name))
                 for name, found in grouped.items()
             }
         )
@@ -267,6 +260,21 @@ class _StoreErrors:
             await _error(503, str(lost))(scope, receive, send)
 
 
+class _QueryLimit:
+    """An admin query string over MAX_QUERY bytes: a 400 in the admin's shape, as a body
+    over --max-body is a 413."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if len(scope.get("query_string", b"")) > MAX_QUERY:
+            message = f"a query string of more than {MAX_QUERY} bytes refused"
+            await _error(400, message)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
     """Each scenario's scripted MCP tools, for the verdict's loop checks (log/mcp_checks.py)."""
     return {
@@ -274,6 +282,29 @@ def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
         for s in engine.scenarios.values()
         if s.mcp_servers
     }
+
+
+MAX_QUERY = 8 * 1024
+"""Bytes of an admin route's query string: its values are names and numbers."""
+MAX_DIGITS = 18  # a sequence number or a call count: int64 and no more
+
+
+def _whole(q: Any, name: str, default: int) -> int | Response:
+    """The query parameter `name` as a whole number, or the 400 that says what it must be
+    (ASCII digits, at most MAX_DIGITS: `int()` refuses 4,300 with a traceback)."""
+    text = q.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS):
+        return _error(400, f"{name} must be a whole number of at most {MAX_DIGITS} digits")
+    return int(text)
+
+
+async def _rendered(make: Callable[[], Any]) -> Response:
+    """A verdict (or several) worked out and written on a worker thread: over a big log it
+    checks every call's arguments against its schema, and the loop serves meanwhile."""
+    body = await run_in_threadpool(lambda: wirejson.dumps_line(make()).encode())
+    return Response(body, media_type="application/json")
 
 
 async def _read(request: Request, limit: int) -> bytes | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mockllm.core.cache import set_cache_bytes
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import FLAVORS
 from mockllm.errors import RequestError, did_you_mean
@@ -37,6 +38,7 @@ class MockLLM:
         self.engine = engine
         self.journal = journal
         self.options = options
+        set_cache_bytes(options.cache_bytes)  # module-wide: the caches live in core/ and log/
         self.store = MemoryStore(engine, options.max_sessions) if store is None else store
         self.adapters = [cls() for cls in ADAPTERS.values()]
         for adapter in self.adapters:
