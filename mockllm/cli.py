@@ -198,6 +198,7 @@ def _limit_flags(s: Any) -> None:
     more = " (1 to 4300, default %(default)s)"
     _option(s, "max_number_digits", more, type=_number_digits, metavar="N")
     _option(s, "max_sessions", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "max_mcp_sessions", " (default %(default)s)", type=int, metavar="N")
     _option(s, "cache_bytes", " (default %(default)s)", type=_size, metavar="BYTES")
     more = " (repeatable; e.g. a docker service name)"
     _option(

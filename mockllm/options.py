@@ -58,6 +58,10 @@ class ServerOptions:
     """Seconds a stall fault holds a connection at most."""
     max_sessions: int = 10_000
     """Sessions whose attempt counters are kept; the least recently used beyond start afresh."""
+    max_mcp_sessions: int = 1000
+    """MCP sessions (the SDK's) open at once over HTTP, across every scripted server; past
+    it the least recently used idle one is closed, and when all are busy a new one gets a
+    JSON-RPC 503."""
     allow_host: tuple[str, ...] = ()
     """Host names, besides loopback and the bound address, the admin routes answer under."""
     state: str = "memory"

@@ -23,6 +23,7 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
 from mockllm.serving.coalesce import http_protocol
 from mockllm.serving.responder import quiet_scripted_aborts
+from mockllm.serving.upgrades import handshakes_only, quiet_websocket
 from mockllm.state import is_shared
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
@@ -89,7 +90,8 @@ class Server(uvicorn.Server):
 def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
     return uvicorn.Config(
         app,
-        http=http_protocol(),  # one write per response (serving/coalesce.py)
+        # one write per response (serving/coalesce.py); only a real handshake upgraded
+        http=handshakes_only(http_protocol()),
         lifespan="off",
         access_log=False,
         log_level="warning",
@@ -100,7 +102,7 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         timeout_graceful_shutdown=1,
         # Codex's Responses over WebSocket (serving/websocket.py); "none" hands an upgrade
         # to the app as plain HTTP, answered 426.
-        ws="websockets-sansio" if app.options.websocket and _has_websockets() else "none",
+        ws=quiet_websocket() if app.options.websocket and _has_websockets() else "none",
         ws_max_size=app.options.max_body,
     )
 
