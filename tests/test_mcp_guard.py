@@ -73,7 +73,7 @@ def opened(http: httpx.Client, url: str) -> str:
 
 def assert_json_rpc(r: httpx.Response) -> dict[str, Any]:
     assert r.headers["content-type"].startswith("application/json"), (r.status_code, r.text)
-    error = r.json()
+    error: dict[str, Any] = r.json()
     assert error["jsonrpc"] == "2.0" and {"code", "message"} <= set(error["error"])
     assert error["error"]["message"]
     return error
