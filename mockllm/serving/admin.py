@@ -171,11 +171,14 @@ class _Admin:
 
         q = request.query_params
         session = q.get("session", "default")
-        entries = [LogEntry.from_json(e) for e in await self.journal.read_json(session)]
-        text = transcript(
-            entries, session, full=q.get("full", "1") != "0", allow=self.allowed.get(session)
-        )
-        return PlainTextResponse(text + "\n")
+        found = await self.journal.read_json(session)
+        full, allow = q.get("full", "1") != "0", self.allowed.get(session)
+
+        def written() -> str:  # on a worker: a long session's transcript is long to write
+            entries = [LogEntry.from_json(e) for e in found]
+            return transcript(entries, session, full=full, allow=allow)
+
+        return PlainTextResponse(await run_in_threadpool(written) + "\n")
 
     async def calls_of(self, request: Request) -> Response:
         """The tool calls the model made in a session, each with the result sent back."""
@@ -188,8 +191,9 @@ class _Admin:
             args = []
         if args is not None and not isinstance(args, dict):
             return _error(400, 'args must be a JSON object, e.g. args={"order_id":"A2024"}')
-        uses = tool_uses(await self.journal.read_json(q.get("session", "default")))
-        return JSONResponse(matching(uses, q.get("name"), args))
+        found = await self.journal.read_json(q.get("session", "default"))
+        name = q.get("name")
+        return await _rendered(lambda: matching(tool_uses(found), name, args))
 
     async def check(self, request: Request) -> Response:
         """One check of the session's log or verdict (mockllm/log/checks.py): `{"ok": true}`,
@@ -209,8 +213,11 @@ class _Admin:
         entries = await self.journal.read_json(session)
         mcp_tools, allow = _mcp_tools(self.engine), self.allowed.get(session)
         try:
-            failure = run_check(
-                entries, spec, lambda: verdict(session, entries, mcp_tools=mcp_tools, allow=allow)
+            failure = await run_in_threadpool(
+                run_check,
+                entries,
+                spec,
+                lambda: verdict(session, entries, mcp_tools=mcp_tools, allow=allow),
             )
         except ValueError as e:
             return _error(400, str(e))

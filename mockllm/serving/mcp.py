@@ -370,7 +370,7 @@ class McpRoutes:
             scripted.sdk,
             max_request_body_size=self.max_body,
             session_idle_timeout=600,
-            max_sessions=self.sessions.limit,  # a backstop: mcp_guard counts every server's
+            max_sessions=max(1, self.sessions.limit),  # a backstop: mcp_guard counts them all
         )
         self._served[(scenario, server)] = (scripted, manager)
         started = asyncio.Event()
