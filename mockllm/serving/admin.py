@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -111,8 +111,9 @@ class _Admin:
         since = _whole(q, "since", 0)
         if isinstance(since, Response):
             return since
-        text = self.journal.stream_text(q.get("session"), q.get("scenario"), since)
-        return StreamingResponse(text, media_type="application/json")
+        pieces = self.journal.stream_text(q.get("session"), q.get("scenario"), since)
+        first = await anext(pieces)  # a lost shared store raises here: a 503, not a cut body
+        return StreamingResponse(_then(first, pieces), media_type="application/json")
 
     async def clear_requests(self, request: Request) -> Response:
         deleted = await self.journal.delete(request.query_params.get("session"))
@@ -315,6 +316,12 @@ async def _rendered(make: Callable[[], Any]) -> Response:
     checks every call's arguments against its schema, and the loop serves meanwhile."""
     body = await run_in_threadpool(lambda: wirejson.dumps_line(make()).encode())
     return Response(body, media_type="application/json")
+
+
+async def _then(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for piece in rest:
+        yield piece
 
 
 def _give_back() -> None:
