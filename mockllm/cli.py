@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         add(sub)
     sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
     sc.set_defaults(run=_schema)
+    st = sub.add_parser(
+        "start-script",
+        help="print the path of the installed CI start script (docs/ci.md): "
+        'sh "$(mockllm start-script)" --scenarios tests/scenarios',
+    )
+    st.set_defaults(run=_start_script)
     _report_parser(sub)
     return p
 
@@ -137,6 +143,7 @@ def _listening(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     more = " (e.g. 10MB; default %(default)s)"
     _option(p, "max_body", more, type=_size, metavar="BYTES")
+    _option(p, "keep_alive", " (default %(default)s)", type=_whole_seconds, metavar="SECONDS")
 
 
 def _serve_parser(sub: Any) -> None:
@@ -273,6 +280,12 @@ def _size(text: str) -> int:
     return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
 
 
+def _whole_seconds(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1 or len(text.strip()) > 9:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds from 1: {text!r}")
+    return int(text)
+
+
 def _record_parser(sub: Any) -> None:
     r = sub.add_parser(
         "record",
@@ -386,6 +399,7 @@ def _record(args: argparse.Namespace) -> int:
         args.redact,
         args.max_body,
         args.ready_file,
+        args.keep_alive,
     )
     return 0
 
@@ -553,6 +567,12 @@ def _report(args: argparse.Namespace) -> int:
         counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
         print(f"wrote {args.html} ({counts})")
     return 1 if any(not v["ok"] for v in verdicts.values()) else 0
+
+
+def _start_script(args: argparse.Namespace) -> int:
+    # Shipped in the package, so a release (wheel, sdist or image) carries it: docs/ci.md.
+    print(Path(__file__).parent / "testing" / "mockllm-start.sh")
+    return 0
 
 
 def _schema(args: argparse.Namespace) -> int:

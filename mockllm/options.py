@@ -52,6 +52,10 @@ class ServerOptions:
     results keeps; past it the least recently used go."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
+    keep_alive: int = 360
+    """Seconds an idle connection stays open for its next request: longer than the idle time
+    of the pooled clients' defaults (OkHttp's 5 minutes the longest), so a client that
+    pauses between requests never sends one on a connection the server has just closed."""
     max_number_digits: int = 1000
     """Digits one number of a request body may have; a longer one is the provider's 400."""
     max_stall: float = 30.0
