@@ -50,7 +50,52 @@ def handshakes_only(protocol: type[Any]) -> type[Any]:
                 cycle.keep_alive = False
 
     HandshakesOnly.__name__ = HandshakesOnly.__qualname__ = f"HandshakesOnly{protocol.__name__}"
-    return HandshakesOnly
+    if any(c.__module__.endswith("httptools_impl") for c in protocol.__mro__):
+        return _body_after_upgrade(HandshakesOnly)
+    return HandshakesOnly  # h11 reads the body of a request that asked to upgrade
+
+
+def _body_after_upgrade(protocol: type[Any]) -> type[Any]:
+    """httptools stops parsing at the end of the headers of a request that asks to upgrade
+    (llhttp counts what follows as the new protocol's), so a POST with `Upgrade: websocket`
+    reached the app without its body. Not upgraded, the bytes after the headers are its
+    body, up to its Content-Length, handed to the app as uvicorn hands any body."""
+    import httptools
+
+    class BodyAfterUpgrade(protocol):  # type: ignore[misc]
+        _left: int | None = None  # body bytes still to come after a refused upgrade
+
+        def data_received(self, data: bytes) -> None:
+            if self._left is not None:
+                self._more_body(data)
+                return
+            self._unset_keepalive_if_required()
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserError:
+                message = "Invalid HTTP request received."
+                self.logger.warning(message)
+                self.send_400_response(message)
+            except httptools.HttpParserUpgrade as upgrade:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                    return
+                declared = dict(self.headers).get(b"content-length", b"0").strip()
+                self._left = int(declared) if declared.isdigit() and len(declared) < 16 else 0
+                self._more_body(data[upgrade.args[0] :])
+
+        def _more_body(self, data: bytes) -> None:
+            cycle = self.cycle
+            if cycle is None or cycle.response_complete or self._left is None:
+                return
+            taken = data[: self._left]
+            self._left -= len(taken)
+            cycle.body += taken
+            cycle.more_body = self._left > 0
+            cycle.message_event.set()
+
+    BodyAfterUpgrade.__name__ = BodyAfterUpgrade.__qualname__ = f"BodyAfter{protocol.__name__}"
+    return BodyAfterUpgrade
 
 
 class _OneLine(logging.Logger):
