@@ -15,11 +15,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mockllm.core import schema_budget
-from mockllm.core.cache import Lru
+from mockllm.core.cache import Lru, sized_cache
 from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -537,7 +536,7 @@ def call_problem(
     try:  # a budget of its own: the verdict on a call never depends on what ran before it
         with schema_budget.walk(fresh=True):
             if len(arguments) > _SMALL:
-                return _schema_problem.__wrapped__(key, arguments)
+                return _arguments_problem(key, arguments)
             return _schema_problem(key, arguments)
     except schema_budget.SchemaTooCostly as e:
         return _COSTLY.put(costly, f"arguments not checked: {e.why}")
@@ -548,8 +547,7 @@ _SMALL = 4096  # arguments up to this many characters have their answer remember
 _COSTLY: Lru[str] = Lru(256)
 
 
-@lru_cache(maxsize=1024)
-def _schema_problem(schema: str, arguments: str) -> str | None:
+def _arguments_problem(schema: str, arguments: str) -> str | None:
     """Remembered: the same scripted call against the same tool recurs in every session
     (and a shared log formats each entry as it closes, on the request's path)."""
     validator = _validator(schema)
@@ -566,7 +564,11 @@ def _schema_problem(schema: str, arguments: str) -> str | None:
     return f"arguments break the schema: {error.message}" if error is not None else None
 
 
-@lru_cache(maxsize=256)
+# keyed by a client's schema and arguments: bounded in bytes too
+_schema_problem = sized_cache(1024)(_arguments_problem)
+
+
+@sized_cache(256)
 def _validator(schema: str) -> Any:
     """A checked validator per distinct schema: checking a schema against the metaschema
     costs milliseconds, and reading a log of thousands of calls to one tool paid it for
