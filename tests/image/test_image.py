@@ -115,6 +115,22 @@ def _chat(url: str, scenario: str, host: str | None = None) -> str:
     return text
 
 
+def _bedrock(url: str) -> str:
+    import boto3
+
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=f"{url}/s/hello",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    messages = [{"role": "user", "content": [{"text": "Hi"}]}]
+    reply = client.converse(modelId="anthropic.claude-3-haiku", messages=messages)
+    text: str = reply["output"]["message"]["content"][0]["text"]
+    return text
+
+
 # --- the image itself ----------------------------------------------------------------------
 
 
@@ -148,7 +164,7 @@ def test_the_image_holds_the_release_wheels_files(
     assert ctr.execute("python3", "-c", "import pip").returncode != 0
 
 
-def test_the_container_serves_the_four_wires_and_a_mounted_folder_and_writes_the_log(
+def test_the_container_serves_every_wire_and_a_mounted_folder_and_writes_the_log(
     ctr: Container, folders: dict[str, Path], tmp_path: Path
 ) -> None:
     volumes = {folders["scenarios"]: "/scenarios:ro", folders["logs"]: "/logs"}
@@ -158,11 +174,13 @@ def test_the_container_serves_the_four_wires_and_a_mounted_folder_and_writes_the
             [sys.executable, "four_wires.py", url], cwd=tmp_path, capture_output=True, text=True
         )
         mine = _chat(url, "mine")
+        bedrock = _bedrock(url)
     FIGURES.append(f"container: healthy {ctr.started_in:.2f} s after `buildah run`")
     assert sdks.stdout.splitlines() == [HELLO] * 4, sdks.stdout + sdks.stderr
     assert mine == "from the mounted folder"
+    assert bedrock == HELLO  # the fifth wire, through boto3
     log = folders["logs"] / "requests.jsonl"
-    assert len(log.read_text().splitlines()) == 5
+    assert len(log.read_text().splitlines()) == 6
     assert log.stat().st_uid == 10001  # written by the image's user, not root
 
 
