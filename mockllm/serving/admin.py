@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,8 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.allowances import MAX_ALLOW_BODY, Allowances, allowance_problem
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.log.runs import name_of, uses
+from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -64,6 +66,7 @@ class _Admin:
             Route("/_mockllm/requests", self.requests, methods=["GET"]),
             Route("/_mockllm/requests", self.clear_requests, methods=["DELETE"]),
             Route("/_mockllm/reset", self.reset, methods=["POST"]),
+            Route("/_mockllm/release", self.release, methods=["POST"]),
             Route("/_mockllm/verdict", self.verdict_of, methods=["GET"]),
             Route("/_mockllm/verdicts", self.verdicts, methods=["GET"]),
             Route("/_mockllm/allow", self.allow, methods=["PUT"]),
@@ -139,17 +142,17 @@ class _Admin:
         since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
         if not (since.isdigit() and max_calls.isdigit()):
             return _error(400, "since and max_calls must be whole numbers")
-        grouped = sessions(await self.journal.read_touched(int(since)))
+        grouped = uses(await self.journal.read_touched(int(since)))  # keyed as the viewer's
         return JSONResponse(
             {
-                name: verdict(
-                    name,
+                key: verdict(
+                    name_of(key),
                     found,
                     int(max_calls),
                     _mcp_tools(self.engine),
-                    allow=self.allowed.get(name),
+                    allow=self.allowed.get(name_of(key)),
                 )
-                for name, found in grouped.items()
+                for key, found in grouped.items()
             }
         )
 
@@ -223,10 +226,23 @@ class _Admin:
 
     async def reset(self, request: Request) -> Response:
         session = request.query_params.get("session")
+        client = request.query_params.get("client")
+        if client is not None and not CLIENT_ID.fullmatch(client):
+            return _error(400, "client: 1 to 64 letters, digits, '.', '_' or '-'")
         await self.reset_app(session)
         self.allowed.clear(session)
         deleted = await self.journal.delete(session)
-        return JSONResponse({"reset": session or "all", "deleted": deleted})
+        epoch = self.journal.uses.reset(session, client)
+        return JSONResponse({"reset": session or "all", "deleted": deleted, "epoch": epoch})
+
+    async def release(self, request: Request) -> Response:
+        """A client that reset a session with `?client=` is done with it (docs/http-api.md):
+        another client resetting it now is a rerun, not a clash."""
+        session, client = request.query_params.get("session"), request.query_params.get("client")
+        if session is None or client is None:
+            return _error(400, "release needs ?session=NAME&client=ID")
+        self.journal.uses.release(session, client)
+        return JSONResponse({"released": session})
 
     async def mcp_entry(self, request: Request) -> Response:
         """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md)."""
@@ -309,6 +325,9 @@ _UI_HEADERS = {
 
 def _name(s: Any) -> str:
     return str(s.name)
+
+
+CLIENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def _error(status: int, message: str, **extra: Any) -> Response:

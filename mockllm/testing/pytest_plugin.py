@@ -26,9 +26,13 @@ import pytest
 
 from mockllm.core.encoding import digest
 from mockllm.errors import Problem, ScenarioError
+from mockllm.log.runs import with_run
 from mockllm.log.transcript import plural
+from mockllm.testing import run_ids
+from mockllm.testing.run_ids import RUN_ID_ENV
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
+    from mockllm.log.records import LogEntry
     from mockllm.options import ServerOptions
     from mockllm.testing.background import RunningServer
     from mockllm.testing.client import Client  # should not pay for uvicorn
@@ -74,6 +78,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
     group.addoption(
+        "--mockllm-run-id",
+        metavar="ID",
+        help="the run id every session name of this run ends in (TEST-HASH~ID), so runs "
+        f"sharing a server never share a session: drawn afresh for each run unless given "
+        f"here, in ${RUN_ID_ENV} or the mockllm_run_id ini option (1 to 40 letters, digits, "
+        "'.', '_' or '-')",
+    )
+    group.addoption(
         "--mockllm-html",
         metavar="PATH",
         help="write the run's request log to PATH as one HTML page: a session per test, "
@@ -85,6 +97,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="provider history rules of the server: strict (default), warn or off",
     )
     parser.addini(
+        "mockllm_run_id",
+        default="",
+        help=f"a fixed run id for every run (see --mockllm-run-id; ${RUN_ID_ENV} wins over it)",
+    )
+    parser.addini(
         "mockllm_scenarios",
         type="paths",
         default=[],
@@ -93,6 +110,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    run_ids.configure(config)
     html = config.getoption("mockllm_html")
     if html:
         from mockllm.testing.html_report import HtmlReport
@@ -185,7 +203,12 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
         return
     if report is not None:
         _report_entries(report, session)
-    _fail_on_server_errors(session)
+    try:
+        entries = session.requests()  # read once for both
+        _fail_on_server_errors(session, entries)
+        _fail_on_clash(session, entries)
+    finally:
+        _release(session)
 
 
 # --- record if missing (docs/record.md, "Record inside pytest") ----------------------------
@@ -338,12 +361,13 @@ _HTML_REPORT = "mockllm-html-report"
 
 
 def _session_name(item: pytest.Item) -> str:
-    """Readable in the log and a URL path segment; unique per test id."""
+    """Readable in the log and a URL path segment; unique per test id and run:
+    `TEST-HASH~RUN` (log/runs.py)."""
     tag = digest(item.nodeid.encode(), 4).hex()
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", item.name).strip("-")
     if len(name) > _NAME_CHARS:  # keep the end too: pytest's [param] id is there
         name = name[: _NAME_CHARS // 3] + "--" + name[-(_NAME_CHARS - _NAME_CHARS // 3 - 2) :]
-    return name + "-" + tag
+    return with_run(name + "-" + tag, run_ids.run_id(item.config))
 
 
 _NAME_CHARS = 200  # a session name is a URL path segment and a log field: bounded
@@ -448,8 +472,23 @@ def _resolve(source: Any, here: Path) -> ScenarioSource:
     return source
 
 
-def _fail_on_server_errors(session: Session) -> None:
-    crashed = session.server_errors()
+def _fail_on_clash(session: Session, entries: list[LogEntry]) -> None:
+    """Another client reset this session while the test used it (two runs with one run
+    id): its log is not the test's alone, so no verdict on it can be trusted."""
+    said = session.clash(entries)
+    if said:
+        pytest.fail(f"mockllm: session {session.name!r}: {said}", pytrace=False)
+
+
+def _release(session: Session) -> None:
+    from mockllm.errors import ClientError
+
+    with contextlib.suppress(ClientError):  # the server gone: the test says so already
+        session.release()
+
+
+def _fail_on_server_errors(session: Session, entries: list[LogEntry]) -> None:
+    crashed = [e for e in entries if e.server_error]
     if crashed:
         count = plural(len(crashed), "request")
         lines = [f"mockllm: the server raised an exception while answering {count} of this test:"]
