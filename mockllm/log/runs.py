@@ -96,8 +96,13 @@ def clash(entries: Iterable[Entry]) -> str | None:
     if clients is None and len(epochs) < 2:
         return None
     who = f" ({' and '.join(map(str, clients))})" if clients else ""
+    run = next((run_of(str(e.get("session"))) for e in found), None)
+    fix = (
+        f"both runs are named {run!r}: give each run its own run id"
+        if run
+        else "give each its own session name (the pytest plugin and the Node client add a run id)"
+    )
     return (
         f"two clients{who} used this session at once: one reset it while the other held "
-        "it, so the requests here may be either's. Give each run its own session: the "
-        "pytest plugin and the Node client name sessions after a run id (docs/ci.md)"
+        f"it, so the requests here may be either's; {fix} (docs/ci.md)"
     )
