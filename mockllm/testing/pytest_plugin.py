@@ -29,7 +29,6 @@ from mockllm.errors import Problem, ScenarioError
 from mockllm.log.runs import with_run
 from mockllm.log.transcript import plural
 from mockllm.testing import run_ids
-from mockllm.testing.run_ids import RUN_ID_ENV
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
     from mockllm.log.records import LogEntry
@@ -78,28 +77,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
     group.addoption(
-        "--mockllm-run-id",
-        metavar="ID",
-        help="the run id every session name of this run ends in (TEST-HASH~ID), so runs "
-        f"sharing a server never share a session: drawn afresh for each run unless given "
-        f"here, in ${RUN_ID_ENV} or the mockllm_run_id ini option (1 to 40 letters, digits, "
-        "'.', '_' or '-')",
-    )
-    group.addoption(
         "--mockllm-html",
         metavar="PATH",
         help="write the run's request log to PATH as one HTML page: a session per test, "
         "failing tests first (the viewer, e.g. a CI artifact)",
     )
+    run_ids.addoption(group, parser)
     parser.addini(
         "mockllm_validation",
         default="strict",
         help="provider history rules of the server: strict (default), warn or off",
-    )
-    parser.addini(
-        "mockllm_run_id",
-        default="",
-        help=f"a fixed run id for every run (see --mockllm-run-id; ${RUN_ID_ENV} wins over it)",
     )
     parser.addini(
         "mockllm_scenarios",

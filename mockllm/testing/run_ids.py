@@ -21,6 +21,22 @@ _RUN_ID = pytest.StashKey[str]()
 _WORKER_KEY = "mockllm_run_id"
 
 
+def addoption(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--mockllm-run-id",
+        metavar="ID",
+        help="the run id every session name of this run ends in (TEST-HASH~ID), so runs "
+        "sharing a server never share a session: drawn afresh for each run unless given "
+        f"here, in ${RUN_ID_ENV} or the mockllm_run_id ini option (1 to 40 letters, digits, "
+        "'.', '_' or '-')",
+    )
+    parser.addini(
+        "mockllm_run_id",
+        default="",
+        help=f"a fixed run id for every run (see --mockllm-run-id; ${RUN_ID_ENV} wins over it)",
+    )
+
+
 def configure(config: pytest.Config) -> None:
     """Settle the run's id (a worker takes its controller's) and pass it to xdist workers."""
     worker = getattr(config, "workerinput", None)
