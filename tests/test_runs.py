@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from .hypothesis_profiles import examples
 from .support import ServerProcess, running_server
 
 SUITE = '''
@@ -91,6 +95,11 @@ def run(suite: Path, args: list[str], **env: str) -> subprocess.CompletedProcess
     )
 
 
+def reset_all(server: ServerProcess) -> None:
+    answer = server.http.post("/_mockllm/reset", headers={"content-type": "application/json"})
+    answer.raise_for_status()
+
+
 def logged(server: ServerProcess) -> list[dict[str, Any]]:
     assert server.log_file is not None
     lines = server.log_file.read_text("utf-8").splitlines()
@@ -105,7 +114,7 @@ def report(server: ServerProcess, *more: str) -> subprocess.CompletedProcess[str
 def test_two_runs_at_once_of_a_correct_suite_pass_each_in_its_own_sessions(
     server: ServerProcess, suite: Path
 ) -> None:
-    server.http.post("/_mockllm/reset")
+    reset_all(server)
     start = len(logged(server))
     for _ in range(3):  # the clash was a race: several tries (it failed 9 runs in 10)
         env = {k: v for k, v in os.environ.items() if k not in ("MOCKLLM_RUN_ID", "AGENT_BUG")}
@@ -157,7 +166,7 @@ def test_a_failing_run_between_two_passing_reruns_fails_in_the_report(
     server: ServerProcess, suite: Path, tmp_path: Path
 ) -> None:
     for run_id in ("", "ci-42"):  # drawn per run, and fixed by the CI (epochs tell them apart)
-        server.http.post("/_mockllm/reset")
+        reset_all(server)
         assert server.log_file is not None
         server.log_file.write_text("")
         outcomes = [
@@ -182,7 +191,7 @@ def test_a_failing_run_between_two_passing_reruns_fails_in_the_report(
 
 
 def test_lf_reruns_the_failed_test_in_a_run_of_its_own(server: ServerProcess, suite: Path) -> None:
-    server.http.post("/_mockllm/reset")
+    reset_all(server)
     assert server.log_file is not None
     server.log_file.write_text("")
     cache = ["-o", f"cache_dir={suite / '.cache'}"]
@@ -203,7 +212,7 @@ def test_lf_reruns_the_failed_test_in_a_run_of_its_own(server: ServerProcess, su
 
 
 def test_xdist_workers_of_one_run_share_its_run_id(server: ServerProcess, suite: Path) -> None:
-    server.http.post("/_mockllm/reset")
+    reset_all(server)
     assert server.log_file is not None
     server.log_file.write_text("")
     args = pytest_args(server, "-p", "no:cacheprovider")
@@ -216,3 +225,29 @@ def test_xdist_workers_of_one_run_share_its_run_id(server: ServerProcess, suite:
     assert {e["run"] for e in logged(server)[-6:]} == {"nightly.3"}
     bad = run(suite, [*args[:-1], "--mockllm-run-id", "a b", "test_agent.py"])
     assert bad.returncode == 4 and "--mockllm-run-id: 'a b' is not a run id" in bad.stderr
+
+
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    session=st.one_of(st.none(), st.text(max_size=60)),
+    client=st.one_of(st.none(), st.text(max_size=80)),
+    release=st.booleans(),
+)
+def test_hostile_resets_and_releases_never_get_a_5xx_and_the_log_stays_readable(
+    server: ServerProcess, session: str | None, client: str | None, release: bool
+) -> None:
+    params = {k: v for k, v in (("session", session), ("client", client)) if v is not None}
+    route = "/_mockllm/release" if release else "/_mockllm/reset"
+    answer = server.http.post(route, params=params, headers={"content-type": "application/json"})
+    assert answer.status_code in (200, 400), answer.text
+    assert ("error" in answer.json()) == (answer.status_code == 400)
+    if not release and answer.status_code == 200:
+        assert re.fullmatch(r"[0-9a-f]{8}", answer.json()["epoch"])
+    served = server.http.post(
+        "/s/hello/hostile~r1/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert served.status_code == 200  # the server keeps serving
+    (entry, *_) = server.requests(session="hostile~r1")
+    assert entry["run"] == "r1" and re.fullmatch(r"[0-9a-f]{8}", entry["epoch"])
+    assert "clients" not in entry or len(entry["clients"]) == 2
