@@ -47,13 +47,9 @@ function sessions() {
     }
     return byName[key];
   }
-  var logged = map();
   var last = lastEpochs(state.entries);
-  state.entries.forEach(function (entry) {
-    logged[sessionName(entry)] = true;
-  });
   Object.keys(state.tests).forEach(function (name) {
-    if (!logged[name]) get(name, name); // a test with no request is still listed
+    get(name, name); // a test's session is its name's last use
   });
   state.entries.forEach(function (entry) {
     var s = get(useKey(entry, last), sessionName(entry));

@@ -108,3 +108,22 @@ def test_an_entry_says_its_run_epoch_and_the_two_clients() -> None:
     plain.session = "default"
     log.close(plain)
     assert "run" not in plain.to_json() and "clients" not in plain.to_json()
+
+
+def test_report_picks_every_use_of_a_name_and_names_the_reruns() -> None:
+    from mockllm.log import report
+
+    log = [
+        {**e("t~r", "aaaaaaaa", 1), "api": "openai-chat", "response": {"status": 200}},
+        {**e("t~r", "bbbbbbbb", 2), "api": "openai-chat", "response": {"status": 200}},
+    ]
+    picked = report.pick(log, "t~r", "log.jsonl")
+    assert isinstance(picked, dict) and list(picked) == ["t~r#aaaaaaaa", "t~r"]
+    assert report.pick(log, "t~r#aaaaaaaa", "log.jsonl") == {"t~r#aaaaaaaa": log[:1]}
+    missing = report.pick(log, "t~x", "log.jsonl")
+    assert isinstance(missing, str) and missing.endswith("sessions: t~r")
+    text, verdicts = report.summary(picked, 10, {})
+    lines = text.splitlines()
+    assert lines[0].endswith("t~r (1 request) · run 1 of 2")
+    assert lines[1].endswith("t~r (1 request) · run 2 of 2 (a rerun)")
+    assert verdicts["t~r#aaaaaaaa"]["session"] == "t~r"
