@@ -15,6 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from mockllm.core.scenario import Chaos, Flavor, ValidationMode
+from mockllm.core.schema_budget import MAX_SCHEMA_WORK
 
 MB = 1024 * 1024
 
@@ -43,8 +44,15 @@ class ServerOptions:
     """Response bytes kept per log entry."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
+    keep_alive: int = 360
+    """Seconds an idle connection stays open for its next request: longer than the idle time
+    of the pooled clients' defaults (OkHttp's 5 minutes the longest), so a client that
+    pauses between requests never sends one on a connection the server has just closed."""
     max_number_digits: int = 1000
     """Digits one number of a request body may have; a longer one is the provider's 400."""
+    max_schema_work: int = MAX_SCHEMA_WORK
+    """Steps of work (schema nodes visited, keywords applied) the JSON Schemas of one request
+    may cost, in conversion, generation and validation together; past it the provider's 400."""
     max_stall: float = 30.0
     """Seconds a stall fault holds a connection at most."""
     max_sessions: int = 10_000

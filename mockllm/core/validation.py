@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from mockllm.core import disk_cache
+from mockllm.core import disk_cache, schema_budget
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Scenario
 from mockllm.core.values import value
@@ -132,7 +132,8 @@ def _schema_problem(text: str) -> str | None:
     import jsonschema  # deferred: only a schema never seen before pays for it
 
     try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(text))
+        with schema_budget.walk():  # a hostile schema: SchemaTooCostly, the request's 400
+            schema_budget.check_schema(json.loads(text))
         problem = None
     except jsonschema.SchemaError as e:
         problem = str(e.message)

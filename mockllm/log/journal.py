@@ -184,6 +184,12 @@ class LiveEntry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
+            # How many turns the scenario scripts: the verdict's `turns_served` reads it.
+            **(
+                {"scripted_turns": len(self.resolved.scenario.turns)}
+                if self.resolved is not None and self.turn is not None
+                else {}
+            ),
             **({"why": why} if (why := self.why or self._counted()) else {}),
             **({"side": self.side} if self.side is not None else {}),
             "headers": part("headers", lambda: _headers_json(self.headers), {}),

@@ -13,7 +13,7 @@ from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.mcp import transcript_lines
 from mockllm.log.records import LogEntry, LogResponse
 from mockllm.log.runs import clash
-from mockllm.log.verdict import CUTTING_FAULTS, verdict
+from mockllm.log.verdict import ALLOWANCE, CUTTING_FAULTS, verdict
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
 _FULL_WIDTH = 4000
@@ -29,10 +29,14 @@ def transcript(
     """Every request (`full`), or the last few with shorter texts, then the session's
     verdict (`allow`: the checks its test waives)."""
     name = session or next((e.session for e in entries if e.session), None) or "?"
+    logged, entries = entries, [e for e in entries if e.api != ALLOWANCE]  # records: no requests
     if not entries:
-        return (
-            f"mockllm session {name!r}: no model requests were logged "
-            "(is the client's base URL the fixture's url(...)?)"
+        return "\n".join(
+            [
+                f"mockllm session {name!r}: no model requests were logged "
+                "(is the client's base URL the fixture's url(...)?)",
+                *verdict_lines(logged, name, allow, _WIDTH),
+            ]
         )
     mcp = sum(1 for e in entries if e.api == "mcp")
     counted = plural(len(entries) - mcp, "model request")
@@ -49,7 +53,7 @@ def transcript(
     width = _FULL_WIDTH if full else _WIDTH
     for number, entry in shown:
         lines += _entry(number, entry, width)
-    return "\n".join(lines + verdict_lines(entries, name, allow, width))
+    return "\n".join(lines + verdict_lines(logged, name, allow, width))
 
 
 def verdict_lines(
@@ -74,7 +78,8 @@ def verdict_lines(
     for c in checks:
         if c["status"] == "waived":
             found = f" (it found: {short(c['message'], width)})" if c["message"] else ""
-            lines.append(f"     ~ {c['name']} waived: {c['waived']}{found}")
+            by = f" [by {c['waived_by']}]" if c.get("waived_by") else ""
+            lines.append(f"     ~ {c['name']} waived: {c['waived']}{by}{found}")
     return lines
 
 

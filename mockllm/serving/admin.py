@@ -17,9 +17,9 @@ from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
-from mockllm.log.allowances import MAX_ALLOW_BODY, Allowances, allowance_problem
+from mockllm.log.allowances import MAX_ALLOW_BODY, allowance_problem, recorded
 from mockllm.log.runs import name_of, uses
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
+from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, verdict
 from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -56,7 +56,6 @@ class _Admin:
     ) -> None:
         self.engine, self.journal, self.reset_app = engine, journal, reset_app
         self.max_body, self.store = max_body, store
-        self.allowed = Allowances()
 
     def routes(self) -> list[Route]:
         return [
@@ -113,11 +112,6 @@ class _Admin:
         text = await self.journal.read_text(q.get("session"), q.get("scenario"), int(since))
         return Response(text, media_type="application/json")
 
-    async def clear_requests(self, request: Request) -> Response:
-        return JSONResponse(
-            {"deleted": await self.journal.delete(request.query_params.get("session"))}
-        )
-
     async def verdict_of(self, request: Request) -> Response:
         q = request.query_params
         session = q.get("session", "default")
@@ -125,15 +119,9 @@ class _Admin:
         if not max_calls.isdigit():
             return _error(400, "max_calls must be a whole number")
         entries = await self.journal.read_json(session, q.get("scenario"))
-        return JSONResponse(
-            verdict(
-                session,
-                entries,
-                int(max_calls),
-                _mcp_tools(self.engine),
-                allow=self.allowed.get(session),
-            )
-        )
+        if q.get("scenario"):  # the session's allowance is no request of the scenario's
+            entries += _allowances(await self.journal.read_json(session))
+        return JSONResponse(verdict(session, entries, int(max_calls), _mcp_tools(self.engine)))
 
     async def verdicts(self, request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
@@ -145,20 +133,16 @@ class _Admin:
         grouped = uses(await self.journal.read_touched(int(since)))  # keyed as the viewer's
         return JSONResponse(
             {
-                key: verdict(
-                    name_of(key),
-                    found,
-                    int(max_calls),
-                    _mcp_tools(self.engine),
-                    allow=self.allowed.get(name_of(key)),
-                )
+                key: verdict(name_of(key), found, int(max_calls), _mcp_tools(self.engine))
                 for key, found in grouped.items()
             }
         )
 
     async def allow(self, request: Request) -> Response:
-        """The verdict checks a test waives for its session, each with a reason."""
+        """The verdict checks a test waives for its session, each with a reason: a record
+        in the log, saying where it came from (`origin`: a test's marker, a client)."""
         session = request.query_params.get("session", "default")
+        origin = " ".join(request.query_params.get("origin", "").split()) or "PUT /_mockllm/allow"
         body = await _read(request, MAX_ALLOW_BODY)
         if body is None:
             return _error(413, f"allowances of more than {MAX_ALLOW_BODY} bytes refused")
@@ -169,8 +153,19 @@ class _Admin:
         problem = allowance_problem(given)
         if problem:
             return _error(400, problem)
-        self.allowed.set(session, given)
-        return JSONResponse({"session": session, "allow": given})
+        await self._record(session, given, origin)
+        return JSONResponse({"session": session, "allow": given, "origin": origin})
+
+    async def _record(
+        self,
+        session: str,
+        allow: dict[str, str],
+        origin: str,
+        route: tuple[str, str] = ("PUT", "/_mockllm/allow"),
+    ) -> None:
+        entry = recorded(self.journal, session, allow, origin, route)
+        if (written := self.journal.close(entry)) is not None:
+            await written
 
     async def transcript_of(self, request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
@@ -180,9 +175,7 @@ class _Admin:
         q = request.query_params
         session = q.get("session", "default")
         entries = [LogEntry.from_json(e) for e in await self.journal.read_json(session)]
-        text = transcript(
-            entries, session, full=q.get("full", "1") != "0", allow=self.allowed.get(session)
-        )
+        text = transcript(entries, session, full=q.get("full", "1") != "0")
         return PlainTextResponse(text + "\n")
 
     async def calls_of(self, request: Request) -> Response:
@@ -214,15 +207,26 @@ class _Admin:
         if not isinstance(spec, dict):
             return _error(400, "the body must be a JSON object {check, ...}")
         session = request.query_params.get("session", "default")
-        entries = await self.journal.read_json(session)
-        mcp_tools, allow = _mcp_tools(self.engine), self.allowed.get(session)
+        logged = await self.journal.read_json(session)
+        entries = [e for e in logged if e.get("api") != ALLOWANCE]  # requests, not records
+        mcp_tools = _mcp_tools(self.engine)
         try:
             failure = run_check(
-                entries, spec, lambda: verdict(session, entries, mcp_tools=mcp_tools, allow=allow)
+                entries, spec, lambda: verdict(session, logged, mcp_tools=mcp_tools)
             )
         except ValueError as e:
             return _error(400, str(e))
         return JSONResponse({"ok": True} if failure is None else failure.to_json())
+
+    async def clear_requests(self, request: Request) -> Response:
+        """Forget a session's requests; its allowance stays (recorded again after them)."""
+        session = request.query_params.get("session")
+        records = await self._allowance_records(session)
+        deleted = await self.journal.delete(session) - len(records)
+        kept = logged_allowance(records)
+        if session is not None and kept.allow:
+            await self._record(session, kept.allow, kept.origin)
+        return JSONResponse({"deleted": deleted})
 
     async def reset(self, request: Request) -> Response:
         session = request.query_params.get("session")
@@ -230,9 +234,12 @@ class _Admin:
         if client is not None and not CLIENT_ID.fullmatch(client):
             return _error(400, "client: 1 to 64 letters, digits, '.', '_' or '-'")
         await self.reset_app(session)
-        self.allowed.clear(session)
-        deleted = await self.journal.delete(session)
-        epoch = self.journal.uses.reset(session, client)
+        records = await self._allowance_records(session)
+        deleted = await self.journal.delete(session) - len(records)
+        epoch = self.journal.uses.reset(session, client)  # the record below is the new use's
+        if session is not None and logged_allowance(records).allow:
+            # The --log file keeps the old record: this one ends it there too.
+            await self._record(session, {}, "reset", ("POST", "/_mockllm/reset"))
         return JSONResponse({"reset": session or "all", "deleted": deleted, "epoch": epoch})
 
     async def release(self, request: Request) -> Response:
@@ -243,6 +250,10 @@ class _Admin:
             return _error(400, "release needs ?session=NAME&client=ID")
         self.journal.uses.release(session, client)
         return JSONResponse({"released": session})
+
+    async def _allowance_records(self, session: str | None) -> list[dict[str, Any]]:
+        """A session's allowance records (none asked for all sessions: a reset of all)."""
+        return [] if session is None else _allowances(await self.journal.read_json(session))
 
     async def mcp_entry(self, request: Request) -> Response:
         """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md)."""
@@ -281,6 +292,10 @@ class _StoreErrors:
             await self.app(scope, receive, send)
         except StoreUnavailable as lost:
             await _error(503, str(lost))(scope, receive, send)
+
+
+def _allowances(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e.get("api") == ALLOWANCE]
 
 
 def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from mockllm.core import schema_budget
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
 from mockllm.log.shared import open_journal
@@ -42,6 +43,7 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         chaos=options.chaos,
         seed=options.seed,
     )
+    schema_budget.configure(options.max_schema_work)
     journal = open_journal(options)  # the fleet's on a shared --state
     return MockLLM(engine, journal, options, state_of(options, engine))
 
@@ -71,7 +73,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(sock: socket.socket) -> str:
+    """The URL a client on this machine reaches `sock` at: on a wildcard bind (every
+    interface, as in a container) that is loopback, not the unroutable 0.0.0.0."""
     host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
@@ -98,6 +103,7 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         server_header=False,
         date_header=False,  # byte-identical responses, headers included
         timeout_graceful_shutdown=1,
+        timeout_keep_alive=app.options.keep_alive,
         # Codex's Responses over WebSocket (serving/websocket.py); "none" hands an upgrade
         # to the app as plain HTTP, answered 426.
         ws="websockets-sansio" if app.options.websocket and _has_websockets() else "none",

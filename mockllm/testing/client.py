@@ -124,10 +124,12 @@ class Client:
         query = {"session": session, "max_calls": max_calls}
         return Verdict.from_json(self._call("GET", "/_mockllm/verdict", query))
 
-    def allow(self, session: str, allow: Mapping[str, str]) -> None:
-        """Waive verdict checks for one session, each with its reason (docs/verdict.md)."""
+    def allow(self, session: str, allow: Mapping[str, str], origin: str | None = None) -> None:
+        """Waive verdict checks for one session, each with its reason (docs/verdict.md);
+        the log records them with `origin`, where they came from."""
         body = json.dumps(dict(allow)).encode()
-        self._call("PUT", "/_mockllm/allow", {"session": session}, body=body)
+        query = {"session": session, "origin": origin or "Client.allow()"}
+        self._call("PUT", "/_mockllm/allow", query, body=body)
 
     def clear(self, session: str | None = None) -> int:
         """Forget the log (of one session); returns how many entries went."""
