@@ -17,6 +17,9 @@ AGENTS := .venv-agents/.installed
 # LangChain's MCP adapters (tests/frameworks/test_mcp_langchain.py), in their own virtualenv:
 # langchain-mcp-adapters requires mcp<2, and mockllm pins the SDK's 2.x (docs/mcp.md).
 LANGCHAIN_MCP := .venv-langchain-mcp/.installed
+# strands-agents (tests/frameworks/test_strands.py), in its own virtualenv: its `openai`
+# extra pins mcp 2.1 and an older openai than mockllm's test pins.
+STRANDS := .venv-strands/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -91,7 +94,12 @@ $(LANGCHAIN_MCP): tests/frameworks/langchain_mcp/requirements.txt
 	.venv-langchain-mcp/bin/python -m pip install --quiet -r tests/frameworks/langchain_mcp/requirements.txt
 	touch $(LANGCHAIN_MCP)
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(STRANDS): tests/frameworks/strands/requirements.txt
+	test -x .venv-strands/bin/python || $(PYTHON) -m venv .venv-strands
+	.venv-strands/bin/python -m pip install --quiet -r tests/frameworks/strands/requirements.txt
+	touch $(STRANDS)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
@@ -150,7 +158,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 

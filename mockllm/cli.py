@@ -195,6 +195,8 @@ def _log_flags(s: Any) -> None:
     _option(s, "log", metavar="FILE")
     _option(s, "log_limit", " (default %(default)s)", type=int, metavar="N")
     _option(s, "log_body_cap", " (default %(default)s)", type=_size, metavar="BYTES")
+    _option(s, "log_request_cap", " (default %(default)s)", type=_size, metavar="BYTES")
+    _option(s, "log_bytes", " (default %(default)s)", type=_size, metavar="BYTES")
 
 
 def _fault_flags(s: Any) -> None:
@@ -210,6 +212,8 @@ def _limit_flags(s: Any) -> None:
     _option(s, "max_number_digits", more, type=_number_digits, metavar="N")
     _option(s, "max_sessions", " (default %(default)s)", type=int, metavar="N")
     _option(s, "max_schema_work", " (default %(default)s)", type=_positive, metavar="STEPS")
+    _option(s, "max_mcp_sessions", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "cache_bytes", " (default %(default)s)", type=_size, metavar="BYTES")
     more = " (repeatable; e.g. a docker service name)"
     _option(
         s, "allow_host", more, action="append", default=list(DEFAULTS.allow_host), metavar="NAME"
@@ -502,6 +506,11 @@ def _banner(count: int, default: str | None) -> str:
         lines.append(
             '  Gemini SDK:    genai.Client(api_key="test", '
             f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}})'
+        )
+    if "bedrock" in families:
+        lines.append(
+            f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
+            "...)  (any credentials)"
         )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"

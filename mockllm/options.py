@@ -42,6 +42,15 @@ class ServerOptions:
     """Log entries kept in memory; the log file keeps all."""
     log_body_cap: int = 65_536
     """Response bytes kept per log entry."""
+    log_request_cap: int = 1 * MB
+    """Request bytes kept per log entry in memory; a longer body is kept cut, with its size
+    and SHA-256, and the entry says `request_truncated` (the log file keeps it whole)."""
+    log_bytes: int = 256 * MB
+    """Bytes of request and response bodies the in-memory log keeps; past it the oldest
+    entries go, as past --log-limit."""
+    cache_bytes: int = 16 * MB
+    """Bytes of request content (schemas, arguments) each cache of checked and generated
+    results keeps; past it the least recently used go."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
     keep_alive: int = 360
@@ -57,6 +66,10 @@ class ServerOptions:
     """Seconds a stall fault holds a connection at most."""
     max_sessions: int = 10_000
     """Sessions whose attempt counters are kept; the least recently used beyond start afresh."""
+    max_mcp_sessions: int = 1000
+    """MCP sessions (the SDK's) open at once over HTTP, across every scripted server; past
+    it the least recently used idle one is closed, and when all are busy a new one gets a
+    JSON-RPC 503."""
     allow_host: tuple[str, ...] = ()
     """Host names, besides loopback and the bound address, the admin routes answer under."""
     state: str = "memory"

@@ -55,7 +55,10 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello") == f"{server.url}/s/hello/t1/v1"
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
-    with pytest.raises(ValueError, match="'openai', 'anthropic', 'gemini', not 'google'"):
+    assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    with pytest.raises(
+        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+    ):
         client.url("hello", api=cast(Any, "google"))
 
 

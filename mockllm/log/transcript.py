@@ -8,6 +8,7 @@ so the transcript reads like the conversation rather than repeating its history.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.mcp import transcript_lines
@@ -130,10 +131,19 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
         )
         news = _new_messages(entry)
         lines = [head, *(f"       {line}" for m in news for line in _message(m, width))]
+    lines += _cut_request(entry.raw.get("request_truncated"))
     found = [*entry.expectation_failures, *entry.violations]
     lines += [f"     ! {f.rule}: {short(f.message, width)}" for f in found]
     said = frozenset(f.message for f in found)
     return lines + _response(entry.response, entry.server_error is not None, width, said)
+
+
+def _cut_request(cut: Any) -> list[str]:
+    """A body the in-memory log kept cut (--log-request-cap): its messages are not shown."""
+    if not isinstance(cut, Mapping):
+        return []
+    kept, size, sha = cut.get("kept"), cut.get("bytes"), str(cut.get("sha256", ""))[:16]
+    return [f"       (request cut to {kept} of {size} bytes in the log, sha256 {sha}…)"]
 
 
 def _store_lost(response: LogResponse) -> bool:

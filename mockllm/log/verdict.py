@@ -15,11 +15,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from mockllm.core import schema_budget
-from mockllm.core.cache import Lru
+from mockllm.core.cache import Lru, sized_cache
 from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -250,8 +249,26 @@ def _label(entry: EntryJson, call: dict[str, Any]) -> str:
 def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
-        if call["id"] not in set(later):
+        if call["id"] not in set(later) and _as_text(entries, e, call) is None:
             yield Problem(e, f"{_label(e, call)} was never answered")
+
+
+def _as_text(entries: list[EntryJson], e: EntryJson, call: dict[str, Any]) -> EntryJson | None:
+    """The result of a call a harness carried as text, as a result: a later request holds
+    an assistant message without calls whose text names the call's id, followed by a
+    message of the user (smolagents: `Calling tools:\n[{'id': …}]`, then `Observation:`).
+    Its content is that message's text; None when no request carries the call so."""
+    for x in entries:
+        if x["seq"] <= e["seq"]:
+            continue
+        messages = x.get("conversation") or ()
+        for k, m in enumerate(messages[:-1]):
+            text = m.get("text") or ""
+            if m["role"] == "assistant" and not m.get("tool_calls") and call["id"] in text:
+                answer = messages[k + 1]
+                if answer["role"] in ("user", "tool"):
+                    return {"call_id": call["id"], "content": answer.get("text") or ""}
+    return None
 
 
 def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -306,6 +323,7 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
             ),
             None,
         )
+        result = result or _as_text(entries, e, call)
         if result is None:
             yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
         elif not _says_error(result):
@@ -518,7 +536,7 @@ def call_problem(
     try:  # a budget of its own: the verdict on a call never depends on what ran before it
         with schema_budget.walk(fresh=True):
             if len(arguments) > _SMALL:
-                return _schema_problem.__wrapped__(key, arguments)
+                return _arguments_problem(key, arguments)
             return _schema_problem(key, arguments)
     except schema_budget.SchemaTooCostly as e:
         return _COSTLY.put(costly, f"arguments not checked: {e.why}")
@@ -529,8 +547,7 @@ _SMALL = 4096  # arguments up to this many characters have their answer remember
 _COSTLY: Lru[str] = Lru(256)
 
 
-@lru_cache(maxsize=1024)
-def _schema_problem(schema: str, arguments: str) -> str | None:
+def _arguments_problem(schema: str, arguments: str) -> str | None:
     """Remembered: the same scripted call against the same tool recurs in every session
     (and a shared log formats each entry as it closes, on the request's path)."""
     validator = _validator(schema)
@@ -547,7 +564,11 @@ def _schema_problem(schema: str, arguments: str) -> str | None:
     return f"arguments break the schema: {error.message}" if error is not None else None
 
 
-@lru_cache(maxsize=256)
+# keyed by a client's schema and arguments: bounded in bytes too
+_schema_problem = sized_cache(1024)(_arguments_problem)
+
+
+@sized_cache(256)
 def _validator(schema: str) -> Any:
     """A checked validator per distinct schema: checking a schema against the metaschema
     costs milliseconds, and reading a log of thousands of calls to one tool paid it for
