@@ -145,7 +145,6 @@ class _Admin:
             lambda: {
                 key: verdict(name_of(key), found, max_calls, tools)
                 for key, found in grouped.items()
-                for key, found in grouped.items()
             }
         )
 
