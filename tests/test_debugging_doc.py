@@ -33,7 +33,9 @@ def test_the_documented_failures_print_what_the_docs_show(pytester: pytest.Pytes
     name, code = re.findall(r"```python failing=(\S+)\n(.*?)```", DOC, re.S)[0]
     (pytester.path / name).write_text(code)
     with running_server() as server:
-        result = pytester.runpytest("-p", "no:cacheprovider", "--mockllm-url", server.url)
+        result = pytester.runpytest(
+            "-p", "no:cacheprovider", "--mockllm-url", server.url, "--mockllm-run-id", "5be940"
+        )  # fmt: skip
         session = next(e["session"] for e in server.requests() if "paris" in e["session"])
         transcript = httpx.get(f"{server.url}/_mockllm/transcript", params={"session": session})
         report = subprocess.run(

@@ -130,7 +130,7 @@ pytestmark = pytest.mark.mockllm(strict=False)  # no requests: only the names ar
 def test_a_support_agent_with_a_rather_long_descriptive_name(mockllm, city):
     prefix = "test_a_support_agent_with_a_rather_long_descriptive_name-"
     assert mockllm.name.startswith(prefix + city.replace(" ", "-") + "-"), mockllm.name
-    assert len(mockllm.name) == len(prefix) + len(city) + 9
+    assert len(mockllm.name) == len(prefix) + len(city) + 9 + 7  # "~" and the run id
 
 def test_a_very_long_name_is_bounded(mockllm):
     pass

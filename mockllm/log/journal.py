@@ -23,6 +23,7 @@ from mockllm.core.conversation import Conversation, result_json
 from mockllm.core.encoding import digest
 from mockllm.errors import Finding
 from mockllm.log.delivered import body_holds, delivered, streams_reasoning
+from mockllm.log.runs import run_of
 
 if TYPE_CHECKING:
     from mockllm.core.divergence import CallId
@@ -72,6 +73,7 @@ class LiveEntry:
         "closed",
         "conversation",
         "duration_ms",
+        "epoch",
         "error",
         "events",
         "expectation_failures",
@@ -91,6 +93,7 @@ class LiveEntry:
         "seq",
         "server_error",
         "session",
+        "shared",
         "side",
         "started",
         "status",
@@ -149,6 +152,8 @@ class LiveEntry:
         self.client_disconnected = False
         self.server_error: str | None = None
         self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
+        self.epoch: str | None = None  # the session's use it belongs to (log/runs.py)
+        self.shared: tuple[str, str] | None = None  # two clients that used that use at once
         self.closed = False
         # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
         self.request_cut: tuple[int, str] | None = None
@@ -185,6 +190,9 @@ class LiveEntry:
             "seq": self.seq,
             "time": part("time", self._stamp, None),
             "session": self.session,
+            **({"run": run} if (run := run_of(self.session)) else {}),
+            **({"epoch": self.epoch} if self.epoch else {}),
+            **({"clients": list(self.shared)} if self.shared else {}),
             "scenario": self.scenario,
             "api": self.api,
             "method": self.method,
@@ -426,6 +434,7 @@ class Journal:
         self.request_cap, self.ring_bytes = request_cap, ring_bytes
         self._bytes = 0  # the weight of the entries in the ring (LiveEntry.weight)
         self._file: IO[str] | None = open_log(path) if path else None
+        self.uses = Uses()
 
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -462,6 +471,8 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
+        entry.epoch = self.uses.epoch(entry.session)
+        entry.shared = self.uses.shared(entry.epoch)
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()
@@ -550,6 +561,64 @@ class Journal:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class Uses:
+    """Each session's current use (log/runs.py): an epoch drawn at its reset, or the
+    server's own one for a session never reset (drawn anew when all are reset), and the
+    client that reset it, if it said (`?client=`), until that client releases it. Kept for
+    the sessions reset most recently only: one forgotten joins the server's epoch, which
+    at worst splits its use in two in the report."""
+
+    LIMIT = 50_000
+
+    def __init__(self) -> None:
+        self._boot = _new_epoch()
+        self._epochs: dict[str, str] = {}
+        self._owners: dict[str, str] = {}  # session -> the client using it
+        self._shared: dict[str, tuple[str, str]] = {}  # epoch -> the two clients that used it
+
+    def epoch(self, session: str | None) -> str:
+        return self._epochs.get(session, self._boot) if session is not None else self._boot
+
+    def shared(self, epoch: str | None) -> tuple[str, str] | None:
+        """The two clients' ids when two used this epoch's session at once."""
+        return self._shared.get(epoch) if epoch else None
+
+    def reset(self, session: str | None, client: str | None) -> str:
+        """A new use of `session` (of every session when None); returns its epoch. A client
+        resetting a session another client still holds is said in the log, on both uses."""
+        epoch = _new_epoch()
+        if session is None:
+            self._boot = epoch
+            self._epochs.clear()
+            self._owners.clear()
+            return epoch
+        holder = self._owners.get(session)
+        if holder is not None and client is not None and holder != client:
+            self._shared[epoch] = self._shared[self.epoch(session)] = (holder, client)
+            _bound(self._shared, self.LIMIT)
+        self._epochs.pop(session, None)
+        self._epochs[session] = epoch
+        _bound(self._epochs, self.LIMIT)
+        if client is not None:
+            self._owners[session] = client
+            _bound(self._owners, self.LIMIT)
+        return epoch
+
+    def release(self, session: str, client: str) -> None:
+        """The client is done with the session: another may reset it without a clash."""
+        if self._owners.get(session) == client:
+            del self._owners[session]
+
+
+def _new_epoch() -> str:
+    return os.urandom(4).hex()
+
+
+def _bound(found: dict[str, Any], limit: int) -> None:
+    while len(found) > limit:
+        del found[next(iter(found))]  # the oldest first: dicts keep insertion order
 
 
 async def off_loop(work: Callable[[], T], entries: Sequence[LiveEntry] | Sequence[str]) -> T:

@@ -82,6 +82,9 @@ class LogEntry:
     method: str = "POST"
     why: str | None = None  # which rule picked the turn (docs/scenarios.md)
     side: Mapping[str, str] | None = None  # a side request: {name, why, rules?}; turn is None
+    run: str | None = None  # the run id the session name carries (`TEST-HASH~RUN`)
+    epoch: str | None = None  # the use of the session it belongs to: a new one at each reset
+    clients: tuple[str, ...] = ()  # two clients that used the session at the same time
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -116,6 +119,9 @@ class LogEntry:
             method=str(data.get("method", "POST")),
             why=data.get("why"),
             side=data.get("side"),
+            run=data.get("run"),
+            epoch=data.get("epoch"),
+            clients=tuple(data.get("clients") or ()),
         )
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from mockllm.errors import did_you_mean
 from mockllm.log.records import LogEntry
+from mockllm.log.runs import name_of, reruns, uses
 from mockllm.log.transcript import plural, transcript
-from mockllm.log.verdict import NOT_REFUSALS, sessions, verdict
+from mockllm.log.verdict import NOT_REFUSALS, verdict
 
 Entry = dict[str, Any]
 
@@ -43,20 +44,21 @@ def read_log(path: str) -> list[Entry] | str:
 
 def pick(entries: list[Entry], session: str | None, path: str) -> dict[str, list[Entry]] | str:
     """The log's entries by session (only `session`'s when given), or why there is none."""
-    grouped = sessions(entries)
+    grouped = uses(entries)  # a name reset into a new use, or rerun, is judged apart
     if session is None:
         return grouped
-    if session not in grouped:
-        known = ", ".join(grouped)
-        return (
-            f"no session {session!r} in {path}{did_you_mean(session, grouped)}; sessions: {known}"
-        )
-    return {session: grouped[session]}
+    found = {k: v for k, v in grouped.items() if session in (k, name_of(k))}
+    if not found:
+        names = list(dict.fromkeys(map(name_of, grouped)))
+        known = ", ".join(names)
+        return f"no session {session!r} in {path}{did_you_mean(session, names)}; sessions: {known}"
+    return found
 
 
 def transcripts(grouped: Mapping[str, list[Entry]]) -> str:
     return "\n".join(
-        transcript([LogEntry.from_json(e) for e in found], s) for s, found in grouped.items()
+        transcript([LogEntry.from_json(e) for e in found], name_of(s))
+        for s, found in grouped.items()
     )
 
 
@@ -65,15 +67,20 @@ def summary(
 ) -> tuple[str, dict[str, dict[str, Any]]]:
     """One line a session (its label, then what failed, was waived, or was a fault), a last
     line counting the failed sessions, and each session's verdict."""
-    verdicts = {s: verdict(s, found, max_calls, allow=dict(allow)) for s, found in grouped.items()}
-    lines = [_session_lines(verdicts[s], s, found) for s, found in grouped.items()]
+    verdicts = {
+        s: verdict(name_of(s), found, max_calls, allow=dict(allow)) for s, found in grouped.items()
+    }
+    again = reruns(grouped)
+    lines = [_session_lines(verdicts[s], s, found, again.get(s)) for s, found in grouped.items()]
     failed = sum(not v["ok"] for v in verdicts.values())
     counted = plural(len(grouped), "session")
     lines.append(f"{failed} of {counted} failed" if failed else f"{counted}: all ok")
     return "\n".join(lines), verdicts
 
 
-def _session_lines(result: dict[str, Any], session: str, found: list[Entry]) -> str:
+def _session_lines(
+    result: dict[str, Any], session: str, found: list[Entry], rerun: tuple[int, int] | None
+) -> str:
     lines = [f"! {c['name']}: {c['message']}" for c in result["checks"] if c["status"] == "failed"]
     lines += [
         f"~ {c['name']} waived: {c['waived']}"
@@ -85,7 +92,9 @@ def _session_lines(result: dict[str, Any], session: str, found: list[Entry]) -> 
     lines += [
         _answer_line(e) for e in found if _status(e) is not None and not _ok(e) and not _refused(e)
     ]
-    head = f"{result['label']}  {session} ({plural(result['requests'], 'request')})"
+    head = f"{result['label']}  {name_of(session)} ({plural(result['requests'], 'request')})"
+    if rerun is not None:  # the same test in another run, or its name reset and used again
+        head += f" · run {rerun[0]} of {rerun[1]}" + (" (a rerun)" if rerun[0] > 1 else "")
     return head + "".join(f"\n     {line}" for line in lines)
 
 

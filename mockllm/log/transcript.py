@@ -13,6 +13,7 @@ from typing import Any
 from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.mcp import transcript_lines
 from mockllm.log.records import LogEntry, LogResponse
+from mockllm.log.runs import clash
 from mockllm.log.verdict import ALLOWANCE, CUTTING_FAULTS, verdict
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
@@ -42,6 +43,9 @@ def transcript(
     counted = plural(len(entries) - mcp, "model request")
     counted += f", {plural(mcp, 'MCP message')} (docs/mcp.md)" if mcp else ""
     lines = [f"mockllm session {name!r}, {counted}:"]
+    shared = clash(e.raw for e in entries)
+    if shared:
+        lines.append(f"  ⚠ {shared}")
     shown = list(zip(_numbers(entries), entries, strict=True))
     if not full and len(shown) > SHORT_REQUESTS:
         left_out = len(shown) - SHORT_REQUESTS

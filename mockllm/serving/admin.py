@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,8 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.allowances import MAX_ALLOW_BODY, allowance_problem, recorded
-from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, sessions, verdict
+from mockllm.log.runs import name_of, uses
+from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, verdict
 from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -67,6 +69,7 @@ class _Admin:
             Route("/_mockllm/requests", self.requests, methods=["GET"]),
             Route("/_mockllm/requests", self.clear_requests, methods=["DELETE"]),
             Route("/_mockllm/reset", self.reset, methods=["POST"]),
+            Route("/_mockllm/release", self.release, methods=["POST"]),
             Route("/_mockllm/verdict", self.verdict_of, methods=["GET"]),
             Route("/_mockllm/verdicts", self.verdicts, methods=["GET"]),
             Route("/_mockllm/allow", self.allow, methods=["PUT"]),
@@ -136,11 +139,12 @@ class _Admin:
             if isinstance(refused, Response):
                 return refused
         assert isinstance(since, int) and isinstance(max_calls, int)
-        grouped = sessions(await self.journal.read_touched(since))
+        grouped = uses(await self.journal.read_touched(since))  # keyed as the viewer's
         tools = _mcp_tools(self.engine)
         return await _rendered(
             lambda: {
-                name: verdict(name, found, max_calls, tools) for name, found in grouped.items()
+                key: verdict(name_of(key), found, max_calls, tools)
+                for key, found in grouped.items()
             }
         )
 
@@ -246,14 +250,27 @@ class _Admin:
 
     async def reset(self, request: Request) -> Response:
         session = request.query_params.get("session")
+        client = request.query_params.get("client")
+        if client is not None and not CLIENT_ID.fullmatch(client):
+            return _error(400, "client: 1 to 64 letters, digits, '.', '_' or '-'")
         await self.reset_app(session)
         records = await self._allowance_records(session)
         deleted = await self.journal.delete(session) - len(records)
+        epoch = self.journal.uses.reset(session, client)  # the record below is the new use's
         if session is not None and logged_allowance(records).allow:
             # The --log file keeps the old record: this one ends it there too.
             await self._record(session, {}, "reset", ("POST", "/_mockllm/reset"))
         await run_in_threadpool(_give_back)
-        return JSONResponse({"reset": session or "all", "deleted": deleted})
+        return JSONResponse({"reset": session or "all", "deleted": deleted, "epoch": epoch})
+
+    async def release(self, request: Request) -> Response:
+        """A client that reset a session with `?client=` is done with it (docs/http-api.md):
+        another client resetting it now is a rerun, not a clash."""
+        session, client = request.query_params.get("session"), request.query_params.get("client")
+        if session is None or client is None:
+            return _error(400, "release needs ?session=NAME&client=ID")
+        self.journal.uses.release(session, client)
+        return JSONResponse({"released": session})
 
     async def _allowance_records(self, session: str | None) -> list[dict[str, Any]]:
         """A session's allowance records (none asked for all sessions: a reset of all)."""
@@ -395,6 +412,9 @@ _UI_HEADERS = {
 
 def _name(s: Any) -> str:
     return str(s.name)
+
+
+CLIENT_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def _error(status: int, message: str, **extra: Any) -> Response:

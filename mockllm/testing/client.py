@@ -7,6 +7,7 @@ elsewhere, so this speaks HTTP with urllib rather than pulling in an HTTP librar
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -31,6 +32,9 @@ class Client:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self._names: set[str] = set()  # scenarios known to be on the server
+        # Named in resets, so the server can tell when two clients use one session at once.
+        self.id = "c" + os.urandom(4).hex()
+        self.epochs: dict[str, str] = {}  # session -> the use this client's reset began
 
     def __repr__(self) -> str:
         return f"Client({self.base_url!r})"
@@ -132,8 +136,18 @@ class Client:
         return int(self._call("DELETE", "/_mockllm/requests", {"session": session})["deleted"])
 
     def reset(self, session: str | None = None) -> int:
-        """A fresh start (for one session): attempt counters and log; returns entries deleted."""
-        return int(self._call("POST", "/_mockllm/reset", {"session": session})["deleted"])
+        """A fresh start (for one session): attempt counters and log; returns entries deleted.
+        The session is this client's until `release`: another client resetting it meanwhile
+        is said in the log (docs/http-api.md)."""
+        query = {"session": session, "client": self.id if session is not None else None}
+        answer = self._call("POST", "/_mockllm/reset", query)
+        if session is not None and answer.get("epoch"):
+            self.epochs[session] = str(answer["epoch"])
+        return int(answer["deleted"])
+
+    def release(self, session: str) -> None:
+        """This client is done with `session`: another may reset it now without a clash."""
+        self._call("POST", "/_mockllm/release", {"session": session, "client": self.id})
 
     def _call(
         self,

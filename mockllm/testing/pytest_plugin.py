@@ -26,9 +26,12 @@ import pytest
 
 from mockllm.core.encoding import digest
 from mockllm.errors import Problem, ScenarioError
+from mockllm.log.runs import with_run
 from mockllm.log.transcript import plural
+from mockllm.testing import run_ids
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
+    from mockllm.log.records import LogEntry
     from mockllm.options import ServerOptions
     from mockllm.testing.background import RunningServer
     from mockllm.testing.client import Client  # should not pay for uvicorn
@@ -79,6 +82,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the run's request log to PATH as one HTML page: a session per test, "
         "failing tests first (the viewer, e.g. a CI artifact)",
     )
+    run_ids.addoption(group, parser)
     group.addoption(
         "--mockllm-strict",
         choices=("on", "off"),
@@ -111,6 +115,7 @@ def _add_ini(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    run_ids.configure(config)
     html = config.getoption("mockllm_html")
     if html:
         from mockllm.testing.html_report import HtmlReport
@@ -204,9 +209,14 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
         return
     if report is not None:
         _report_entries(report, session)
-    _fail_on_server_errors(session)
-    if _strict(item) and item.stash.get(_BODY_PASSED, False):
-        _fail_on_verdict(session, item)
+    try:
+        entries = session.requests()  # read once for both
+        _fail_on_server_errors(session, entries)
+        _fail_on_clash(session, entries)  # before the verdict: it explains a wrong one
+        if _strict(item) and item.stash.get(_BODY_PASSED, False):
+            _fail_on_verdict(session, item)
+    finally:
+        _release(session)
 
 
 # --- record if missing (docs/record.md, "Record inside pytest") ----------------------------
@@ -366,12 +376,13 @@ _HTML_REPORT = "mockllm-html-report"
 
 
 def _session_name(item: pytest.Item) -> str:
-    """Readable in the log and a URL path segment; unique per test id."""
+    """Readable in the log and a URL path segment; unique per test id and run:
+    `TEST-HASH~RUN` (log/runs.py)."""
     tag = digest(item.nodeid.encode(), 4).hex()
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", item.name).strip("-")
     if len(name) > _NAME_CHARS:  # keep the end too: pytest's [param] id is there
         name = name[: _NAME_CHARS // 3] + "--" + name[-(_NAME_CHARS - _NAME_CHARS // 3 - 2) :]
-    return name + "-" + tag
+    return with_run(name + "-" + tag, run_ids.run_id(item.config))
 
 
 _NAME_CHARS = 200  # a session name is a URL path segment and a log field: bounded
@@ -477,8 +488,23 @@ def _resolve(source: Any, here: Path) -> ScenarioSource:
     return source
 
 
-def _fail_on_server_errors(session: Session) -> None:
-    crashed = session.server_errors()
+def _fail_on_clash(session: Session, entries: list[LogEntry]) -> None:
+    """Another client reset this session while the test used it (two runs with one run
+    id): its log is not the test's alone, so no verdict on it can be trusted."""
+    said = session.clash(entries)
+    if said:
+        pytest.fail(f"mockllm: session {session.name!r}: {said}", pytrace=False)
+
+
+def _release(session: Session) -> None:
+    from mockllm.errors import ClientError
+
+    with contextlib.suppress(ClientError):  # the server gone: the test says so already
+        session.release()
+
+
+def _fail_on_server_errors(session: Session, entries: list[LogEntry]) -> None:
+    crashed = [e for e in entries if e.server_error]
     if crashed:
         count = plural(len(crashed), "request")
         lines = [f"mockllm: the server raised an exception while answering {count} of this test:"]

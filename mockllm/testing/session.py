@@ -46,6 +46,7 @@ class Server(Protocol):
     def clear(self, session: str | None = None) -> int: ...
     def allow(self, session: str, allow: Mapping[str, str], origin: str | None = None) -> None: ...
     def reset(self, session: str | None = None) -> int: ...
+    def release(self, session: str) -> None: ...
 
 
 class Session:
@@ -124,6 +125,21 @@ class Session:
         entries deleted."""
         self.allowed = {}
         return self.client.reset(self.name)
+
+    def release(self) -> None:
+        """Done with the session (the pytest fixture's teardown): another client may reset
+        it now without the log calling it a clash."""
+        self.client.release(self.name)
+
+    def clash(self, entries: list[LogEntry] | None = None) -> str | None:
+        """What says another client used this session since this one reset it, or None."""
+        from mockllm.log.runs import clash
+
+        mine = getattr(self.client, "epochs", {}).get(self.name)
+        found = self.requests() if entries is None else entries
+        if mine is not None and any(e.epoch not in (None, mine) for e in found):
+            return clash([{"epoch": mine}, *(e.raw for e in found)])
+        return clash(e.raw for e in found)
 
     def transcript(self, full: bool = True) -> str:
         """This session's conversation, turn by turn, as the failing assertions show it;

@@ -18,7 +18,9 @@
 /**
  * One session as the list shows it (log.js: sessions), with what its badges say.
  * @typedef {object} Session
- * @property {string} name
+ * @property {string} name its key: one use of a session (log.js useKey)
+ * @property {string} session the session's name, as the log says it
+ * @property {number[] | null} rerun [place, count] when its test ran more than once here
  * @property {Entry[]} entries in arrival order
  * @property {string[]} scenarios
  * @property {number} first where it first appeared: the order of the list after failing ones

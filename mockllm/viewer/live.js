@@ -106,10 +106,19 @@ function poll() {
     })
     .then(function (fresh) {
       var changed = map();
+      var before = lastEpochs(state.entries);
+      var after = lastEpochs(state.entries.concat(fresh));
+      Object.keys(before).forEach(function (name) {
+        // A reset began a new use: the old one's verdict moves to its own key.
+        if (after[name] === before[name] || !state.verdicts[name]) return;
+        state.verdicts[name + "#" + before[name]] = state.verdicts[name];
+        delete state.verdicts[name];
+        changed[name] = true;
+      });
       fresh.forEach(function (e) {
         var old = state.index[e.seq] === undefined ? null : state.entries[state.index[e.seq]];
         if (!old || JSON.stringify(old.response) !== JSON.stringify(e.response))
-          changed[sessionName(e)] = true;
+          changed[useKey(e, after)] = true;
       });
       add(fresh);
       if (!Object.keys(changed).length) return changed;

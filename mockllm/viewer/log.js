@@ -9,29 +9,64 @@ function statusOf(entry) {
   return entry.response ? entry.response.status : null;
 }
 
+// One use of a session, as log/runs.py `uses`: a name reset into a new use (a rerun
+// under one run id) is two sessions, here as in `mockllm report`. The last use of a name
+// keeps the name, an earlier one is "NAME#EPOCH": the server's verdicts are keyed so.
+function epochOf(entry) {
+  return typeof entry.epoch === "string" && /^[0-9a-f]{8}$/.test(entry.epoch) ? entry.epoch : null;
+}
+
+function lastEpochs(entries) {
+  var last = map();
+  entries.forEach(function (e) {
+    if (epochOf(e)) last[sessionName(e)] = epochOf(e);
+  });
+  return last;
+}
+
+function useKey(entry, last) {
+  var name = sessionName(entry);
+  var epoch = epochOf(entry);
+  return epoch && last[name] !== epoch ? name + "#" + epoch : name;
+}
+
+// The test a session name is of in any run (log/runs.py test_of): "TEST-HASH~RUN" -> TEST-HASH.
+function testOf(name) {
+  var at = name.lastIndexOf("~");
+  return at > 0 && /^[A-Za-z0-9._-]{1,40}$/.test(name.slice(at + 1)) ? name.slice(0, at) : name;
+}
+
 /** @returns {Session[]} */
 function sessions() {
   var byName = map();
   var order = [];
-  function get(name) {
-    if (!byName[name]) {
-      byName[name] = { name: name, entries: [], scenarios: [], first: order.length };
-      order.push(byName[name]);
+  function get(key, name) {
+    if (!byName[key]) {
+      byName[key] = { name: key, session: name, entries: [], scenarios: [], first: order.length };
+      order.push(byName[key]);
     }
-    return byName[name];
+    return byName[key];
   }
+  var last = lastEpochs(state.entries);
   Object.keys(state.tests).forEach(function (name) {
-    get(name);
+    get(name, name); // a test's session is its name's last use
   });
   state.entries.forEach(function (entry) {
-    var s = get(sessionName(entry));
+    var s = get(useKey(entry, last), sessionName(entry));
     s.entries.push(entry);
     if (entry.scenario && s.scenarios.indexOf(entry.scenario) < 0)
       s.scenarios.push(entry.scenario);
   });
+  var runs = map();
   order.forEach(function (s) {
-    var test = state.tests[s.name];
+    var test = testOf(s.session);
+    (runs[test] = runs[test] || []).push(s);
+  });
+  order.forEach(function (s) {
+    var test = state.tests[s.session];
     var verdict = state.verdicts[s.name];
+    var same = runs[testOf(s.session)];
+    s.rerun = same.length > 1 ? [same.indexOf(s) + 1, same.length] : null;
     var last = s.entries[s.entries.length - 1];
     s.test = test || null;
     s.verdict = verdict || null;

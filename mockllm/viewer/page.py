@@ -15,7 +15,8 @@ from importlib import resources
 from typing import Any
 
 from mockllm.log.records import Json
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.log.runs import name_of, uses
+from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 
 # What could end the data's <script> element early (`</script>`, `<!--`). ASCII-only JSON
 # already escapes the rest: U+2028 and U+2029 (line ends in older JavaScript) and lone
@@ -48,11 +49,11 @@ def report_page(
     (computed here unless given) and, from pytest, each test's `{session, test, outcome,
     message}` (and `allow`, the checks the test waived). Same input, same bytes."""
     if verdicts is None:
-        grouped = sessions(dict(e) for e in entries)
+        grouped = uses(dict(e) for e in entries)  # one use of a session, as the viewer's
         allowed = {str(t["session"]): t.get("allow") for t in tests}
         verdicts = {
-            name: verdict(name, found, max_calls, allow=allowed.get(name))
-            for name, found in grouped.items()
+            key: verdict(name_of(key), found, max_calls, allow=allowed.get(name_of(key)))
+            for key, found in grouped.items()
         }
     data = {
         "title": title,

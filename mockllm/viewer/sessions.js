@@ -58,13 +58,14 @@ function renderList(all) {
         },
       },
       [
-        el("span", { class: "name", text: s.test ? s.test.test : s.name }),
+        el("span", { class: "name", text: s.test ? s.test.test : s.session }),
         el("span", { class: "badges" }, sessionBadges(s).concat([
           s.errors ? badge("warn", "⚠ " + plural(s.errors, "error")) : null,
         ])),
         el("span", {
           class: "meta",
           text:
+            (s.rerun && s.rerun[0] > 1 ? "rerun " + s.rerun[0] + " of " + s.rerun[1] + " · " : "") +
             (s.scenarios.join(", ") || "no scenario") +
             " · " +
             entryCounts(s.entries) +
@@ -126,9 +127,11 @@ function renderSession(all) {
     );
     return;
   }
-  main.appendChild(el("h2", { id: "session-title", text: s.test ? s.test.test : s.name }));
+  main.appendChild(el("h2", { id: "session-title", text: s.test ? s.test.test : s.session }));
   var facts = [
-    s.test ? "session " + s.name : null,
+    s.test ? "session " + s.session : null,
+    // as `mockllm report` says it: the same test in another run, or its name used again
+    s.rerun ? "run " + s.rerun[0] + " of " + s.rerun[1] + (s.rerun[0] > 1 ? " (a rerun)" : "") : null,
     "scenario " + (s.scenarios.join(", ") || "none"),
     entryCounts(s.entries),
   ];

@@ -1,6 +1,7 @@
 // A client for a running mockllm server's admin routes (docs/http-api.md): Node's own
 // fetch, no dependencies. Node's fetch ignores HTTP(S)_PROXY, so a CI proxy never
 // captures the traffic to a local test server.
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
@@ -21,6 +22,9 @@ export class MockllmError extends Error {
 
 export class Client implements AdminRoutes {
   readonly baseUrl: string;
+  /** Named in resets, so the server can tell when two clients use one session at once. */
+  readonly id = `c${randomBytes(4).toString("hex")}`;
+  readonly epochs = new Map<string, string>();
 
   /** `new Client("http://127.0.0.1:8000")`: the request log, scenarios and resets of one server. */
   constructor(
@@ -108,9 +112,21 @@ export class Client implements AdminRoutes {
     return ((await this.call("DELETE", "/_mockllm/requests", { session })) as { deleted: number }).deleted;
   }
 
-  /** A fresh start (for one session): attempt counters and log; resolves to entries deleted. */
+  /**
+   * A fresh start (for one session): attempt counters and log; resolves to entries deleted.
+   * The session is this client's until `release`: another client resetting it meanwhile is
+   * said in the log (docs/http-api.md).
+   */
   async reset(session?: string): Promise<number> {
-    return ((await this.call("POST", "/_mockllm/reset", { session })) as { deleted: number }).deleted;
+    const query = { session, client: session === undefined ? undefined : this.id };
+    const answer = (await this.call("POST", "/_mockllm/reset", query)) as { deleted: number; epoch?: string };
+    if (session !== undefined && answer.epoch) this.epochs.set(session, answer.epoch);
+    return answer.deleted;
+  }
+
+  /** This client is done with `session`: another may reset it now without a clash. */
+  async release(session: string): Promise<void> {
+    await this.call("POST", "/_mockllm/release", { session, client: this.id });
   }
 
   private async call(

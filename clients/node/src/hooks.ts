@@ -2,7 +2,7 @@
 // four hooks: the Node test runner (`mockllm/node-test` wires its hooks) and vitest
 // (pass its hooks). Like the pytest fixture: a test's session is reset before it runs,
 // and at its end an exception the server hit while answering it fails the test.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 import { Client } from "./client.js";
 import { type MockllmServer, type ServerOptions, startServer } from "./server.js";
@@ -23,6 +23,22 @@ export interface Hooks {
 export interface TestOptions extends ServerOptions {
   /** Use the server at this URL (default $MOCKLLM_URL) instead of starting one. */
   url?: string;
+  /**
+   * The run id every session name ends in (`TEST-HASH~ID`), so runs sharing a server never
+   * share a session: default $MOCKLLM_RUN_ID, else drawn afresh for each test process.
+   */
+  runId?: string;
+}
+
+/** This process's run id, drawn once: every file's tests in it share it (docs/node.md). */
+const DRAWN_RUN_ID = randomBytes(3).toString("hex");
+const RUN_ID = /^[A-Za-z0-9._-]{1,40}$/;
+
+function runIdOf(options: TestOptions): string {
+  const given = options.runId ?? process.env.MOCKLLM_RUN_ID;
+  if (given === undefined || given === "") return DRAWN_RUN_ID;
+  if (!RUN_ID.test(given)) throw new TypeError(`runId: ${JSON.stringify(given)} is not a run id (1 to 40 letters, digits, '.', '_' or '-')`);
+  return given;
 }
 
 export interface TestMockllm {
@@ -41,6 +57,7 @@ export function useMockllm(hooks: Hooks, options: TestOptions = {}): TestMockllm
   let client: Client | undefined;
   let session: Session | undefined;
   const url = options.url ?? process.env.MOCKLLM_URL;
+  const runId = runIdOf(options);
 
   before(async () => {
     if (url) {
@@ -55,15 +72,24 @@ export function useMockllm(hooks: Hooks, options: TestOptions = {}): TestMockllm
     await server?.stop();
   });
   hooks.beforeEach(async (context) => {
-    session = ready(client).session(sessionName(context));
+    session = ready(client).session(`${sessionName(context)}~${runId}`);
     await session.reset(); // a rerun of the same test starts clean too
   });
   hooks.afterEach(async () => {
-    const crashed = await session?.serverErrors();
+    const ending = session;
     session = undefined;
-    if (crashed?.length) {
-      const lines = crashed.map((e) => `log seq ${e.seq}: ${e.path} (${e.api}, turn ${e.turn ?? "?"})\n${e.server_error}`);
-      throw new Error(`mockllm: the server raised an exception while answering this test:\n\n${lines.join("\n\n")}`);
+    if (!ending) return;
+    try {
+      const entries = await ending.requests();
+      const crashed = entries.filter((e) => e.server_error);
+      if (crashed.length) {
+        const lines = crashed.map((e) => `log seq ${e.seq}: ${e.path} (${e.api}, turn ${e.turn ?? "?"})\n${e.server_error}`);
+        throw new Error(`mockllm: the server raised an exception while answering this test:\n\n${lines.join("\n\n")}`);
+      }
+      const clash = ending.clash(entries);
+      if (clash) throw new Error(`mockllm: session ${JSON.stringify(ending.name)}: ${clash}`);
+    } finally {
+      await ending.release().catch(() => undefined); // the server gone: the test says so already
     }
   });
 
@@ -86,7 +112,7 @@ function ready(client: Client | undefined): Client {
   return client;
 }
 
-/** Readable in the log and a URL path segment; unique per test of a file. */
+/** Readable in the log and a URL path segment; unique per test of a file (the run id follows). */
 function sessionName(context: unknown): string {
   const c = context as { name?: string; fullName?: string; task?: { name: string; file?: { filepath?: string } } };
   const name = c?.task?.name ?? c?.name ?? "test";

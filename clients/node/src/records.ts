@@ -60,6 +60,12 @@ export interface LogEntry {
   response: LogResponse | null;
   server_error: string | null;
   request: unknown;
+  /** The run id the session name carries (`TEST-HASH~RUN`), when it carries one. */
+  run?: string;
+  /** Which use of the session: a new one at each reset (docs/http-api.md). */
+  epoch?: string;
+  /** Two clients that used the session at once: one reset it while the other held it. */
+  clients?: string[];
   /** On an MCP message (`api: "mcp"`, docs/mcp.md): what it asked and what it got. */
   mcp?: McpInfo | null;
 }

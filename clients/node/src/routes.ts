@@ -39,4 +39,7 @@ export interface AdminRoutes {
   check(session: string, spec: Record<string, unknown>): Promise<Failure | null>;
   clear(session?: string): Promise<number>;
   reset(session?: string): Promise<number>;
+  release(session: string): Promise<void>;
+  /** The use of each session this client's last reset of it began (its `epoch`). */
+  readonly epochs: Map<string, string>;
 }

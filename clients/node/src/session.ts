@@ -79,6 +79,25 @@ export class Session {
     return this.client.reset(this.name);
   }
 
+  /** Done with the session (the test hooks' end): another client may reset it now without a clash. */
+  release(): Promise<void> {
+    return this.client.release(this.name);
+  }
+
+  /** What says another client used this session since this one reset it, or null. */
+  clash(entries: LogEntry[]): string | null {
+    const mine = this.client.epochs.get(this.name);
+    const clients = entries.find((e) => e.clients?.length)?.clients;
+    const foreign = mine !== undefined && entries.some((e) => e.epoch !== undefined && e.epoch !== mine);
+    if (!clients && !foreign) return null;
+    const who = clients ? ` (${clients.join(" and ")})` : "";
+    return (
+      `two clients${who} used this session at once: one reset it while the other held it, ` +
+      "so the requests here may be either's. Give each run its own session: the pytest plugin " +
+      "and the Node client name sessions after a run id (docs/ci.md)"
+    );
+  }
+
   /** Entries on which mockllm itself failed; each carries the server's traceback. */
   async serverErrors(): Promise<LogEntry[]> {
     return (await this.requests()).filter((e) => e.server_error);

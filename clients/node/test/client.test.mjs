@@ -174,7 +174,31 @@ test("transcript reads the session turn by turn, full or short", async () => {
 
 test("each test gets its own, empty session", async () => {
   assert.deepEqual(await mock.session.requests(), []);
-  assert.match(mock.session.name, /^each-test-gets-its-own-empty-session-[0-9a-f]{8}$/);
+  // ~RUN: the run id of this process (drawn, or $MOCKLLM_RUN_ID), so runs never share one
+  const run = process.env.MOCKLLM_RUN_ID ?? "[0-9a-f]{6}";
+  assert.match(mock.session.name, new RegExp(`^each-test-gets-its-own-empty-session-[0-9a-f]{8}~${run}$`));
+  const [entry] = await (async () => (await weatherLoop({ answer: false }), mock.session.requests()))();
+  assert.equal(entry.run, mock.session.name.split("~")[1]);
+  assert.match(entry.epoch, /^[0-9a-f]{8}$/);
+});
+
+test("two clients resetting one session at once: the log and the holder say so", async () => {
+  const [a, b] = [new Client(mock.client.baseUrl), new Client(mock.client.baseUrl)];
+  const name = `${mock.session.name}-shared`;
+  await a.session(name).reset();
+  await chat("hello", [{ role: "user", content: "hi" }], a.session(name));
+  await b.session(name).reset(); // while a holds it
+  await chat("hello", [{ role: "user", content: "hi" }], a.session(name));
+  const entries = await a.session(name).requests();
+  assert.deepEqual(entries.map((e) => e.clients), [[a.id, b.id]]);
+  assert.match(a.session(name).clash(entries), /^two clients \(c\w+ and c\w+\) used this session at once/);
+  // Released first, the next client's reset is a rerun, not a clash.
+  await b.session(name).release();
+  await a.session(name).reset();
+  await chat("hello", [{ role: "user", content: "hi" }], a.session(name));
+  const rerun = await a.session(name).requests();
+  assert.equal(rerun[0].clients, undefined);
+  assert.equal(a.session(name).clash(rerun), null);
 });
 
 test("no Python, or no mockllm in it: a clear error", async () => {

@@ -49,5 +49,6 @@ test("a harness that drops the calls fails with the transcript", async () => {
 
 test("each test has its own session", async () => {
   expect(await mock.session.requests()).toEqual([]);
-  expect(mock.session.name).toMatch(/^each-test-has-its-own-session-[0-9a-f]{8}$/);
+  // TEST-HASH~RUN: the run id keeps runs sharing a server apart (docs/node.md)
+  expect(mock.session.name).toMatch(/^each-test-has-its-own-session-[0-9a-f]{8}~[A-Za-z0-9._-]+$/);
 });
