@@ -35,12 +35,12 @@ def split(entries: list[EntryJson]) -> tuple[list[EntryJson], list[EntryJson]]:
 def mcp_checks(
     model: list[EntryJson],
     mcp: list[EntryJson],
-    says_error: Callable[[dict[str, Any]], bool],
+    says_error: Callable[[dict[str, Any], Any], bool],
     declared: Declared | None = None,
 ) -> list[dict[str, Any]]:
     """The four loop checks, when the session touched a scripted MCP tool (none otherwise,
     so a verdict without MCP keeps its checks). `says_error`: the verdict's reading of a
-    result as an error (log/verdict.py)."""
+    result (and its entry's wire) as an error (log/verdict.py)."""
     tools = _scripted_tools(model, mcp, declared or {})
     calls = list(_mcp_calls(model, tools))
     if not calls and not _executions(mcp):
@@ -176,12 +176,13 @@ class _Loop:
                     "before that (a result the tool did not produce)"
                 )
 
-    def not_fed_back(self, says_error: Callable[[dict[str, Any]], bool]) -> Iterator[str]:
+    def not_fed_back(self, says_error: Callable[[dict[str, Any], Any], bool]) -> Iterator[str]:
         for e, call, _ in self.calls:
             execution, answered = self.paired.get(call["id"]), self.results.get(call["id"])
             if execution is None or answered is None:
                 continue
-            problem = _fed_back_problem(execution["mcp"], answered[1], says_error)
+            said_error = says_error(answered[1], answered[0].get("api"))
+            problem = _fed_back_problem(execution["mcp"], answered[1], said_error)
             if problem:
                 yield f"{_label(e, call)}: request #{answered[0]['seq']} {problem}"
 
@@ -213,14 +214,14 @@ class _Loop:
 
 
 def _fed_back_problem(
-    info: Mapping[str, Any], result: dict[str, Any], says_error: Callable[[dict[str, Any]], bool]
+    info: Mapping[str, Any], result: dict[str, Any], said_error: bool
 ) -> str | None:
     """What is wrong with the result a harness sent for a call the tool answered."""
     content = str(result.get("content", ""))
     error = info.get("error")
     returned = info.get("result") or {}
     if error:  # a JSON-RPC error: the harness must report an error, not a result
-        if says_error(result) or str(error.get("message")) in content:
+        if said_error or str(error.get("message")) in content:
             return None
         return (
             f"sent {content[:60]!r}, but the tool answered JSON-RPC error {error.get('code')} "

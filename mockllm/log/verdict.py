@@ -268,7 +268,7 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
         )
         if result is None:
             yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
-        elif not _says_error(result):
+        elif not _says_error(result, e.get("api")):
             how = _HOW_TO_SAY_ERROR.get(str(e.get("api")), _HOW_TO_SAY_ERROR[""])
             yield Problem(
                 e,
@@ -277,9 +277,15 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
             )
 
 
-def _says_error(result: dict[str, Any]) -> bool:
-    if "is_error" in result:
-        return bool(result["is_error"])
+def _says_error(result: dict[str, Any], api: Any = None) -> bool:
+    """Whether a result the harness sent says the call failed: by its wire's flag where the
+    wire has one (Anthropic's `is_error`), else by its text. Gemini has no flag: its
+    `is_error` is only whether the functionResponse has an `"error"` key, so a result
+    without one is read by its text, as on the OpenAI wires (docs/verdict.md)."""
+    if result.get("is_error"):
+        return True
+    if "is_error" in result and api != "gemini":
+        return False
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
 
@@ -380,7 +386,9 @@ def _error_text(entry: EntryJson) -> str:
 # How each wire's result says "this call failed", for errors_fed_back's message.
 _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",
-    "": "OpenAI and Gemini carry no error flag: say so in the result's text, e.g. 'error: ...'",
+    "gemini": 'Gemini carries no error flag: put it under the response\'s "error" key, or '
+    "say so in the result's text, e.g. 'error: ...'",
+    "": "OpenAI carries no error flag: say so in the result's text, e.g. 'error: ...'",
 }
 
 
