@@ -99,7 +99,7 @@ def gemini(key: str) -> Callable[[ServerProcess, str, str], None]:
             said = gtypes.Part.from_function_response(name=call.name, response={key: answer})
             contents = [
                 asked,
-                first.candidates[0].content,  # type: ignore[index]
+                first.candidates[0].content,
                 gtypes.Content(role="user", parts=[said]),
             ]
             llm.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
