@@ -105,6 +105,34 @@ def test_loop(mockllm):
     assert "- mockllm -" not in off.stdout.str()
 
 
+def test_a_mockllm_assertion_shows_the_transcript_once_short_by_default(
+    pytester: pytest.Pytester,
+) -> None:
+    """The assertion's message carries the transcript; no section repeats it under it, and
+    the message follows the section's flags (it was printed in full, then again short)."""
+    pytester.makepyfile(
+        AGENT
+        + """
+LOOP = {"name": "loop", "turns": [
+    {"reply": {"tool_calls": [{"name": "get_weather", "arguments": {}}]}, "repeat": True}]}
+
+@pytest.mark.mockllm(scenarios=[LOOP])
+def test_loop(mockllm):
+    ask(mockllm, "loop", "Find it", rounds=14)
+    mockllm.assert_all_tool_calls_answered()
+"""
+    )
+    out = pytester.runpytest_subprocess("-p", "no:cacheprovider").stdout.str()
+    assert out.count("', 14 model requests:") == 1, out
+    assert "- mockllm -" not in out  # the message has it
+    assert "... 2 earlier requests left out" in out and "request 2 (log seq" not in out
+    assert "-vv or --mockllm-transcript=full" in out
+    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-vv").stdout.str()
+    full = full.split("short test summary info")[0]  # -vv repeats the whole message there
+    assert full.count("', 14 model requests:") == 1, full
+    assert "left out" not in full and "request 1 (log seq" in full
+
+
 def errors_section(out: str) -> str:
     """The report's ERRORS section: the short summary repeats the whole message
     when pytest runs on CI (the `CI` variable), so "said once" is counted here."""

@@ -179,7 +179,9 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
         session.allow(allow)
     _add_marker_scenarios(mockllm_client, item, skip=recording)
     item.stash[_SESSION] = session
+    _transcripts(item.config, full=None)
     yield session
+    _transcripts(item.config, full=True)
     if recording is not None:
         _end_recording(session, item.config)
         return
@@ -308,12 +310,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     recorded = getattr(session, "recording", False)
     if session is not None and report.failed and not recorded:
         del item.stash[_SESSION]  # one section, even when teardown fails too
-        mode = item.config.getoption("mockllm_transcript")
-        if mode is None:
-            mode = "full" if _verbose_flags(item.config) >= 2 else "short"
-        if mode != "off":
+        mode = _transcript_mode(item.config)
+        if mode != "off" and not _carries_transcript(call, session.name):
             report.sections.append(("mockllm", _section(session, mode == "full")))
     return report
+
+
+def _transcript_mode(config: pytest.Config) -> str:
+    mode = config.getoption("mockllm_transcript")
+    return str(mode) if mode else "full" if _verbose_flags(config) >= 2 else "short"
+
+
+def _transcripts(config: pytest.Config, full: bool | None) -> None:
+    """How much of the session a mockllm assertion's message shows: as the report section
+    would (None), or all of it (outside a test)."""
+    from mockllm.testing.assertions import FULL_TRANSCRIPT
+
+    FULL_TRANSCRIPT.set(_transcript_mode(config) == "full" if full is None else full)
+
+
+def _carries_transcript(call: pytest.CallInfo[None], session: str) -> bool:
+    """A mockllm assertion's failure: its message has the transcript already (printed
+    once, not again in a section under it)."""
+    error = call.excinfo.value if call.excinfo is not None else None
+    text = str(error) if isinstance(error, AssertionError) else ""
+    return text.startswith("mockllm: ") and f"mockllm session {session!r}" in text
 
 
 def _verbose_flags(config: pytest.Config) -> int:
