@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from .support import ServerProcess
+
 pytest_plugins = ["pytester"]
 
 AGENT = """
@@ -178,6 +180,22 @@ def test_a_startup_scenario_error_is_said_once_with_a_relative_path(
     line = "scenarios/x.yaml:3:5: turns[0].text: unknown key 'text'"
     assert errors_section(out).count(line) == 1 and "indent it under `reply:`" in out, out
     assert "During handling" not in out and f"{pytester.path}/scenarios" not in out
+
+
+def test_a_wrong_scenarios_path_with_a_server_url_is_said_not_a_traceback(
+    pytester: pytest.Pytester, server: ServerProcess
+) -> None:
+    """As the in-process server says it ("cannot start the server"), not a ScenarioError
+    traceback out of the client fixture."""
+    pytester.makepyfile("def test_it(mockllm):\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--mockllm-url", server.url, "--mockllm-scenarios", "nope"
+    )
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    said = f"mockllm: cannot add the scenarios to the server at {server.url}:\nnope: no such"
+    assert said in errors_section(out), out
+    assert "Traceback" not in out and "raise ScenarioError" not in out, out
 
 
 def test_a_mistyped_scenario_fails_at_url_with_did_you_mean(pytester: pytest.Pytester) -> None:

@@ -153,8 +153,14 @@ def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) 
     from mockllm.testing.client import Client
 
     client = Client(url)
-    client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own
-    return client
+    try:
+        client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own
+    except ScenarioError as e:
+        problems = e.problems  # failed outside the `except`: said once, not chained
+    else:
+        return client
+    what = f"cannot add the scenarios to the server at {url}"
+    pytest.fail(_problems(what, problems, pytestconfig), pytrace=False)
 
 
 _SESSION = pytest.StashKey["Session"]()
