@@ -16,11 +16,12 @@ answering it fails the test with the server's traceback.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -74,6 +75,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
     group.addoption(
+        "--mockllm-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the port of the fixture's server (default: a free one; under xdist, worker "
+        "gwN listens on PORT+N), for a machine that allows only listed ports",
+    )
+    group.addoption(
+        "--mockllm-record-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the port of the in-test recorder (--mockllm-record; default: a free one; "
+        "under xdist, worker gwN listens on PORT+N)",
+    )
+    group.addoption(
         "--mockllm-html",
         metavar="PATH",
         help="write the run's request log to PATH as one HTML page: a session per test, "
@@ -84,6 +101,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="strict",
         help="provider history rules of the server: strict (default), warn or off",
     )
+    parser.addini("mockllm_port", default="", help="the ini form of --mockllm-port")
+    parser.addini("mockllm_record_port", default="", help="the ini form of --mockllm-record-port")
     parser.addini(
         "mockllm_scenarios",
         type="paths",
@@ -132,12 +151,18 @@ def mockllm_server(
     from mockllm.loading.loader import with_bundled
     from mockllm.testing.background import serve
 
+    port = _port(pytestconfig, "mockllm_port")
+    problems: list[Problem] = []
+    busy: OSError | None = None
     try:
-        server = serve(with_bundled(_startup_scenarios(pytestconfig)), mockllm_server_options)
+        scenarios = with_bundled(_startup_scenarios(pytestconfig))
+        server = serve(scenarios, mockllm_server_options, port=port)
     except ScenarioError as e:
         problems = e.problems  # failed outside the `except`: said once, not chained
-    else:
-        problems = []
+    except OSError as e:
+        busy = e
+    if busy is not None:
+        _cannot_listen(port, "--mockllm-port", busy)
     if problems:
         pytest.fail(_problems("cannot start the server", problems, pytestconfig), pytrace=False)
     with server:
@@ -261,8 +286,6 @@ def _recording_session(
 @pytest.fixture(scope="session")
 def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
     """The recorder the recording tests go through (started only when one records)."""
-    import os
-
     upstream = os.environ.get(UPSTREAM_ENV)
     if not upstream:
         pytest.fail(
@@ -277,9 +300,36 @@ def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
             f"mockllm: recording needs {e.name}: pip install 'mockllm-server[record]'",
             pytrace=False,
         )
-    recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact")).start()
+    port = _port(pytestconfig, "mockllm_record_port")
+    busy: OSError | None = None
+    try:
+        recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact"), port=port)
+    except OSError as e:
+        busy = e
+    if busy is not None:  # said outside the `except`: once, not chained
+        _cannot_listen(port, "--mockllm-record-port", busy)
+    recorder.start()
     yield recorder
     recorder.stop()
+
+
+def _port(config: pytest.Config, name: str) -> int:
+    """The fixed port the flag or the ini file gives (0: a free one), one per xdist worker."""
+    given: int | None = config.getoption(name)
+    if given is None:
+        ini = str(config.getini(name) or "").strip()
+        if ini and not ini.isdigit():
+            raise pytest.UsageError(f"{name}: {ini!r} is not a port number")
+        given = int(ini) if ini else 0
+    if not 0 <= given <= 65535:
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: {given} is not a port number")
+    workerid = getattr(config, "workerinput", {}).get("workerid", "")  # xdist's workers only
+    worker = re.fullmatch(r"gw(\d+)", str(workerid))
+    return given + int(worker[1]) if given and worker else given
+
+
+def _cannot_listen(port: int, flag: str, error: OSError) -> NoReturn:
+    pytest.fail(f"mockllm: cannot listen on 127.0.0.1:{port} ({flag}): {error}", pytrace=False)
 
 
 def _end_recording(session: Any, config: pytest.Config) -> None:
