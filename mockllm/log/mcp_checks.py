@@ -105,7 +105,9 @@ def _arguments(text: Any) -> Any:
 
 
 def _label(entry: EntryJson, call: dict[str, Any]) -> str:
-    return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
+    return (
+        f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request (log seq {entry['seq']}))"
+    )
 
 
 class _Loop:
@@ -168,12 +170,13 @@ class _Loop:
                 got = json.dumps(ran[0]["mcp"].get("arguments") or {}, ensure_ascii=False)
                 yield (
                     f"{what}: the tool ran with other arguments ({got[:120]}, MCP entry "
-                    f"#{ran[0]['seq']}) before request #{answered[0]['seq']} answered it"
+                    f"log seq {ran[0]['seq']}) before request (log seq {answered[0]['seq']}) "
+                    "answered it"
                 )
             else:
                 yield (
-                    f"{what}: request #{answered[0]['seq']} answered it, but the tool never ran "
-                    "before that (a result the tool did not produce)"
+                    f"{what}: request (log seq {answered[0]['seq']}) answered it, but the tool "
+                    "never ran before that (a result the tool did not produce)"
                 )
 
     def not_fed_back(self, says_error: Callable[[dict[str, Any], Any], bool]) -> Iterator[str]:
@@ -184,7 +187,7 @@ class _Loop:
             said_error = says_error(answered[1], answered[0].get("api"))
             problem = _fed_back_problem(execution["mcp"], answered[1], said_error)
             if problem:
-                yield f"{_label(e, call)}: request #{answered[0]['seq']} {problem}"
+                yield f"{_label(e, call)}: request (log seq {answered[0]['seq']}) {problem}"
 
     def not_asked(self) -> Iterator[str]:
         for x in self.executions:
@@ -192,7 +195,7 @@ class _Loop:
                 info = x["mcp"]
                 args = json.dumps(info.get("arguments") or {}, ensure_ascii=False)
                 yield (
-                    f"MCP entry #{x['seq']} called {info.get('server')}/{info.get('tool')}"
+                    f"MCP entry (log seq {x['seq']}) called {info.get('server')}/{info.get('tool')}"
                     f"({args[:120]}), which no model call asked for"
                 )
 
@@ -207,8 +210,8 @@ class _Loop:
                     continue
                 if execution is None or execution["seq"] > x["seq"]:
                     yield (
-                        f"request #{x['seq']} got the model's answer after {_label(e, call)}, "
-                        f"but {server}/{tool} had not run by then"
+                        f"request (log seq {x['seq']}) got the model's answer after "
+                        f"{_label(e, call)}, but {server}/{tool} had not run by then"
                     )
                 break
 

@@ -204,7 +204,9 @@ def _results(entry: EntryJson) -> Iterator[dict[str, Any]]:
 
 
 def _label(entry: EntryJson, call: dict[str, Any]) -> str:
-    return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
+    return (
+        f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request (log seq {entry['seq']}))"
+    )
 
 
 def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -218,7 +220,9 @@ def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Prob
     for e in entries:
         ids = [r["call_id"] for r in _results(e)]
         for call_id in sorted({i for i in ids if ids.count(i) > 1}):
-            yield Problem(e, f"request #{e['seq']} answers {call_id} {ids.count(call_id)} times")
+            yield Problem(
+                e, f"request (log seq {e['seq']}) answers {call_id} {ids.count(call_id)} times"
+            )
 
 
 def _unknown_results(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -230,8 +234,8 @@ def _unknown_results(entries: list[EntryJson], context: Context) -> Iterator[Pro
                 if r["call_id"] not in known:
                     yield Problem(
                         e,
-                        f"request #{e['seq']} sends a result for {r['call_id']}, which no call in "
-                        "its history made",
+                        f"request (log seq {e['seq']}) sends a result for {r['call_id']}, which no "
+                        "call in its history made",
                     )
 
 
@@ -246,7 +250,7 @@ def _partial_parallel(entries: list[EntryJson], context: Context) -> Iterator[Pr
                 seen.add(ids)
                 yield Problem(
                     e,
-                    f"request #{e['seq']} answers {len(ids) - len(missing)} of {len(ids)} "
+                    f"request (log seq {e['seq']}) answers {len(ids) - len(missing)} of {len(ids)} "
                     f"parallel calls (missing {', '.join(missing)})",
                 )
 
@@ -315,8 +319,8 @@ def _early_retries(entries: list[EntryJson], context: Context) -> Iterator[Probl
         if waited < wait * 0.95 - 0.01:
             yield Problem(
                 retry,
-                f"request #{retry['seq']} retried after {waited:.3f} s; request #{e['seq']} said "
-                f"retry-after {wait:g} s",
+                f"request (log seq {retry['seq']}) retried after {waited:.3f} s; request "
+                f"(log seq {e['seq']}) said retry-after {wait:g} s",
             )
 
 
@@ -324,7 +328,7 @@ def _continued_after_failure(entries: list[EntryJson], context: Context) -> Iter
     for e in entries:
         for finding in e.get("violations") or ():
             if finding.get("rule") == "continued_after_failed_stream":
-                yield Problem(e, f"request #{e['seq']}: {finding['message']}")
+                yield Problem(e, f"request (log seq {e['seq']}): {finding['message']}")
 
 
 def _refused(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -358,7 +362,7 @@ def _where(entry: EntryJson) -> str:
     turn = "" if entry.get("turn") is None else f" (turn {entry['turn']})"
     if _consumed(entry):
         turn = f" (turn {entry['turn']}, attempt {entry['attempt']})"
-    return f"request #{entry['seq']}{turn}"
+    return f"request (log seq {entry['seq']}){turn}"
 
 
 def _consumed(entry: EntryJson) -> bool:
