@@ -154,10 +154,19 @@ def _notes(name: str, entries: list[EntryJson]) -> list[str]:
     """What a passed check left out."""
     if name != "calls_answered":
         return []
-    return [
+    cut = [
         f"{_label(e, c)} was cut by fault ({_cut_by(e)}{_cut_in(e)}): not counted"
         for e, c in _cut(entries)
     ]
+    replaced = _replaced(entries)
+    answered = {r["call_id"] for x in entries for r in _results(x)}
+    set_aside = [
+        f"{_label(e, c)} was set aside: the harness went on from request (log seq "
+        f"{replaced[e['seq']]['seq']}), turn {e.get('turn')} asked again: not counted"
+        for e, c in _served(entries)
+        if e["seq"] in replaced and c["id"] not in answered
+    ]
+    return cut + set_aside
 
 
 def _cut_in(entry: EntryJson) -> str:
@@ -210,10 +219,35 @@ def _label(entry: EntryJson, call: dict[str, Any]) -> str:
 
 
 def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    replaced = _replaced(entries)
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
-        if call["id"] not in set(later):
+        if call["id"] not in set(later) and e["seq"] not in replaced:
             yield Problem(e, f"{_label(e, call)} was never answered")
+
+
+def _replaced(entries: list[EntryJson]) -> dict[int, EntryJson]:
+    """Each request whose reply the harness set aside, by seq → the other attempt at the
+    same turn it went on from (a later request's history carries that one's calls): a
+    harness that asks a turn again (after a cut, a 5xx, its own timeout) owes no result to
+    a reply it replaced, as the real API holds no one to it. One that answers the replaced
+    reply's ids after taking the new one fails `results_known` (they are not in its
+    history) and `calls_answered` (the new reply's calls are owed)."""
+    carried = {
+        c.get("id")
+        for x in entries
+        for m in x.get("conversation") or ()
+        for c in m.get("tool_calls") or ()
+    }
+    taken: dict[tuple[Any, Any], EntryJson] = {}  # (scenario, turn) → the attempt taken
+    for e, call in _served(entries):
+        if call["id"] in carried and e.get("turn") is not None:
+            taken.setdefault((e.get("scenario"), e["turn"]), e)
+    return {
+        e["seq"]: t
+        for e, _ in _served(entries)
+        if (t := taken.get((e.get("scenario"), e.get("turn")))) is not None and t is not e
+    }
 
 
 def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
