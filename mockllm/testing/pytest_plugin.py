@@ -74,6 +74,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
+    _port_options(group, parser)
+    group.addoption(
+        "--mockllm-html",
+        metavar="PATH",
+        help="write the run's request log to PATH as one HTML page: a session per test, "
+        "failing tests first (the viewer, e.g. a CI artifact)",
+    )
+    parser.addini(
+        "mockllm_validation",
+        default="strict",
+        help="provider history rules of the server: strict (default), warn or off",
+    )
+    parser.addini(
+        "mockllm_scenarios",
+        type="paths",
+        default=[],
+        help="scenario files or folders the server loads, besides the bundled library",
+    )
+
+
+def _port_options(group: Any, parser: pytest.Parser) -> None:
+    """Fixed ports, for a machine that lets tests listen only on listed ports."""
     group.addoption(
         "--mockllm-port",
         type=int,
@@ -90,25 +112,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the port of the in-test recorder (--mockllm-record; default: a free one; "
         "under xdist, worker gwN listens on PORT+N)",
     )
-    group.addoption(
-        "--mockllm-html",
-        metavar="PATH",
-        help="write the run's request log to PATH as one HTML page: a session per test, "
-        "failing tests first (the viewer, e.g. a CI artifact)",
-    )
-    parser.addini(
-        "mockllm_validation",
-        default="strict",
-        help="provider history rules of the server: strict (default), warn or off",
-    )
     parser.addini("mockllm_port", default="", help="the ini form of --mockllm-port")
     parser.addini("mockllm_record_port", default="", help="the ini form of --mockllm-record-port")
-    parser.addini(
-        "mockllm_scenarios",
-        type="paths",
-        default=[],
-        help="scenario files or folders the server loads, besides the bundled library",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
