@@ -17,6 +17,9 @@ AGENTS := .venv-agents/.installed
 # LangChain's MCP adapters (tests/frameworks/test_mcp_langchain.py), in their own virtualenv:
 # langchain-mcp-adapters requires mcp<2, and mockllm pins the SDK's 2.x (docs/mcp.md).
 LANGCHAIN_MCP := .venv-langchain-mcp/.installed
+# strands-agents (tests/frameworks/test_strands.py), in its own virtualenv: its `openai`
+# extra pins mcp 2.1 and an older openai than mockllm's test pins.
+STRANDS := .venv-strands/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -25,7 +28,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test unit lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test unit image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -70,6 +73,8 @@ $(WHEELHOUSE): $(STAMP) tests/wheelhouse.py
 CHROMIUM := sh tests/ensure-debian.sh "the viewer's browser tests" "chromium chromedriver" \
             chromium chromium-driver
 REDIS    := sh tests/ensure-debian.sh "the shared-state tests" "redis-server" redis-server
+BUILDAH  := sh tests/ensure-debian.sh "the image tier" "buildah podman debootstrap" \
+            buildah podman debootstrap
 
 # Coverage of the test processes and every Python process they start from this venv: the
 # `mockllm serve` and `mockllm record` subprocesses and the `--workers` children, each
@@ -89,10 +94,23 @@ $(LANGCHAIN_MCP): tests/frameworks/langchain_mcp/requirements.txt
 	.venv-langchain-mcp/bin/python -m pip install --quiet -r tests/frameworks/langchain_mcp/requirements.txt
 	touch $(LANGCHAIN_MCP)
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(STRANDS): tests/frameworks/strands/requirements.txt
+	test -x .venv-strands/bin/python || $(PYTHON) -m venv .venv-strands
+	.venv-strands/bin/python -m pip install --quiet -r tests/frameworks/strands/requirements.txt
+	touch $(STRANDS)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+
+# The image tier (tests/image): the Containerfile built from the release's sdist with buildah
+# (no Docker daemon here) on a Debian base made with debootstrap, and served from inside to
+# the SDKs, the plugin, the Node client and each recipe of docs/container.md. Its own target:
+# the first run on a machine spends about three minutes making the base.
+image: $(STAMP) $(WHEELHOUSE) $(NODE_STAMPS) ## build the Containerfile's image and serve the SDKs and the recipes from it
+	@$(BUILDAH)
+	MOCKLLM_IMAGE_TIER=1 $(BIN)/pytest tests/image -n 0 $(ARGS)
 
 # The in-process tier (tests/unit: no servers, no SDKs, no sockets) under Hypothesis's `dev`
 # profile, a tenth of the examples `make test` runs (tests/hypothesis_profiles.py); one
@@ -101,8 +119,10 @@ unit: $(STAMP) ## the in-process tests in seconds (no servers, no SDKs; fewer Hy
 	$(BIN)/pytest tests/unit -n 0 --hypothesis-profile=dev $(ARGS)
 
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
-fuzz: $(STAMP) ## hostile bodies on every model route, many more than `make test` sends
+fuzz: $(STAMP) ## hostile bodies and schemas on every route, many more than `make test` sends
 	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
+	MOCKLLM_FUZZ_EXAMPLES=$${MOCKLLM_FUZZ_SCHEMAS:-2000} $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s \
+	    tests/test_hostile_schemas.py $(ARGS)
 
 fault-soak: $(STAMP) ## a fleet on a full, hung and restarted redis-server, 300 sessions a run
 	@$(REDIS)
@@ -138,7 +158,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 

@@ -73,12 +73,20 @@ def cold_workloads() -> list[Cold]:
         ],
     }
     gemini_route = "v1beta/models/gemini-2.5-flash:generateContent"
+    bedrock = {
+        "messages": [{"role": "user", "content": [{"text": ask}]}],
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": _PARAMETERS}}}]
+        },
+    }
+    bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
         Cold("cold_anthropic", "distinct Anthropic", _path("v1/messages"), _dumps(anthropic)),
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
+        Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
     ]
 
 

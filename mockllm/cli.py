@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
         add(sub)
     sc = sub.add_parser("schema", help="print the scenario JSON Schema (for editors)")
     sc.set_defaults(run=_schema)
+    st = sub.add_parser(
+        "start-script",
+        help="print the path of the installed CI start script (docs/ci.md): "
+        'sh "$(mockllm start-script)" --scenarios tests/scenarios',
+    )
+    st.set_defaults(run=_start_script)
     _report_parser(sub)
     return p
 
@@ -117,6 +123,12 @@ def _report_parser(sub: Any) -> None:
         metavar="PATH",
         help="also write the log as one self-contained HTML page (the viewer), e.g. for CI",
     )
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print each session's verdict as JSON, one object a line: the objects "
+        "GET /_mockllm/verdict returns (for scripts and CI annotations)",
+    )
     r.set_defaults(run=_report)
 
 
@@ -137,6 +149,7 @@ def _listening(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ready-file", metavar="FILE", help="write the URL here once listening")
     more = " (e.g. 10MB; default %(default)s)"
     _option(p, "max_body", more, type=_size, metavar="BYTES")
+    _option(p, "keep_alive", " (default %(default)s)", type=_whole_seconds, metavar="SECONDS")
 
 
 def _serve_parser(sub: Any) -> None:
@@ -182,6 +195,8 @@ def _log_flags(s: Any) -> None:
     _option(s, "log", metavar="FILE")
     _option(s, "log_limit", " (default %(default)s)", type=int, metavar="N")
     _option(s, "log_body_cap", " (default %(default)s)", type=_size, metavar="BYTES")
+    _option(s, "log_request_cap", " (default %(default)s)", type=_size, metavar="BYTES")
+    _option(s, "log_bytes", " (default %(default)s)", type=_size, metavar="BYTES")
 
 
 def _fault_flags(s: Any) -> None:
@@ -196,6 +211,9 @@ def _limit_flags(s: Any) -> None:
     more = " (1 to 4300, default %(default)s)"
     _option(s, "max_number_digits", more, type=_number_digits, metavar="N")
     _option(s, "max_sessions", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "max_schema_work", " (default %(default)s)", type=_positive, metavar="STEPS")
+    _option(s, "max_mcp_sessions", " (default %(default)s)", type=int, metavar="N")
+    _option(s, "cache_bytes", " (default %(default)s)", type=_size, metavar="BYTES")
     more = " (repeatable; e.g. a docker service name)"
     _option(
         s, "allow_host", more, action="append", default=list(DEFAULTS.allow_host), metavar="NAME"
@@ -252,6 +270,12 @@ def _number_digits(text: str) -> int:
     return int(text)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 1")
+    return int(text)
+
+
 def _allowance(text: str) -> tuple[str, str]:
     from mockllm.log.allowances import allowance_problem
 
@@ -267,6 +291,12 @@ def _size(text: str) -> int:
     if not match:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (try 65536, 64KB or 10MB)")
     return int(match[1]) << (10 * " kmg".index((match[2] or " ").lower()))
+
+
+def _whole_seconds(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1 or len(text.strip()) > 9:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds from 1: {text!r}")
+    return int(text)
 
 
 def _record_parser(sub: Any) -> None:
@@ -392,6 +422,7 @@ def _record(args: argparse.Namespace) -> int:
         args.redact,
         args.max_body,
         args.ready_file,
+        args.keep_alive,
     )
     return 0
 
@@ -486,6 +517,11 @@ def _banner(count: int, default: str | None) -> str:
             '  Gemini SDK:    genai.Client(api_key="test", '
             f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}})'
         )
+    if "bedrock" in families:
+        lines.append(
+            f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
+            "...)  (any credentials)"
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )
@@ -544,11 +580,19 @@ def _report(args: argparse.Namespace) -> int:
     if isinstance(grouped, str):
         print(f"mockllm report: {grouped}", file=sys.stderr)
         return 2
+    if args.transcript and args.json:
+        print("mockllm report: --json prints verdicts, --transcript text: one", file=sys.stderr)
+        return 2
     if args.transcript:
         print(report.transcripts(grouped))
         return 0
     text, verdicts = report.summary(grouped, args.max_calls, dict(args.allow))
-    print(text)
+    if args.json:  # stdout is the verdicts alone; what else is said goes to stderr
+        from mockllm.core.wirejson import dumps_line  # a name's line break stays escaped
+
+        print("\n".join(dumps_line(v) for v in verdicts.values()))
+    else:
+        print(text)
     if args.html:
         from mockllm.log.transcript import plural
         from mockllm.viewer.page import report_page
@@ -556,9 +600,16 @@ def _report(args: argparse.Namespace) -> int:
         shown = [e for found in grouped.values() for e in found]  # --session: that one
         title = f"mockllm report: {Path(args.logfile).name}"
         Path(args.html).write_text(report_page(shown, verdicts=verdicts, title=title), "utf-8")
-        counts = f"{plural(len(verdicts), 'session')}, {plural(len(shown), 'request')}"
-        print(f"wrote {args.html} ({counts})")
+        requests = sum(1 for e in shown if e.get("api") != "allowance")  # records: no requests
+        counts = f"{plural(len(verdicts), 'session')}, {plural(requests, 'request')}"
+        print(f"wrote {args.html} ({counts})", file=sys.stderr if args.json else sys.stdout)
     return 1 if any(not v["ok"] for v in verdicts.values()) else 0
+
+
+def _start_script(args: argparse.Namespace) -> int:
+    # Shipped in the package, so a release (wheel, sdist or image) carries it: docs/ci.md.
+    print(Path(__file__).parent / "testing" / "mockllm-start.sh")
+    return 0
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 MockLLMError
 ├── ScenarioError      a scenario file or mapping is wrong: where, and what was allowed
 ├── RequestError       an incoming request cannot be answered; rendered by the adapter
+│   └── SchemaTooCostly   (core/schema_budget.py) a JSON Schema past --max-schema-work
 ├── GenerateError      (generate.py) a tool schema cannot produce the asked arguments
 └── ClientError        `mockllm.Client`: the server refused an admin request, or is unreachable
 """

@@ -15,6 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from mockllm.core.scenario import Chaos, Flavor, ValidationMode
+from mockllm.core.schema_budget import MAX_SCHEMA_WORK
 
 MB = 1024 * 1024
 
@@ -41,14 +42,34 @@ class ServerOptions:
     """Log entries kept in memory; the log file keeps all."""
     log_body_cap: int = 65_536
     """Response bytes kept per log entry."""
+    log_request_cap: int = 1 * MB
+    """Request bytes kept per log entry in memory; a longer body is kept cut, with its size
+    and SHA-256, and the entry says `request_truncated` (the log file keeps it whole)."""
+    log_bytes: int = 256 * MB
+    """Bytes of request and response bodies the in-memory log keeps; past it the oldest
+    entries go, as past --log-limit."""
+    cache_bytes: int = 16 * MB
+    """Bytes of request content (schemas, arguments) each cache of checked and generated
+    results keeps; past it the least recently used go."""
     max_body: int = 10 * MB
     """The largest request body accepted; larger gets 413."""
+    keep_alive: int = 360
+    """Seconds an idle connection stays open for its next request: longer than the idle time
+    of the pooled clients' defaults (OkHttp's 5 minutes the longest), so a client that
+    pauses between requests never sends one on a connection the server has just closed."""
     max_number_digits: int = 1000
     """Digits one number of a request body may have; a longer one is the provider's 400."""
+    max_schema_work: int = MAX_SCHEMA_WORK
+    """Steps of work (schema nodes visited, keywords applied) the JSON Schemas of one request
+    may cost, in conversion, generation and validation together; past it the provider's 400."""
     max_stall: float = 30.0
     """Seconds a stall fault holds a connection at most."""
     max_sessions: int = 10_000
     """Sessions whose attempt counters are kept; the least recently used beyond start afresh."""
+    max_mcp_sessions: int = 1000
+    """MCP sessions (the SDK's) open at once over HTTP, across every scripted server; past
+    it the least recently used idle one is closed, and when all are busy a new one gets a
+    JSON-RPC 503."""
     allow_host: tuple[str, ...] = ()
     """Host names, besides loopback and the bound address, the admin routes answer under."""
     state: str = "memory"

@@ -1,5 +1,5 @@
-""".ci/run, CI's entry point, runs `make lint` and then `make test`; a lint failure fails
-the run with the linter's own message and no tests run. Checked with stand-in make
+""".ci/run, CI's entry point, runs `make lint`, `make image` and then `make test`; a lint
+failure fails the run with the linter's own message and no tests run. Checked with stand-in make
 targets, in a copy of the script: the real targets are the suite itself."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ MAKEFILE = """\
 lint:
 \t@echo "lint ran"
 \t@{lint}
+image:
+\t@echo "image ran"
 test:
 \t@echo "tests ran"
 """
@@ -34,7 +36,7 @@ def ci_run(tmp_path: Path, lint: str) -> subprocess.CompletedProcess[str]:
 def test_ci_runs_the_linters_then_the_tests(tmp_path: Path) -> None:
     done = ci_run(tmp_path, "true")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["lint ran", "tests ran"]
+    assert done.stdout.splitlines() == ["lint ran", "image ran", "tests ran"]
 
 
 def test_a_lint_failure_fails_ci_with_the_linters_message_and_runs_no_tests(

@@ -253,6 +253,8 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         '  Anthropic SDK: Anthropic(base_url="{url}/s/SCENARIO", api_key="test")\n'
         '  Gemini SDK:    genai.Client(api_key="test", '
         'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
+        '  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{url}/s/SCENARIO", ...)'
+        "  (any credentials)\n"
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )

@@ -55,7 +55,10 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello") == f"{server.url}/s/hello/t1/v1"
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
-    with pytest.raises(ValueError, match="'openai', 'anthropic', 'gemini', not 'google'"):
+    assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    with pytest.raises(
+        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+    ):
         client.url("hello", api=cast(Any, "google"))
 
 
@@ -221,7 +224,7 @@ def test_an_unanswered_call_fails_with_the_transcript(mock: Session) -> None:
         "       user: Paris?",
         "     ← assistant (200, tool_calls)",
         f'       calls get_weather({{"city":"Paris"}}) id={call.id}',
-        "  ✗ verdict: FAIL (1 of 12 checks failed)",
+        "  ✗ verdict: FAIL (1 of 13 checks failed)",
         f"     ✗ calls_answered: {call.id} (get_weather, turn 0, request (log seq {seq})) was never answered",
         "",
         "expected: every tool call mockllm sent gets a result with its id in a later request",

@@ -6,6 +6,7 @@ included. docs/failure-modes.md shows the same table; a test keeps the two equal
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,20 +14,36 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import boto3
 import openai
 import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
 from google import genai
 from google.genai import errors as genai_errors
 
-from examples.harness import anthropic_messages, chat_completions, gemini, naive, responses
+from examples.harness import (
+    anthropic_messages,
+    bedrock_converse,
+    chat_completions,
+    gemini,
+    naive,
+    responses,
+)
 from examples.harness.toolbox import Toolbox
 from mockllm import load_paths
 from mockllm.log.verdict import REQUEST_CHECKS
 
 from .support import BUNDLED, ROOT, ServerProcess, sample_text
 
-APIS = ("chat", "responses", "anthropic", "gemini")
-API_NAMES = {"chat": "Chat", "responses": "Responses", "anthropic": "Anthropic", "gemini": "Gemini"}
+APIS = ("chat", "responses", "anthropic", "gemini", "bedrock")
+API_NAMES = {
+    "chat": "Chat",
+    "responses": "Responses",
+    "anthropic": "Anthropic",
+    "gemini": "Gemini",
+    "bedrock": "Bedrock",
+}
 
 # An outcome says how a loop ends, then the protocol verdict of its session:
 #   answer "TEXT"            it returns an answer containing TEXT
@@ -41,6 +58,16 @@ NEVER_ANSWERED = "fails calls_answered, errors_fed_back"  # a refused call's res
 # MALFORMED_FUNCTION_CALL with no content, every attempt (docs/http-api.md, Gemini).
 UNFORMED = 'raises GaveUp("could not form its function call") · clean'
 NO_CALLS = 'raises TypeError("not iterable") · clean'  # naive: response.function_calls is None
+# Bedrock: a call whose arguments no toolUse.input can carry comes as stopReason
+# malformed_tool_use with no toolUse (docs/http-api.md, Bedrock); the naive loop sends the
+# empty assistant turn back, which Bedrock refuses (rule B5).
+MALFORMED_USE = 'raises GaveUp("could not form its tool use") · clean'
+EMPTY_TURN = 'raises ValidationException("content field in the Message object") · clean'
+BEDROCK_REFUSED = 'raises ValidationException("expectation failed") · fails errors_fed_back'
+BEDROCK_NOTE = (
+    " Bedrock: the reply comes as stopReason malformed_tool_use with no toolUse; the naive "
+    "loop sends the empty turn back, which Bedrock refuses (B5)."
+)
 GEMINI_NOTE = (
     " Gemini: no call can carry these arguments, so the reply is MALFORMED_FUNCTION_CALL with "
     "no content, every attempt; the correct loop asks again and gives up, having run nothing."
@@ -84,45 +111,50 @@ OUTCOMES: dict[str, Row] = {
         'answer "Louvre" · clean', 'answer "reading them now" · fails calls_answered'
     ),
     "malformed-arguments": Row(
-        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
+        {"chat, responses, anthropic, bedrock": PARIS, "gemini": UNFORMED},
         {
             "chat, responses": f'raises JSONDecodeError("Unterminated string") · {NEVER_ANSWERED}',
-            "anthropic": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
+            "anthropic, bedrock": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
             "gemini": NO_CALLS,
         },
-        "Anthropic's stream helper partial-parses the cut object to {}." + GEMINI_NOTE,
+        "Anthropic's stream helper partial-parses the cut object to {}; Bedrock's non-streamed "
+        "toolUse.input keeps its complete parameters, none here." + GEMINI_NOTE,
     ),
     "empty-arguments": Row(
-        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
+        {"chat, responses, anthropic, bedrock": PARIS, "gemini": UNFORMED},
         {
             "chat, responses": f'raises JSONDecodeError("Expecting value") · {NEVER_ANSWERED}',
-            "anthropic": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
+            "anthropic, bedrock": f'raises TypeError("missing 1 required") · {NEVER_ANSWERED}',
             "gemini": NO_CALLS,
         },
-        "Anthropic streams no input_json_delta for it: the SDK shows input {}." + GEMINI_NOTE,
+        "Anthropic streams no input_json_delta for it: the SDK shows input {}; Bedrock sends "
+        "input {}." + GEMINI_NOTE,
     ),
     "arguments-not-object": Row(
-        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED},
+        {"chat, responses, anthropic": PARIS, "gemini": UNFORMED, "bedrock": MALFORMED_USE},
         {
             "chat, responses, anthropic": f'raises TypeError("must be a mapping") · {NEVER_ANSWERED}',
             "gemini": NO_CALLS,
+            "bedrock": EMPTY_TURN,
         },
-        GEMINI_NOTE.strip(),
+        GEMINI_NOTE.strip() + BEDROCK_NOTE,
     ),
     "double-encoded-arguments": Row(
         {
             "chat, responses": PARIS,
             "anthropic": 'raises GaveUp("Unable to parse tool parameter JSON") · ' + NEVER_ANSWERED,
             "gemini": UNFORMED,
+            "bedrock": MALFORMED_USE,
         },
         {
             "chat, responses": f'raises TypeError("must be a mapping") · {NEVER_ANSWERED}',
             "anthropic": f'raises ValueError("Unable to parse tool parameter JSON") · {NEVER_ANSWERED}',
             "gemini": NO_CALLS,
+            "bedrock": EMPTY_TURN,
         },
         "Anthropic: the SDK's stream accumulator cannot parse a JSON string cut into fragments "
         "and raises before any harness code sees the reply; the correct loop retries (the same "
-        "reply comes back) and gives up, having run nothing." + GEMINI_NOTE,
+        "reply comes back) and gives up, having run nothing." + GEMINI_NOTE + BEDROCK_NOTE,
     ),
     "hallucinated-tool": Row(
         'answer "cannot delete files" · clean',
@@ -130,6 +162,7 @@ OUTCOMES: dict[str, Row] = {
             "chat, responses": 'answer "cannot delete files" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
             "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
+            "bedrock": BEDROCK_REFUSED,
         },
         "The naive loop runs delete_file. Anthropic's is_error flag (Gemini's \"error\" key) is "
         "checked by turn 1's expectation; OpenAI wires have no flag, so there the verdict "
@@ -145,6 +178,7 @@ OUTCOMES: dict[str, Row] = {
             "chat, responses": 'answer "It is 18 °C" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
             "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
+            "bedrock": BEDROCK_REFUSED,
         },
         'The tool runs with unit ["celsius"] and answers; only the verdict (or Anthropic\'s '
         "is_error expectation) sees it.",
@@ -155,6 +189,7 @@ OUTCOMES: dict[str, Row] = {
             "chat, responses": 'answer "It is 18 °C" · fails errors_fed_back',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
             "gemini": 'raises ClientError("expectation failed") · fails errors_fed_back',
+            "bedrock": BEDROCK_REFUSED,
         },
         'The tool runs with unit "Fahrenheit" and silently answers in Celsius.',
     ),
@@ -163,6 +198,7 @@ OUTCOMES: dict[str, Row] = {
         {
             "chat, responses, anthropic": 'raises BadRequestError("expectation failed") · clean',
             "gemini": 'raises ClientError("expectation failed") · clean',
+            "bedrock": 'raises ValidationException("expectation failed") · clean',
         },
         "The verdict cannot see a path escape (the call fits its schema): turn 1's expectation "
         "refuses a result that does not name the path — the naive loop sent the file instead.",
@@ -182,8 +218,10 @@ OUTCOMES: dict[str, Row] = {
         {
             "chat, responses": "raises APIConnectionError · clean",
             "anthropic, gemini": 'raises RemoteProtocolError("peer closed connection") · clean',
+            "bedrock": 'raises ConnectionClosedError("Connection was closed") · clean',
         },
-        "Neither Anthropic's stream helper nor google-genai wraps httpx's own error.",
+        "Neither Anthropic's stream helper nor google-genai wraps httpx's own error. The "
+        "correct Bedrock loop sees the streamed cut as a quiet end without messageStop.",
     ),
     "stream-ends-early": Row(
         PARIS,
@@ -192,11 +230,12 @@ OUTCOMES: dict[str, Row] = {
             "responses": 'raises RuntimeError("response.completed") · clean',
             "anthropic": 'raises TypeError("missing 1 required") · clean',
             "gemini": 'raises JSONDecodeError("Expecting property name") · clean',
+            "bedrock": 'raises KeyError("output") · clean',
         },
         "No exception on Chat and Anthropic: the naive loop runs the cut call. The verdict "
         'counts no call a fault cut (its calls_answered says "cut by fault"): the loop\'s '
-        "exception is what shows the mistake. The naive Gemini loop does not stream: its "
-        "body is cut inside the call's args.",
+        "exception is what shows the mistake. The naive Gemini and Bedrock loops do not "
+        "stream: the body is cut inside the call's args (botocore then parses no output).",
     ),
     "stream-error-event": Row(
         PARIS,
@@ -205,21 +244,24 @@ OUTCOMES: dict[str, Row] = {
             "responses": 'raises RuntimeError("response.completed") · clean',
             "anthropic": 'raises APIStatusError("overloaded_error") · clean',
             "gemini": 'raises ServerError("UNAVAILABLE") · clean',
+            "bedrock": "raises ModelErrorException · clean",
         },
         "The naive Gemini loop does not stream: the same failure comes as an HTTP 503, which "
-        "google-genai does not retry by default.",
+        "google-genai does not retry by default. Nor does the naive Bedrock loop: there the "
+        "fault is an HTTP 424 ModelErrorException.",
     ),
     "stall": Row(
         PARIS,
         {
             "chat, responses": "raises APITimeoutError · clean",
             "anthropic, gemini": "raises ReadTimeout · clean",
+            "bedrock": "raises ReadTimeoutError · clean",
         },
         "Both loops get a client with a 0.5 s timeout.",
     ),
     "finish-length": Row(
         {
-            "chat, responses, anthropic": PARIS,
+            "chat, responses, anthropic, bedrock": PARIS,
             "gemini": 'raises GaveUp("stopped (length) without an answer") · clean',
         },
         {
@@ -227,8 +269,9 @@ OUTCOMES: dict[str, Row] = {
             "responses": f'raises RuntimeError("response.completed") · {NEVER_ANSWERED}',
             "anthropic": 'raises BadRequestError("expectation failed") · fails errors_fed_back',
             "gemini": NO_CALLS,
+            "bedrock": BEDROCK_REFUSED,
         },
-        'Anthropic keeps the complete parameters ({"city": "Paris"}): the naive loop runs them. '
+        'Anthropic (and Bedrock) keeps the complete parameters ({"city": "Paris"}): the naive loop runs them. '
         "Gemini sends calls whole: the cut one is not sent (MAX_TOKENS, no content), so there "
         "is nothing to answer.",
     ),
@@ -237,11 +280,14 @@ OUTCOMES: dict[str, Row] = {
         {
             "chat, responses, anthropic": PARIS,
             "gemini": 'raises ClientError("RESOURCE_EXHAUSTED") · clean',
+            "bedrock": 'raises ThrottlingException("Too many requests") · clean',
         },
         "Not shown by the naive loop on OpenAI and Anthropic: their SDKs retry 429 twice by "
         "themselves, honouring retry-after-ms. The scenario catches a client without those "
         "retries (test_rate_limited_catches_a_client_without_sdk_retries) — which is what "
-        "google-genai is by default.",
+        "google-genai is by default, and boto3 here: botocore's own retries ignore "
+        "retry-after-ms (a random backoff), so both Bedrock loops get a client without them "
+        "and the correct one retries as the SDKs do.",
     ),
     "overloaded": Row(
         PARIS,
@@ -249,18 +295,21 @@ OUTCOMES: dict[str, Row] = {
             "chat, responses": 'raises InternalServerError("overloaded") · clean',
             "anthropic": "raises OverloadedError · clean",
             "gemini": 'raises ServerError("UNAVAILABLE") · clean',
+            "bedrock": "raises ServiceUnavailableException · clean",
         },
         "The verdict has nothing to judge: no reply was ever served to the naive loop. Gemini "
-        "has no 529: the fault is served as its overload, 503 UNAVAILABLE.",
+        "has no 529: the fault is served as its overload, 503 UNAVAILABLE; nor has AWS: 503 "
+        "ServiceUnavailableException.",
     ),
     "duplicate-call-ids": Row(
         {
-            "chat, anthropic, gemini": 'raises GaveUp("call_dup_0001") · fails calls_answered',
+            "chat, anthropic, gemini, bedrock": 'raises GaveUp("call_dup_0001") · '
+            "fails calls_answered",
             "responses": 'raises RuntimeError("conflicting output identities") · '
             "fails calls_answered",
         },
         {
-            "chat": 'answer "both 18 °C" · fails answered_once',
+            "chat, bedrock": 'answer "both 18 °C" · fails answered_once',
             "anthropic": 'raises BadRequestError("`tool_use` ids must be unique") · '
             "fails answered_once",
             "responses": 'raises RuntimeError("conflicting output identities") · '
@@ -277,11 +326,12 @@ OUTCOMES: dict[str, Row] = {
         PARIS,
         {
             "chat": 'raises BadRequestError("reasoning_content") · clean',
-            "responses, anthropic, gemini": PARIS,
+            "responses, anthropic, gemini, bedrock": PARIS,
         },
-        "Run with model deepseek-reasoner. Not shown on Responses, Anthropic and Gemini: they "
-        "have no reasoning_content; the reasoning item / thinking block / thought part rides "
-        "in the output the naive loop replays whole.",
+        "Run with model deepseek-reasoner. Not shown on Responses, Anthropic, Gemini and "
+        "Bedrock: they have no reasoning_content; the reasoning item / thinking block / "
+        "thought part / reasoningContent block rides in the output the naive loop replays "
+        "whole.",
     ),
 }
 
@@ -298,6 +348,7 @@ MODELS = {
     "responses": "gpt-4.1",
     "anthropic": "claude-sonnet-4-6",
     "gemini": "gemini-2.5-flash",
+    "bedrock": "us.anthropic.claude-sonnet-4-6",
 }
 MODEL_FOR = {"deepseek-reasoning": "deepseek-reasoner"}
 TIMEOUT_FOR = {"stall": 0.5}  # seconds; else 10 s, so that nothing can hang the suite
@@ -311,12 +362,14 @@ CORRECT: dict[str, Loop] = {
     "responses": responses.run,
     "anthropic": anthropic_messages.run,
     "gemini": gemini.run,
+    "bedrock": bedrock_converse.run,
 }
 NAIVE: dict[str, Loop] = {
     "chat": naive.chat,
     "responses": naive.responses_api,
     "anthropic": naive.messages,
     "gemini": naive.gemini_api,
+    "bedrock": naive.bedrock,
 }
 
 
@@ -351,9 +404,14 @@ def test_rate_limited_catches_a_client_without_sdk_retries(
     """The naive loop gets through rate-limited only because the SDK retries for it."""
     for api in APIS:
         client = client_for(server, api, "rate-limited", f"{session}-{api}", max_retries=0)
-        limited = (openai.RateLimitError, anthropic.RateLimitError, genai_errors.ClientError)
-        with client, pytest.raises(limited):
-            NAIVE[api](client, "Weather?", project(tmp_path / api), model=MODELS[api])
+        limited = (
+            openai.RateLimitError,
+            anthropic.RateLimitError,
+            genai_errors.ClientError,
+            ClientError,  # botocore's ThrottlingException
+        )
+        with client as sdk, pytest.raises(limited):
+            NAIVE[api](sdk, "Weather?", project(tmp_path / api), model=MODELS[api])
 
 
 def test_path_traversal_naive_sends_a_file_from_outside_the_sandbox(
@@ -398,6 +456,23 @@ def project(tmp_path: Path) -> Toolbox:
 
 
 def client_for(server: ServerProcess, api: str, scenario: str, session: str, **options: Any) -> Any:
+    if api == "bedrock":  # boto3: any credentials. botocore's retries are off: they ignore
+        # retry-after(-ms) (a random backoff), so the harnesses retry themselves.
+        timeout = options.get("timeout", 60)
+        config = Config(
+            retries={"total_max_attempts": 1, "mode": "standard"},
+            read_timeout=timeout,
+            connect_timeout=timeout,
+        )
+        client = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=f"{server.url}/s/{scenario}/{session}",
+            region_name="us-east-1",
+            aws_access_key_id="AKIDEXAMPLE",
+            aws_secret_access_key="dummy",
+            config=config,
+        )
+        return contextlib.closing(client)
     if api == "gemini":  # google-genai: no retries unless asked; timeout in milliseconds
         http: dict[str, Any] = {"base_url": f"{server.url}/s/{scenario}/{session}"}
         if "timeout" in options:

@@ -23,8 +23,11 @@ from typing import Any
 
 import httpx
 import pytest
+from botocore.eventstream import EventStreamBuffer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from mockllm.providers.bedrock import ERROR_TYPE_SUFFIX
 
 from .hypothesis_profiles import examples
 from .support import ServerProcess, json_paths, replaced, running_server
@@ -55,6 +58,28 @@ DEFAULT = "name: plain\nturns: [{reply: {text: hi}, repeat: true}]\n"
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
 GEMINI = "v1beta/models/gemini-2.5-flash:generateContent"
+CONVERSE = "model/us.anthropic.claude-sonnet-4-6/converse"
+INVOKE = "model/us.anthropic.claude-sonnet-4-6/invoke-with-response-stream"
+BEDROCK = (CONVERSE, CONVERSE + "-stream", INVOKE)
+CONVERSE_BODY = {
+    "system": [{"text": "be brief"}],
+    "messages": [
+        {"role": "user", "content": [{"text": "wwwx"}]},
+        {
+            "role": "assistant",
+            "content": [{"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {}}}],
+        },
+        {
+            "role": "user",
+            "content": [{"toolResult": {"toolUseId": "t1", "content": [{"text": "sunny"}]}}],
+        },
+    ],
+    "toolConfig": {
+        "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}}],
+        "toolChoice": {"auto": {}},
+    },
+    "inferenceConfig": {"maxTokens": 100},
+}
 BASES: dict[str, dict[str, Any]] = {
     "v1/chat/completions": {
         "model": "gpt-4o-mini",
@@ -117,6 +142,10 @@ BASES: dict[str, dict[str, Any]] = {
         "tools": [{"functionDeclarations": [{"name": "get_weather", "parameters": SCHEMA}]}],
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
     },
+}
+BASES[CONVERSE] = BASES[CONVERSE + "-stream"] = CONVERSE_BODY
+BASES[INVOKE] = {k: v for k, v in BASES["v1/messages"].items() if k != "model"} | {
+    "anthropic_version": "bedrock-2023-05-31"
 }
 ROUTES = list(BASES)
 HISTORY = {"v1/responses": "input", GEMINI: "contents"}
@@ -241,11 +270,19 @@ class Checker:
         COUNTS[self.case][r.status_code] += 1
         kind = r.headers.get("content-type", "")
         assert r.status_code < 500, data[:300]
-        if r.status_code >= 400:
+        if r.status_code >= 400 and self.route in BEDROCK:  # {"message"}, named by a header
+            assert kind.startswith("application/json"), (r.status_code, kind)
+            assert r.headers["x-amzn-errortype"].endswith("Exception" + ERROR_TYPE_SUFFIX)
+            assert isinstance(json.loads(data)["message"], str)
+        elif r.status_code >= 400:
             assert kind.startswith("application/json"), (r.status_code, kind)
             error = json.loads(data)["error"]
             kind_of = "status" if self.route == GEMINI else "type"  # Google's shape names a status
             assert isinstance(error["message"], str) and isinstance(error[kind_of], str)
+        elif kind.startswith("application/vnd.amazon.eventstream"):
+            buffer = EventStreamBuffer()  # botocore's own parser: both CRCs checked
+            buffer.add_data(data)
+            assert list(buffer)[-1].headers[":message-type"] == "event"
         else:
             assert kind.startswith(("application/json", "text/event-stream")), kind
         global LAST_SEQ  # every request of the module goes through a Checker, in turn

@@ -42,7 +42,7 @@ def test_a_result_cut_short_fails_with_the_pythons_words() -> None:
     ), output
 
 
-def test_other_arguments_fail_assert_tool_called_and_the_calls_route_filters(
+def test_other_arguments_fail_assert_tool_result_fed_back_and_the_calls_route_filters(
     server: ServerProcess, session: str
 ) -> None:
     wrong = DOC_TEST.replace(
@@ -50,8 +50,10 @@ def test_other_arguments_fail_assert_tool_called_and_the_calls_route_filters(
     )
     passed, failed, output = run(wrong)
     assert (passed, failed) == (0, 1), output
-    assert 'mockllm: refund with {\\"order_id\\":\\"A2024\\"} was never called' in output or (
-        'mockllm: refund with {"order_id":"A2024"} was never called' in output
+    assert re.search(
+        r'mockllm: the model never asked for refund with \{\\?"order_id\\?":\\?"A2024\\?"\}, so '
+        "no result of it was sent back",
+        output,
     ), output
     # The route the Node client reads refuses arguments that are not an object.
     answer = server.http.get(
@@ -87,5 +89,35 @@ console.log((await session.transcript()).split("\\n").at(-1).slice(0, 60));
         "✗ verdict: FAIL",
         "✓ verdict: pass (1 waived)",
         "calls_answered: the agent stops at max_steps",
-        "     ~ calls_answered waived: the agent stops at max_steps (",
+        "     ~ calls_answered waived: the agent stops at max_steps [",
     ]
+
+
+def test_node_tells_a_tool_requested_from_a_tool_run_and_its_result_fed_back(
+    server: ServerProcess, session: str
+) -> None:
+    """The agent asks, gets the call, and never runs the tool: requested, not fed back."""
+    script = f"""
+import {{ Client }} from "mockllm";
+const session = new Client({server.url!r}).session({session!r});
+await session.reset();
+const url = session.url("weather-single");
+const tools = [{{ type: "function", function: {{ name: "get_weather", parameters: {{ type: "object", properties: {{}} }} }} }}];
+await fetch(url + "/chat/completions", {{ method: "POST", headers: {{ "content-type": "application/json" }},
+  body: JSON.stringify({{ model: "m", messages: [{{ role: "user", content: "Weather?" }}], tools }}) }});
+console.log((await session.assertToolRequested("get_weather", {{ times: 1 }})).length);
+console.log((await session.assertToolCalled("get_weather")).length);
+for (const check of [() => session.assertToolResultFedBack("get_weather"), () => session.assertAllTurnsServed()]) {{
+  try {{ await check(); console.log("passed"); }} catch (e) {{ console.log(e.message.split("\\n")[0]); }}
+}}
+"""
+    done = run_node_snippet(NODE_DIR, script)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == ["1", "1"]
+    assert re.fullmatch(
+        r"mockllm: the model asked for get_weather once, but no result came back for call_\w+ "
+        r"\(turn 0\): the harness did not run it, or did not send its result",
+        lines[2],
+    ), lines
+    assert lines[3] == "mockllm: 1 scenario with scripted turns never served", lines

@@ -222,6 +222,7 @@ def test_the_test_and_the_verdict_are_told_apart_in_the_pytest_report(
     pytester.makepyfile(
         test_suite="""
 import httpx
+import pytest
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
 
@@ -229,6 +230,7 @@ def ask(url, *messages):
     body = {"model": "m", "messages": [{"role": "user", "content": "Weather?"}, *messages], "tools": TOOLS}
     return httpx.post(url + "/chat/completions", json=body).json()["choices"][0]["message"]
 
+@pytest.mark.mockllm(strict=False)  # else the failed verdict fails it at teardown
 def test_passes_with_a_failed_verdict(mockllm):
     ask(mockllm.url("weather-single"))  # the call is never answered; the test does not check
 

@@ -54,7 +54,7 @@ def test_chat(mockllm):
                  "content": weather(**json.loads(call.function.arguments))}}]
     final = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
     assert final.choices[0].message.content == "It is 18 °C in Paris (rec-chat)."
-    mockllm.assert_tool_called("get_weather", args={{"city": "Paris"}}, times=1)
+    mockllm.assert_tool_requested("get_weather", args={{"city": "Paris"}}, times=1)
 
 
 @pytest.mark.mockllm("recorded/rec-responses.yaml")
@@ -70,7 +70,7 @@ def test_responses(mockllm):
                   "output": weather(**json.loads(call.arguments))}})
     final = client.responses.create(model="gpt-4o-mini", input=items, tools=tools, store=False)
     assert final.output_text == "It is 18 °C in Paris (rec-responses)."
-    mockllm.assert_tool_called("get_weather", times=1)
+    mockllm.assert_tool_requested("get_weather", times=1)
 
 
 @pytest.mark.mockllm("recorded/rec-anthropic.yaml")
@@ -87,7 +87,7 @@ def test_anthropic(mockllm):
                                                "content": weather(**use.input)}}]}}]
     final = client.messages.create(model="claude-sonnet-4-5", max_tokens=200, messages=messages, tools=tools)
     assert final.content[0].text == "It is 18 °C in Paris (rec-anthropic)."
-    mockllm.assert_tool_called("get_weather", times=1)
+    mockllm.assert_tool_requested("get_weather", times=1)
 
 
 @pytest.mark.mockllm("recorded/rec-gemini.yaml")
@@ -104,7 +104,7 @@ def test_gemini(mockllm):
                    "response": {{"result": weather(**call.args)}}}}}}]}}]
     final = client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
     assert final.text == "It is 18 °C in Paris (rec-gemini)."
-    mockllm.assert_tool_called("get_weather", times=1)
+    mockllm.assert_tool_requested("get_weather", times=1)
 """
 
 

@@ -146,8 +146,9 @@ def test_the_sdist_holds_what_builds_the_wheel_and_no_tests_bench_or_examples(
 ) -> None:
     # docs/design.md (Releases): the sdist is the wheel's source plus the user's texts.
     files = set(source_files())
-    wanted = {f for f in files if f.split("/")[0] in {"mockllm", "scenarios"}}
+    wanted = {f for f in files if f.split("/")[0] in {"mockllm", "scenarios", "container"}}
     wanted |= {"pyproject.toml", "setup.py", "README.md", "CHANGELOG.md", "LICENSE", "MANIFEST.in"}
+    wanted |= {"Containerfile", ".dockerignore"}  # the image builds from a release too
     shipped = sdist_files(dists["sdist"])
     made = {f for f in shipped if f in {"PKG-INFO", "setup.cfg"} or ".egg-info/" in f}
     assert sorted(wanted - shipped) == [], "left out of the sdist"
@@ -380,3 +381,30 @@ def test_the_node_quick_start_passes_from_the_packed_client_on_the_installed_ser
         timeout=120,
     )
     assert node_test_counts(done.stdout) == (1, 0), done.stdout + done.stderr
+
+
+def test_the_node_docs_install_what_the_release_check_installs(dists: dict[str, Path]) -> None:
+    # docs/node.md's install lines: the wheel the README installs, the tarball `npm pack`
+    # makes (as the test above packs it), installed into the user's project.
+    text = (ROOT / "docs" / "node.md").read_text()
+    [block] = re.findall(r"```sh\n(.*?)```", text.split("## Quick start", 1)[0], re.S)
+    lines = [shlex.split(line, comments=True) for line in block.splitlines()]
+    assert lines[0] == readme_install_commands()["wheel"]
+    assert lines[1] == ["(cd", "/path/to/mockllm/clients/node", "&&", "npm", "pack)"]
+    assert lines[2] == ["npm", "install", "--save-dev", f"./mockllm-{__version__}.tgz"]
+
+
+def test_the_installed_start_script_starts_the_installed_server(venv: Path, tmp_path: Path) -> None:
+    # docs/ci.md: a release carries the CI start script (`mockllm start-script`).
+    script = Path(in_venv(venv, "mockllm", "start-script", cwd=tmp_path).stdout.strip())
+    assert script.is_relative_to(venv / "venv" / "lib"), script
+    env = {**clean_env(venv / "venv"), "MOCKLLM_DIR": str(tmp_path / "run")}
+    done = subprocess.run(["sh", script], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        url = done.stdout.strip().splitlines()[-1]
+        assert httpx.get(url + "/_mockllm/health").json()["status"] == "ok"
+    finally:
+        pid = (tmp_path / "run" / "pid").read_text().strip()
+        subprocess.run(["kill", pid])

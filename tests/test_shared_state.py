@@ -569,3 +569,47 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_bedrock_attempts_and_streams_are_shared_on_redis(redis: RedisServer) -> None:
+    """Bedrock's wire on shared state: a throttled Converse retried on the other server is
+    the same session's next attempt (429, 429, then served), and a ConverseStream answered
+    by either server is the same bytes."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    def client(server: ServerProcess, scenario: str, session: str) -> Any:
+        return boto3.client(
+            "bedrock-runtime",
+            endpoint_url=f"{server.url}/s/{scenario}/{session}",
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+
+    body = {"messages": [{"role": "user", "content": [{"text": "Paris?"}]}]}
+    tools = {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {}}}}]}
+    model = "us.anthropic.claude-sonnet-4-6"
+    with _two_on("--state", redis.url()) as servers:
+        for server in servers:  # attempts 1 and 2, one on each server
+            with pytest.raises(ClientError, match="ThrottlingException"):
+                client(server, "fault-429-twice", "b").converse(
+                    modelId=model, toolConfig=tools, **body
+                )
+        served = client(servers[0], "fault-429-twice", "b").converse(
+            modelId=model, toolConfig=tools, **body
+        )
+        assert served["stopReason"] == "tool_use"
+        logged = servers[1].requests(session="b")
+        streams = [
+            httpx.post(f"{s.url}/s/hello/s{i}/model/{model}/converse-stream", json=body).content
+            for i, s in enumerate(servers)
+        ]
+    assert [(e["attempt"], e["response"]["status"]) for e in logged] == [
+        (1, 429),
+        (2, 429),
+        (3, 200),
+    ]
+    assert streams[0] == streams[1] and streams[0][:4] != b"{"  # an event stream, the same

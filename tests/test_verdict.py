@@ -66,6 +66,7 @@ def test_clean_session_passes_every_check(server: ServerProcess, session: str) -
         "expectations_met",
         "scenario_not_exhausted",
         "no_server_errors",
+        "requests_made",
     ]
 
 

@@ -1,7 +1,8 @@
 """A reference tool-calling harness, proven against every bundled mockllm scenario.
 
 - `loop`: the correct loop, written once for every API;
-- `chat_completions`, `responses`, `anthropic_messages`, `gemini`: the wire of each API;
+- `chat_completions`, `responses`, `anthropic_messages`, `gemini`, `bedrock_converse`: the
+  wire of each API;
 - `naive`: the classic mistakes, for contrast (do not copy);
 - `toolbox`: the fake tools both run.
 

@@ -114,10 +114,14 @@ def retry_delay(error: Exception, attempt: int) -> float | None:
     status = getattr(error, "status_code", None)
     if status is None:
         status = getattr(error, "code", None)  # google-genai's errors
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if isinstance(response, dict):  # botocore's ClientError: the parsed answer
+        meta = response.get("ResponseMetadata", {})
+        status, headers = meta.get("HTTPStatusCode", status), meta.get("HTTPHeaders")
     if isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429):
         return None  # the API refuses the request itself
-    response = getattr(error, "response", None)
-    asked = retry_after(response.headers) if response is not None else None
+    asked = retry_after(headers) if headers is not None else None
     if asked is None:
         asked = retry_info(getattr(error, "details", None))
     return asked if asked is not None else 0.1 * 2 ** (attempt - 1)

@@ -13,7 +13,7 @@ import openai
 from google import genai
 from google.genai.types import GenerateContentConfig
 
-from . import anthropic_messages, chat_completions, gemini, responses
+from . import anthropic_messages, bedrock_converse, chat_completions, gemini, responses
 from .toolbox import Toolbox
 
 # Not a cap a naive loop would have: only there so that the tests end. The verdict's
@@ -101,6 +101,29 @@ def gemini_api(client: genai.Client, question: str, toolbox: Toolbox, *, model: 
             result = run_tool(toolbox, call.name, call.args)
             parts.append({"function_response": {"name": call.name, "response": {"result": result}}})
         contents.append({"role": "user", "parts": parts})
+    raise RuntimeError(f"no answer after {SAFETY_STOP} model calls")
+
+
+def bedrock(client: Any, question: str, toolbox: Toolbox, *, model: str) -> str:
+    messages: list[Any] = [{"role": "user", "content": [{"text": question}]}]
+    for _ in range(SAFETY_STOP):
+        answer = client.converse(  # MISTAKE: no retry of its own; stopReason never read
+            modelId=model, messages=messages, toolConfig=bedrock_converse.TOOL_CONFIG
+        )
+        message = answer["output"]["message"]  # MISTAKE: trusts the answer has an output
+        text = "".join(b.get("text", "") for b in message["content"])
+        if text:  # MISTAKE: any text is the answer
+            return text
+        messages.append(message)
+        results = []
+        for block in message["content"]:
+            if "toolUse" in block:
+                use = block["toolUse"]
+                output = run_tool(toolbox, use["name"], use["input"])
+                results.append(
+                    {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": output}]}}
+                )
+        messages.append({"role": "user", "content": results})
     raise RuntimeError(f"no answer after {SAFETY_STOP} model calls")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import lru_cache
 
+from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation
 from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import names_mcp_tool
@@ -54,7 +54,7 @@ def _conforming(
     return call if arguments == call.arguments else replace(call, arguments=arguments)
 
 
-@lru_cache(maxsize=4096)
+@sized_cache(4096)  # keyed by request content: bounded in bytes too
 def _filled(arguments: str, schema: str, seed: str, tool: str) -> str:
     try:
         given = json.loads(arguments)
@@ -111,7 +111,7 @@ def _concrete_call(
     return ScriptedCall(name, arguments, call.id)
 
 
-@lru_cache(maxsize=4096)
+@sized_cache(4096)
 def _generated(kind: str, schema: str, seed: str, tool: str) -> str:
     """Generation validates with jsonschema: done once per (kind, schema, call)."""
     from mockllm.core.generate import generate_arguments

@@ -105,6 +105,9 @@ class Conversation:
     tool_choice: ToolChoice | None = None  # None: the request did not set it
     stream: bool = False
     output: OutputFormat | None = None  # JSON output asked for, if any
+    # False: the request allows at most one call per reply (`parallel_tool_calls: false`,
+    # Anthropic's `disable_parallel_tool_use: true`); True where the wire has no such switch.
+    parallel_tool_calls: bool = True
     # Work derived from this request, kept exactly as long as the request is (the engine's
     # resolved replies): a cache that dies with its key never holds a history alive.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)

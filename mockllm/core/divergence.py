@@ -79,6 +79,9 @@ def diverged(
         if message.tool_calls == calls:  # the usual case: the calls echoed as served
             turn += 1
             continue
+        if not message.tool_calls and carried_as_text(message.text, scenario, turn, reply, call_id):
+            turn += 1  # plain text, valid to every API: the harness's own way to carry calls
+            continue
         if message.tool_calls and calls:  # a retry's reply: compared with its own attempt
             attempt = attempt_of(scenario, turn, message.tool_calls[0].id, call_id)
             if attempt is not None and attempt > 1:
@@ -107,6 +110,22 @@ def diverged(
 
 
 CONTINUED = "continued_after_failed_stream"
+
+
+def carried_as_text(
+    text: str, scenario: Scenario, turn: int, reply: Reply, call_id: CallId
+) -> bool:
+    """Whether `text` names every call `reply` served at `turn` (on some attempt): a harness
+    that sends calls back as text (smolagents' ToolCallingAgent: `Calling tools:\n[{'id':
+    'call_…', …}]`, the results as user `Observation:` messages) still holds that reply."""
+    count = len(reply.tool_calls)
+    if not count or not text:
+        return False
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        if retry_id(call_id, scenario, turn, 0, attempt) in text:
+            return all(retry_id(call_id, scenario, turn, i, attempt) in text for i in range(count))
+    return False
+
 
 # (id of the reply, turn, call_id) → (reply, scenario, its calls as served): every request of
 # an agent loop checks every earlier turn, and a turn's calls and ids are the scenario's, the

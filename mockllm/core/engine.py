@@ -16,7 +16,8 @@ from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
-from mockllm.core.rejoin import rejoined
+from mockllm.core.possible import IMPOSSIBLE, impossible_reply
+from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import (
     Chaos,
     Delay,
@@ -145,10 +146,12 @@ class Engine:
     def joined(
         self, scenario: Scenario, conv: Conversation, call_id: CallId | None
     ) -> Conversation:
-        """The conversation `answer` takes: split parallel calls joined back, seeded
+        """The conversation `answer` takes: merged replies read apart and split parallel
+        calls joined back (core/rejoin.py), seeded
         assistant messages left out, a keyed turn picked (its `turn` is what the attempt is
         counted for; core/matching.py)."""
-        conv = conv if call_id is None else rejoined(conv, scenario, call_id)
+        if call_id is not None:
+            conv = rejoined(unmerged(conv, scenario, call_id), scenario, call_id)
         return located(conv, scenario) if scenario.seeds or scenario.keyed else conv
 
     def side(
@@ -190,8 +193,10 @@ class Engine:
         call_id: CallId | None = None,
     ) -> Answer:
         """Check in the order a real API refuses: the provider's rules, then the history
-        against the script, then the script's end, then the turn's expectations. All that is
-        found is logged; the first refusal is the answer (rules refuse in strict mode only).
+        against the script, then the script's end, then the turn's expectations, then
+        whether any model could give the turn's reply to this request (core/possible.py).
+        All that is found is logged; the first refusal is the answer (rules, divergence and
+        impossible replies refuse in strict mode only).
 
         `conv` as `joined` gives it; `attempt` is this one's number at its turn, `cuts` how
         the session's earlier turns of the scenario were cut short. The answer's `cut` is
@@ -223,6 +228,12 @@ class Engine:
         if failures:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
+        if answer.error is None and mode != "off":
+            found = impossible_reply(scenario.name, index, turn.reply, conv)
+            if found is not None:
+                answer.violations = [*answer.violations, found[0]]
+                if mode == "strict" and found[1]:
+                    answer.error = _refusal(found[0], IMPOSSIBLE)
         if answer.error is None:
             self._serve(answer, scenario, session, turn.reply, conv)
         return answer

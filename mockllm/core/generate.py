@@ -7,6 +7,7 @@ intended reason, or GenerateError says in one line why this schema cannot produc
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import re
@@ -14,7 +15,7 @@ import string
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mockllm.core import bounded
+from mockllm.core import schema_budget
 from mockllm.core.encoding import compact_json, digest
 from mockllm.errors import MockLLMError
 
@@ -49,9 +50,18 @@ class _Unsatisfiable(Exception):
 
 
 def generate_arguments(kind: str, schema: object, seed: str, *, tool: str = "the tool") -> str:
-    """The arguments text (compact JSON) of `kind` for a tool with this JSON Schema."""
+    """The arguments text (compact JSON) of `kind` for a tool with this JSON Schema; its
+    work is charged to the schema budget (schema_budget.SchemaTooCostly past it)."""
     if kind not in KINDS:
         raise GenerateError(f"unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+    with schema_budget.walk():
+        try:
+            return _arguments(kind, schema, seed, tool)
+        except schema_budget.unresolvable() as e:  # a $ref to "#/nope" or "http://x/y"
+            raise _error(kind, tool, f"its schema has a $ref that points nowhere ({e})") from None
+
+
+def _arguments(kind: str, schema: object, seed: str, tool: str) -> str:
     validator = _validator(schema, kind, tool)
     root = schema if isinstance(schema, dict) else {}
     gen = _Generator(root, seed)
@@ -107,10 +117,10 @@ def _validator(schema: object, kind: str, tool: str) -> Validator:
     if not isinstance(schema, (dict, bool)):
         raise _error(kind, tool, "its schema is not a JSON object")
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        schema_budget.check_schema(schema)
     except jsonschema.SchemaError as e:
         raise _error(kind, tool, f"its schema is invalid: {e.message}") from None
-    return jsonschema.Draft202012Validator(schema)
+    return schema_budget.validator(schema)
 
 
 def _is_error(error: ValidationError, keyword: str, at_root: bool) -> bool:
@@ -147,6 +157,7 @@ class _Generator:
         if schema is False or not isinstance(schema, (dict, bool)):
             raise _Unsatisfiable(f"nothing is allowed at {_where(path)}")
         self.made += 1
+        schema_budget.charge()
         if self.made > MAX_VALUES:
             raise _Unsatisfiable(
                 f"its schema asks for more than the {MAX_VALUES} values generated arguments "
@@ -164,6 +175,7 @@ class _Generator:
         """`$ref` and `allOf` merged into one schema (siblings of `$ref` apply in 2020-12)."""
         if hops > _MAX_DEPTH:
             raise _Unsatisfiable(f"its $ref chain never ends at {_where(path)}")
+        schema_budget.charge()  # allOf fans out: each part is a step, whatever the depth
         if "$ref" in schema:
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             return self._flatten(_merge(self._resolve(schema["$ref"]), rest), path, hops + 1)
@@ -198,9 +210,9 @@ class _Generator:
 
     def _plain(self, schema: dict[str, Any], path: _Path, depth: int) -> Any:
         if "const" in schema:
-            return copy.deepcopy(schema["const"])
+            return _copy(schema["const"])
         if "default" in schema:  # the author's own example beats a seeded pick
-            return copy.deepcopy(schema["default"])
+            return _copy(schema["default"])
         if schema.get("enum"):
             return copy.deepcopy(_pick(schema["enum"], self.seed, path))
         last = _Unsatisfiable(f"no type can be satisfied at {_where(path)}")
@@ -265,6 +277,11 @@ class _Generator:
             return _GONE
 
 
+def _copy(value: Any) -> Any:
+    schema_budget.charge(schema_budget.weight(value))
+    return copy.deepcopy(value)
+
+
 def _as_dict(schema: Any) -> dict[str, Any]:
     if schema is False:
         return {"not": {}}  # merged in, it still refuses everything
@@ -272,6 +289,7 @@ def _as_dict(schema: Any) -> dict[str, Any]:
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    schema_budget.charge(len(a) + len(b) + len(a.get("properties", ())))
     out = dict(a)
     for key, value in b.items():
         if key == "properties" and key in out:
@@ -383,10 +401,10 @@ def _string(schema: dict[str, Any], plausible: str, seed: str, path: _Path) -> s
         return _fit(fmt or plausible, schema)
     for candidate in (fmt, plausible, _from_pattern(pattern, seed, path)):
         try:
-            if candidate is not None and bounded.search(pattern, _fit(candidate, schema)):
+            if candidate is not None and schema_budget.search(pattern, _fit(candidate, schema)):
                 return _fit(candidate, schema)
-        except bounded.RegexTimeout as e:
-            raise _Unsatisfiable(f"at {_where(path)}: {e}") from None
+        except schema_budget.SchemaTooCostly as e:
+            raise _Unsatisfiable(f"at {_where(path)}: {e.why}") from None
     raise _Unsatisfiable(f"cannot produce a string matching {pattern!r} at {_where(path)}")
 
 
@@ -438,24 +456,41 @@ def _base_number(name: str, seed: str, path: _Path) -> float:
 
 def _number(schema: dict[str, Any], integer: bool, base: float, path: _Path) -> int | float:
     """The plausible base if it fits, else a bound, one step inside a bound, or the middle."""
-    import jsonschema  # already loaded by the caller's validator
-
     lo, xlo, hi, xhi, step = (schema.get(k) for k in _BOUNDS)
     low = max((v for v in (lo, xlo) if v is not None), default=None)
     high = min((v for v in (hi, xhi) if v is not None), default=None)
     anchors = [base, lo, hi, None if xlo is None else xlo + 1, None if xhi is None else xhi - 1]
-    anchors += [(low + high) / 2] if low is not None and high is not None else []
-    bounds = jsonschema.Draft202012Validator({k: schema[k] for k in _BOUNDS if k in schema})
+    if low is not None and high is not None:
+        with contextlib.suppress(OverflowError):  # two integers past a double's range
+            anchors.append((low + high) / 2)
+    bounds = schema_budget.validator({k: schema[k] for k in _BOUNDS if k in schema})
     for anchor in (a for a in anchors if a is not None):
         for x in _snaps(anchor, step, integer):
-            if bounds.is_valid(x):  # jsonschema's own test, float multipleOf quirks included
+            if _fits(bounds, x):  # jsonschema's own test, float multipleOf quirks included
                 return int(x) if float(x).is_integer() else x
     raise _Unsatisfiable(f"no {'integer' if integer else 'number'} fits at {_where(path)}")
 
 
+def _fits(bounds: Validator, x: float) -> bool:
+    try:
+        return bool(bounds.is_valid(x))
+    except (OverflowError, ValueError):  # a number past what a double holds fits nothing
+        return False
+
+
 def _snaps(anchor: float, step: float | None, integer: bool) -> list[float]:
-    near = [math.ceil(anchor / step) * step, math.floor(anchor / step) * step] if step else [anchor]
-    return [r(x) for x in near for r in (math.ceil, math.floor)] if integer else near
+    """The multiples of `step` either side of `anchor` (integers either side for an integer);
+    none where the arithmetic leaves the doubles (multipleOf 1e-300 near 1e300)."""
+    try:
+        near = (
+            [math.ceil(anchor / step) * step, math.floor(anchor / step) * step]
+            if step
+            else [anchor]
+        )
+        near = [x for x in near if math.isfinite(x)]
+        return [r(x) for x in near for r in (math.ceil, math.floor)] if integer else near
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return []
 
 
 # --- breaking the valid value -------------------------------------------------------------
@@ -488,6 +523,7 @@ def _enum_violation(valid: Any, nodes: list[_Node], seed: str) -> list[_Edit]:
 
 def _off_enum(value: Any, enum: list[Any]) -> list[Any]:
     """Near the allowed values, as models miss them: another case, a plural, one past the end."""
+    schema_budget.charge(len(enum))
     near: list[Any] = ["other"]
     if isinstance(value, str):
         near = [value.capitalize(), value.lower(), value.upper(), value + "s", *near]
@@ -523,6 +559,7 @@ def _edited(doc: Any, edit: _Edit) -> Any:
     path, value = edit
     if not path:
         return value
+    schema_budget.charge(schema_budget.weight(doc))  # one copy per candidate edit
     out = copy.deepcopy(doc)
     parent = out
     for part in path[:-1]:

@@ -25,4 +25,14 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
 
 
 # An agent loop re-derives every earlier turn's ids per request.
-derive = lru_cache(maxsize=4096)(fresh)
+_derived = lru_cache(maxsize=4096)(fresh)
+_LONGEST_KEPT = 256  # characters of a part a remembered id may be keyed by
+
+
+def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
+    """`fresh`, remembered; a part from the request (a model name) longer than
+    _LONGEST_KEPT is not kept as a key: 4,096 of them could hold 4,096 × --max-body bytes."""
+    for part in parts:
+        if type(part) is str and len(part) > _LONGEST_KEPT:
+            return fresh(prefix, length, *parts, alphabet=alphabet)
+    return _derived(prefix, length, *parts, alphabet=alphabet)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mockllm.core import schema_budget
 from mockllm.core.encoding import compact_json
 from mockllm.errors import Problem, did_you_mean
 
@@ -248,6 +249,11 @@ def _check_server(server: McpServer, locate: Locate) -> list[Problem]:
                 message = "give text or structured (or a fault that answers instead: error, "
                 message += "hang, drop)"
                 problems.append(locate((*place, "results", j)).with_message(message))
+        for key in ("input_schema", "output_schema"):
+            schema = getattr(tool, key)
+            found = None if schema is None else schema_budget.problem(dict(schema))
+            if found is not None:
+                problems.append(locate((*place, key, *found[0])).with_message(found[1]))
         if tool.output_schema is not None and tool.output_schema.get("type") not in (
             None,
             "object",

@@ -83,7 +83,14 @@ JSON_KINDS = (
     "not_json",
     "in_prose",
 )
-APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+APIS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock-converse",
+    "bedrock-invoke",
+)
 
 
 @dataclass(frozen=True, slots=True)

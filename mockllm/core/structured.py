@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from functools import lru_cache
 
+from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Reply, Scenario
 from mockllm.errors import RequestError
@@ -42,7 +42,7 @@ def structured(
     return replace(reply, text=text, json=None)
 
 
-@lru_cache(maxsize=1024)
+@sized_cache(1024)  # keyed by the request's schema: bounded in bytes too
 def _text(kind: str, schema: str, seed: str, name: str) -> str:
     from mockllm.core.generate import generate_arguments
 

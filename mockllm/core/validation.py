@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-from mockllm.core import disk_cache
+from mockllm.core import disk_cache, schema_budget
+from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Scenario
 from mockllm.core.values import value
@@ -121,7 +121,7 @@ def schema_problem(schema: Any) -> str | None:
     return _schema_problem(json.dumps(schema, sort_keys=True))
 
 
-@lru_cache(maxsize=1024)
+@sized_cache(1024)  # keyed by a client's schema: bounded in bytes too
 def _schema_problem(text: str) -> str | None:
     """Remembered across runs too (disk_cache): the first request of a fresh server would
     otherwise import jsonschema for a schema every earlier run already checked."""
@@ -132,7 +132,8 @@ def _schema_problem(text: str) -> str | None:
     import jsonschema  # deferred: only a schema never seen before pays for it
 
     try:
-        jsonschema.Draft202012Validator.check_schema(json.loads(text))
+        with schema_budget.walk():  # a hostile schema: SchemaTooCostly, the request's 400
+            schema_budget.check_schema(json.loads(text))
         problem = None
     except jsonschema.SchemaError as e:
         problem = str(e.message)

@@ -1,22 +1,22 @@
 """Allowances a test gives its session: verdict checks it waives, each with its reason.
 
-A scenario and its turns carry theirs in the log entries (`allow`); a test's are held
-by the server that judges (`PUT /_mockllm/allow?session=NAME`), so every view of that
-server (the verdict route, the live viewer, the transcript) shows them alike.
+A scenario and its turns carry theirs in the log entries (`allow`); a test's
+(`PUT /_mockllm/allow?session=NAME`: a pytest marker, `Session.allow()`) are a record in
+the log itself, with where they came from, so every judge of that log (the verdict route,
+the live viewer, the transcript, `mockllm report` on the `--log` file) waives the same.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 from mockllm.errors import did_you_mean
-from mockllm.log.verdict import CHECK_NAMES
+from mockllm.log.journal import Journal, LiveEntry
+from mockllm.log.verdict import ALLOWANCE, CHECK_NAMES
 
 MAX_ALLOW_BODY = 16_384  # bytes of one PUT: a dozen checks with a sentence each
 MAX_REASON = 500
-MAX_SESSIONS = 10_000  # sessions whose allowances are kept; the oldest go first
 
 
 def allowance_problem(given: Any) -> str | None:
@@ -37,25 +37,41 @@ def allowance_problem(given: Any) -> str | None:
     return None
 
 
-class Allowances:
-    """Per session, most recent last; bounded like the log."""
+ORIGIN_CHARS = 300  # where an allowance came from: a test's node id, a client's name
 
-    def __init__(self, limit: int = MAX_SESSIONS) -> None:
-        self.limit = limit
-        self._by_session: OrderedDict[str, dict[str, str]] = OrderedDict()
 
-    def set(self, session: str, allow: Mapping[str, str]) -> None:
-        self._by_session.pop(session, None)
-        if allow:
-            self._by_session[session] = dict(allow)
-        while len(self._by_session) > self.limit:
-            self._by_session.popitem(last=False)
+class AllowanceEntry(LiveEntry):
+    """The log's record of an allowance: which checks a test waived for its session, why,
+    and where it came from (a pytest marker, `Session.allow()`, a bare PUT). Kept in the
+    log with the requests, numbered like them, so the ring, `--log` and a fleet's shared
+    log all carry it; every reader of requests leaves it out (`api: "allowance"`)."""
 
-    def get(self, session: str) -> dict[str, str]:
-        return self._by_session.get(session, {})
+    __slots__ = ("allowance",)
 
-    def clear(self, session: str | None) -> None:
-        if session is None:
-            self._by_session.clear()
-        else:
-            self._by_session.pop(session, None)
+    def __init__(
+        self, seq: int, path: str, headers: list[tuple[bytes, bytes]], method: str = "PUT"
+    ) -> None:
+        super().__init__(seq, path, headers, method)
+        self.api = ALLOWANCE
+        self.allowance: dict[str, Any] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        shown = super().to_json()
+        shown["allowance"] = self.allowance
+        return shown
+
+
+def recorded(
+    journal: Journal,
+    session: str,
+    allow: Mapping[str, str],
+    origin: str,
+    route: tuple[str, str] = ("PUT", "/_mockllm/allow"),
+) -> LiveEntry:
+    """An allowance, opened in `journal` as its newest entry; the caller closes it. An
+    empty `allow` records that the session's allowances were cleared (`route`: a reset)."""
+    entry = journal.open_as(AllowanceEntry, route[1], [], route[0])
+    entry.session = session
+    entry.allowance = {"allow": dict(allow), "origin": origin[:ORIGIN_CHARS]}
+    entry.status = 200
+    return entry

@@ -100,6 +100,45 @@ def tool_called(
     return Failure(headline, f"{what} called {count}", _made(uses))
 
 
+def tool_fed_back(
+    uses: Sequence[Mapping[str, Any]],
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    times: int | None = None,
+) -> Failure | None:
+    """The model asked for `name` (with `args`), and the harness ran it and sent a result
+    back, by the call's id, in a later request: every such call, at least once or exactly
+    `times`. (mockllm sees the result come back, not the tool run: a scripted MCP tool's
+    run is `tool_executed`'s.)"""
+    found = matching(uses, name, args)
+    fed = [u for u in found if u["result"] is not None]
+    missing = [u for u in found if u["result"] is None]
+    count = "at least once" if times is None else _times(times)
+    what = name + (f" with {_compact(args)}" if args else "")
+    expected = f"{what} asked for by the model, run and its result sent back {count}"
+    if not found:
+        return Failure(
+            f"the model never asked for {what}, so no result of it was sent back",
+            expected,
+            _made(uses),
+        )
+    if missing:
+        ids = ", ".join(f"{u['id']} (turn {u['turn']})" for u in missing)
+        return Failure(
+            f"the model asked for {what} {_times(len(found))}, but no result came back "
+            f"for {ids}: the harness did not run it, or did not send its result",
+            expected,
+            _made(uses),
+        )
+    if times is not None and len(fed) != times:
+        return Failure(
+            f"{what} was run and its result sent back {_times(len(fed))}, expected {count}",
+            expected,
+            _made(uses),
+        )
+    return None
+
+
 def called_before(uses: Sequence[Mapping[str, Any]], first: str, then: str) -> Failure | None:
     """The first call of `first` had its result sent back before the model made the
     first call of `then`: `then` was decided knowing what `first` returned."""
@@ -178,7 +217,14 @@ def result_reached_model(
     return Failure(f"the result of {label} did not reach the model unchanged", expected, problems)
 
 
-CHECKS = ("tool_called", "called_before", "result_reached_model")
+# `tool_called` is `tool_requested`'s old name (the Node client's deprecated assertToolCalled).
+CHECKS = (
+    "tool_requested",
+    "tool_fed_back",
+    "tool_called",
+    "called_before",
+    "result_reached_model",
+)
 
 
 def run_check(entries: Sequence[EntryJson], spec: Mapping[str, Any]) -> Failure | None:
@@ -186,13 +232,14 @@ def run_check(entries: Sequence[EntryJson], spec: Mapping[str, Any]) -> Failure 
     arguments}`. Raises ValueError naming what is wrong with `spec`."""
     uses = tool_uses(entries)
     check = spec.get("check")
-    if check == "tool_called":
+    if check in ("tool_requested", "tool_called", "tool_fed_back"):
         times = spec.get("times")
         if times is not None and (
             not isinstance(times, int) or isinstance(times, bool) or times < 0
         ):
             raise ValueError("times must be a whole number >= 0")
-        return tool_called(uses, _text(spec, "name"), _mapping(spec.get("args")), times)
+        judge = tool_fed_back if check == "tool_fed_back" else tool_called
+        return judge(uses, _text(spec, "name"), _mapping(spec.get("args")), times)
     if check == "called_before":
         return called_before(uses, _text(spec, "first"), _text(spec, "then"))
     if check == "result_reached_model":

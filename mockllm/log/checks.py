@@ -22,6 +22,7 @@ from mockllm.log import calls
 from mockllm.log.calls import Failure
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.log.transcript import call_text, plural, short
+from mockllm.log.verdict import unserved_turns
 
 Refusal = str | re.Pattern[str] | None
 
@@ -188,6 +189,20 @@ def mcp_loop_closed(verdict: Verdict) -> Failure | None:
     )
 
 
+def all_turns_served(entries: Sequence[LogEntry]) -> Failure | None:
+    """Every turn each scenario of the session scripts was served (respx's
+    assert_all_called): an agent that stopped early, or a scenario that scripts more than
+    the test runs, fails it."""
+    unserved = unserved_turns(dict(e.raw) for e in entries)
+    if not unserved:
+        return None
+    return Failure(
+        f"{plural(len(unserved), 'scenario')} with scripted turns never served",
+        "every scripted turn of the session's scenarios served",
+        [*unserved, "the agent stopped early, or the scenario scripts more than the test runs"],
+    )
+
+
 def clean_verdict(verdict: Verdict) -> Failure | None:
     if verdict.ok:
         return None
@@ -206,6 +221,7 @@ LOG_CHECKS = (
     "no_unoffered_tool_executed",
     "model_calls",
     "tool_executed",
+    "all_turns_served",
 )
 VERDICT_CHECKS = ("mcp_loop_closed", "clean_verdict")
 CHECKS = (*calls.CHECKS, *LOG_CHECKS, *VERDICT_CHECKS)
@@ -230,6 +246,8 @@ def run_check(
     logged = [LogEntry.from_json(e) for e in sorted(entries, key=lambda e: int(e["seq"]))]
     if check == "all_tool_calls_answered":
         return all_tool_calls_answered(logged)
+    if check == "all_turns_served":
+        return all_turns_served(logged)
     if check == "no_unoffered_tool_executed":
         try:
             return no_unoffered_tool_executed(logged, _refusal(spec.get("refusal")))

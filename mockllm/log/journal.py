@@ -8,15 +8,17 @@ only when read, so logging costs the hot path almost nothing. Memory is a ring o
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence, Sized
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from mockllm.core import wirejson
+from mockllm.core import eventstream, wirejson
 from mockllm.core.conversation import Conversation, result_json
 from mockllm.core.encoding import digest
 from mockllm.errors import Finding
@@ -46,6 +48,15 @@ SECRET_HEADER = re.compile(
 )
 
 
+REQUEST_CAP = 1 << 20
+"""Request bytes an entry keeps in memory (--log-request-cap); past it, the start, the
+size and the SHA-256."""
+RING_BYTES = 256 << 20
+"""Bytes of bodies the in-memory log keeps (--log-bytes); past it the oldest entries go."""
+INLINE_BYTES = 64 << 10  # a read of more than this is formatted on a worker
+STREAM_BYTES = 1 << 20  # about this much of the entries' bodies per piece of a streamed read
+
+
 class LiveEntry:
     """One request as it happened. Built on the hot path from references only; every field
     that needs formatting is computed in `to_json`, when somebody reads the log."""
@@ -72,6 +83,7 @@ class LiveEntry:
         "path",
         "plan",
         "reparse",
+        "request_cut",
         "resolved",
         "retry_after",
         "scenario",
@@ -86,6 +98,7 @@ class LiveEntry:
         "time",
         "turn",
         "violations",
+        "weight",
         "why",
     )
 
@@ -137,6 +150,9 @@ class LiveEntry:
         self.server_error: str | None = None
         self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
         self.closed = False
+        # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
+        self.request_cut: tuple[int, str] | None = None
+        self.weight = 0  # the bytes the ring counts for this entry (Journal._keep)
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
         self.resolved, self.call_id = resolved, call_id
@@ -176,8 +192,15 @@ class LiveEntry:
             "stream": self.stream,
             "turn": self.turn,
             "attempt": self.attempt,
+            # How many turns the scenario scripts: the verdict's `turns_served` reads it.
+            **(
+                {"scripted_turns": len(self.resolved.scenario.turns)}
+                if self.resolved is not None and self.turn is not None
+                else {}
+            ),
             **({"why": why} if (why := self.why or self._counted()) else {}),
             **({"side": self.side} if self.side is not None else {}),
+            **({"request_truncated": self._cut_json()} if self.request_cut else {}),
             "headers": part("headers", lambda: _headers_json(self.headers), {}),
             "request": part(
                 "request", lambda: _decode_request(self.body), self.body.decode("utf-8", "replace")
@@ -208,6 +231,19 @@ class LiveEntry:
             **({"allow": dict(self.allow)} if self.allow else {}),
         }
 
+    def _cut_json(self) -> dict[str, Any]:
+        size, sha = self.request_cut or (0, "")
+        return {"bytes": size, "kept": len(self.body), "sha256": sha}
+
+    def cut_request(self, cap: int) -> None:
+        """Keep only the first `cap` bytes of the body, and its size and hash: a 9 MB body
+        held whole made every read of the log pay for it. Its conversation goes too (it is
+        the same bytes, parsed); the entry says `request_truncated`."""
+        body = self.body
+        self.request_cut = (len(body), hashlib.sha256(body).hexdigest())
+        self.body = body[:cap]
+        self.conversation, self.reparse = None, None
+
     def _stamp(self) -> str:
         stamp = datetime.fromtimestamp(self.time, timezone.utc).isoformat(timespec="milliseconds")
         return stamp.replace("+00:00", "Z")
@@ -234,9 +270,16 @@ class LiveEntry:
             "notes": list(self.notes),
             "retry_after": self.retry_after,
             "bytes_sent": self.bytes_sent,
-            "body": body.decode("utf-8", "replace"),
+            "body": self._body_text(body),
             "body_truncated": self.bytes_sent > self.kept,
         }
+
+    def _body_text(self, body: bytes) -> str:
+        """What went out, as text: an AWS event stream (Bedrock's streams) as one line per
+        message, its binary framing read; anything else as UTF-8."""
+        if self.stream and body[:1] == b"\x00" and (self.api or "").startswith("bedrock"):
+            return eventstream.readable(body)
+        return body.decode("utf-8", "replace")
 
     def _reasoning(self, reply: Reply | None, body: bytes) -> str | None:
         stream, *_, shows = self.plan
@@ -256,6 +299,7 @@ class LiveEntry:
         resolved, call_id = self.resolved, self.call_id
         if resolved is None or call_id is None or self.status != 200:
             return []
+        check = self.request_cut is None  # a cut body's tools are gone: nothing to check
         from mockllm.core.divergence import retry_id
         from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
@@ -268,7 +312,13 @@ class LiveEntry:
                 "name": call.name,
                 "arguments": call.arguments,
             }
-            problem = call_problem(call.name, call.arguments, tools, freeform)
+            # With no tools offered at all the call is mockllm's (core/possible.py logs it):
+            # no harness could have refused it, and none is blamed.
+            problem = (
+                call_problem(call.name, call.arguments, tools, freeform)
+                if check and tools
+                else None
+            )
             out.append({**served, "problem": problem} if problem else served)
         return out
 
@@ -364,12 +414,17 @@ class Journal:
         path: str | None,
         body_cap: int,
         console: Callable[[LiveEntry], None] | None = None,
+        *,
+        request_cap: int = REQUEST_CAP,
+        ring_bytes: int = RING_BYTES,
     ) -> None:
         """The defaults live in `mockllm.options.ServerOptions`."""
         self.console = console  # told of each entry as it closes (the server console)
         self._entries: deque[LiveEntry] = deque(maxlen=limit)
         self._next_seq = 1
         self.body_cap = body_cap
+        self.request_cap, self.ring_bytes = request_cap, ring_bytes
+        self._bytes = 0  # the weight of the entries in the ring (LiveEntry.weight)
         self._file: IO[str] | None = open_log(path) if path else None
 
     def open(
@@ -384,7 +439,10 @@ class Journal:
         """`open`, for an entry of another route's shape (log/mcp.py's `McpEntry`)."""
         entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
-        self._entries.append(entry)
+        entries = self._entries
+        if entries and len(entries) == entries.maxlen:  # the oldest is pushed out
+            self._bytes -= entries[0].weight
+        entries.append(entry)
         return entry
 
     def record_sent(self, entry: LiveEntry, data: bytes) -> None:
@@ -411,7 +469,20 @@ class Journal:
             self.console(entry)
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
+        self._keep(entry)
         return None
+
+    def _keep(self, entry: LiveEntry) -> None:
+        """Count the closed entry's bytes against --log-bytes, cut its body to
+        --log-request-cap (the file, written before, has it whole), and push the oldest
+        entries out while the ring holds more than --log-bytes."""
+        if len(entry.body) > self.request_cap:
+            entry.cut_request(self.request_cap)
+        entry.weight = len(entry.body) + entry.kept + len(entry.headers)
+        self._bytes += entry.weight
+        entries = self._entries
+        while self._bytes > self.ring_bytes and len(entries) > 1:
+            self._bytes -= entries.popleft().weight
 
     def written(self, entry: LiveEntry, line: str) -> None:
         """Tell the file and the console of an entry a shared log has numbered (`close`
@@ -434,6 +505,7 @@ class Journal:
         removed = len(self._entries) - len(kept)
         self._entries.clear()
         self._entries.extend(kept)
+        self._bytes = sum(e.weight for e in kept)
         return removed
 
     # --- what the admin routes read: async, so that a shared log can ask its store -------
@@ -444,6 +516,20 @@ class Journal:
         """The entries as a JSON array."""
         found = list(self.entries(session, scenario, since))
         return await off_loop(lambda: "[" + ",".join(entry_line(e) for e in found) + "]", found)
+
+    async def stream_text(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> AsyncIterator[str]:
+        """`read_text` in pieces of about STREAM_BYTES of entries, each formatted on a
+        worker: a log of 1,500 big entries took 10.5 s and 160 MB as one string."""
+        found = list(self.entries(session, scenario, since))
+        yield "["
+        sep = ""
+        for batch in _batches(found):
+            text = await off_loop(partial(_lines, batch), batch)
+            yield sep + text
+            sep = ","
+        yield "]"
 
     async def read_json(
         self, session: str | None = None, scenario: str | None = None, since: int = 0
@@ -466,8 +552,35 @@ class Journal:
             self._file = None
 
 
-async def off_loop(work: Callable[[], T], entries: Sized) -> T:
-    """Formatting a big log (thousands of entries, each parsed and written anew, or
-    decoded) runs on a worker thread, so the requests being served meanwhile are not held
-    up; a small one is formatted at once."""
-    return work() if len(entries) <= 100 else await asyncio.to_thread(work)
+async def off_loop(work: Callable[[], T], entries: Sequence[LiveEntry] | Sequence[str]) -> T:
+    """Formatting a big log (thousands of entries, or a few big ones: each parsed and
+    written anew, or decoded) runs on a worker thread, so the requests being served
+    meanwhile are not held up; a small one is formatted at once."""
+    return await asyncio.to_thread(work) if _heavy(entries) else work()
+
+
+def _size(item: LiveEntry | str) -> int:
+    return len(item) if isinstance(item, str) else len(item.body) + item.kept
+
+
+def _heavy(items: Sequence[LiveEntry] | Sequence[str]) -> bool:
+    if len(items) > 100:
+        return True
+    return sum(map(_size, items)) > INLINE_BYTES
+
+
+def _batches(found: list[LiveEntry]) -> Iterator[list[LiveEntry]]:
+    batch: list[LiveEntry] = []
+    size = 0
+    for e in found:
+        batch.append(e)
+        size += _size(e)
+        if size >= STREAM_BYTES or len(batch) >= 500:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _lines(batch: list[LiveEntry]) -> str:
+    return ",".join(entry_line(e) for e in batch)

@@ -76,7 +76,10 @@ def summary(
 def _session_lines(result: dict[str, Any], session: str, found: list[Entry]) -> str:
     lines = [f"! {c['name']}: {c['message']}" for c in result["checks"] if c["status"] == "failed"]
     lines += [
-        f"~ {c['name']} waived: {c['waived']}" for c in result["checks"] if c["status"] == "waived"
+        f"~ {c['name']} waived: {c['waived']}"
+        + (f" [by {c['waived_by']}]" if "waived_by" in c else "")
+        for c in result["checks"]
+        if c["status"] == "waived"
     ]
     # Faults the scenario scripted: not failures, but what the harness had to handle.
     lines += [

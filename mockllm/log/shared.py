@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mockllm.log.journal import E, Journal, LiveEntry, entry_line, off_loop
@@ -34,7 +34,13 @@ from mockllm.state.redis_log import RedisLog, with_seq
 def open_journal(options: ServerOptions) -> Journal:
     """The log `options` ask for: this process's own, or the fleet's on a shared store."""
     if not is_shared(options.state):
-        return Journal(options.log_limit, options.log, options.log_body_cap)
+        return Journal(
+            options.log_limit,
+            options.log,
+            options.log_body_cap,
+            request_cap=options.log_request_cap,
+            ring_bytes=options.log_bytes,
+        )
     client = connect(options.state)
     store = RedisLog(client, options.state, options.state_prefix, options.log_limit)
     return SharedJournal(store, options.log, options.log_body_cap)
@@ -310,6 +316,11 @@ class SharedJournal(Journal):
         await self.flush()
         lines = await self.store.lines(session, scenario, since)
         return await off_loop(lambda: "[" + ",".join(lines) + "]", lines)
+
+    async def stream_text(
+        self, session: str | None = None, scenario: str | None = None, since: int = 0
+    ) -> AsyncIterator[str]:
+        yield await self.read_text(session, scenario, since)  # the store's lines, joined
 
     async def read_json(
         self, session: str | None = None, scenario: str | None = None, since: int = 0

@@ -8,11 +8,12 @@ so the transcript reads like the conversation rather than repeating its history.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mockllm.core.conversation import Message, ToolCall
 from mockllm.log.mcp import transcript_lines
 from mockllm.log.records import LogEntry, LogResponse
-from mockllm.log.verdict import CUTTING_FAULTS, verdict
+from mockllm.log.verdict import ALLOWANCE, CUTTING_FAULTS, verdict
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
 _FULL_WIDTH = 4000
@@ -28,10 +29,14 @@ def transcript(
     """Every request (`full`), or the last few with shorter texts, then the session's
     verdict (`allow`: the checks its test waives)."""
     name = session or next((e.session for e in entries if e.session), None) or "?"
+    logged, entries = entries, [e for e in entries if e.api != ALLOWANCE]  # records: no requests
     if not entries:
-        return (
-            f"mockllm session {name!r}: no model requests were logged "
-            "(is the client's base URL the fixture's url(...)?)"
+        return "\n".join(
+            [
+                f"mockllm session {name!r}: no model requests were logged "
+                "(is the client's base URL the fixture's url(...)?)",
+                *verdict_lines(logged, name, allow, _WIDTH),
+            ]
         )
     mcp = sum(1 for e in entries if e.api == "mcp")
     counted = plural(len(entries) - mcp, "model request")
@@ -45,7 +50,7 @@ def transcript(
     width = _FULL_WIDTH if full else _WIDTH
     for number, entry in shown:
         lines += _entry(number, entry, width)
-    return "\n".join(lines + verdict_lines(entries, name, allow, width))
+    return "\n".join(lines + verdict_lines(logged, name, allow, width))
 
 
 def verdict_lines(
@@ -70,7 +75,8 @@ def verdict_lines(
     for c in checks:
         if c["status"] == "waived":
             found = f" (it found: {short(c['message'], width)})" if c["message"] else ""
-            lines.append(f"     ~ {c['name']} waived: {c['waived']}{found}")
+            by = f" [by {c['waived_by']}]" if c.get("waived_by") else ""
+            lines.append(f"     ~ {c['name']} waived: {c['waived']}{by}{found}")
     return lines
 
 
@@ -121,10 +127,19 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
         )
         news = _new_messages(entry)
         lines = [head, *(f"       {line}" for m in news for line in _message(m, width))]
+    lines += _cut_request(entry.raw.get("request_truncated"))
     found = [*entry.expectation_failures, *entry.violations]
     lines += [f"     ! {f.rule}: {short(f.message, width)}" for f in found]
     said = frozenset(f.message for f in found)
     return lines + _response(entry.response, entry.server_error is not None, width, said)
+
+
+def _cut_request(cut: Any) -> list[str]:
+    """A body the in-memory log kept cut (--log-request-cap): its messages are not shown."""
+    if not isinstance(cut, Mapping):
+        return []
+    kept, size, sha = cut.get("kept"), cut.get("bytes"), str(cut.get("sha256", ""))[:16]
+    return [f"       (request cut to {kept} of {size} bytes in the log, sha256 {sha}…)"]
 
 
 def _store_lost(response: LogResponse) -> bool:

@@ -15,9 +15,10 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, NamedTuple
 
+from mockllm.core import schema_budget
+from mockllm.core.cache import Lru, sized_cache
 from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
@@ -26,6 +27,10 @@ DEFAULT_MAX_CALLS = 20
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
 PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
+# The `api` of a log record that is no request: the checks a test waived for its session
+# (log/allowances.py), kept in the log so that every judge of it (`mockllm report` too)
+# waives what the test waived.
+ALLOWANCE = "allowance"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).
@@ -69,33 +74,67 @@ def verdict(
     # Side requests (a title, a router) are not turns of the agent loop: no check judges
     # them (docs/scenarios.md, "Side requests").
     side = sum(1 for e in entries if e.get("side"))
+    logged = logged_allowance(entries)
     entries, mcp = split(
-        sorted((e for e in entries if not e.get("side")), key=lambda e: int(e["seq"]))
+        sorted(
+            (e for e in entries if not e.get("side") and e.get("api") != ALLOWANCE),
+            key=lambda e: int(e["seq"]),
+        )
     )
-    context, allow = Context(max_calls), allow or {}
+    given = dict(allow or {})  # the judge's own (`mockllm report --allow`) win over the log's
+    context, allow = Context(max_calls), {**logged.allow, **given}
     # A refusal is one on either side: an MCP message the transport refused counts too.
     everything = sorted(entries + mcp, key=lambda e: int(e["seq"]))
     checks = [
-        _judge(c, everything if c.name in REQUEST_CHECKS else entries, context, allow)
-        for c in CHECKS
+        _judge(c, everything if c.name in _WHOLE_LOG else entries, context, allow) for c in CHECKS
     ]
     loop = mcp_checks(entries, mcp, _says_error, mcp_tools)  # log/mcp_checks.py
     checks += [_judged(c, allow) for c in loop]
+    for c in checks:  # where a session's waiver came from: the test's marker, a client
+        if c["status"] == "waived" and c["name"] in logged.allow and c["name"] not in given:
+            c["waived_by"] = logged.origin
     waived = sum(c["status"] == "waived" for c in checks)
     ok = all(c["status"] != "failed" for c in checks)
+    requests = len(entries) + len(mcp)
     return {
         "session": session,
         "ok": ok,
-        "label": label(ok, waived),
-        "requests": len(entries) + len(mcp),
+        "label": label(ok, waived, requests),
+        "requests": requests,
         **({"side_requests": side} if side else {}),
+        **({"allowance": logged._asdict()} if logged.allow else {}),
         "checks": checks,
     }
 
 
-def label(ok: bool, waived: int = 0) -> str:
-    """The verdict's words in every view: `✓ verdict: pass`, `✗ verdict: FAIL`."""
-    return (PASS if ok else FAIL) + (f" ({waived} waived)" if waived else "")
+def label(ok: bool, waived: int = 0, requests: int | None = None) -> str:
+    """The verdict's words in every view: `✓ verdict: pass`, `✗ verdict: FAIL`; an empty
+    session says `(no requests)`: it passed nothing."""
+    notes = ["no requests"] if requests == 0 else []
+    notes += [f"{waived} waived"] if waived else []
+    return (PASS if ok else FAIL) + (f" ({', '.join(notes)})" if notes else "")
+
+
+class LoggedAllowance(NamedTuple):
+    """The checks a test waived for its session, as its log records them: the last
+    allowance record wins (a later one replaces it, an empty one clears it)."""
+
+    allow: dict[str, str]
+    origin: str
+
+
+def logged_allowance(entries: Iterable[EntryJson]) -> LoggedAllowance:
+    last: EntryJson | None = None
+    for e in entries:
+        if e.get("api") == ALLOWANCE and (last is None or int(e["seq"]) > int(last["seq"])):
+            last = e
+    record = (last or {}).get("allowance") or {}
+    allow = record.get("allow") if isinstance(record, dict) else None
+    if not isinstance(allow, dict):
+        return LoggedAllowance({}, "")
+    return LoggedAllowance(
+        {str(k): str(v) for k, v in allow.items()}, str(record.get("origin") or "")
+    )
 
 
 def allowances(entries: Iterable[EntryJson]) -> dict[str, str]:
@@ -222,8 +261,30 @@ def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]
     replaced = _replaced(entries)
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
-        if call["id"] not in set(later) and e["seq"] not in replaced:
+        if (
+            call["id"] not in set(later)
+            and e["seq"] not in replaced
+            and _as_text(entries, e, call) is None
+        ):
             yield Problem(e, f"{_label(e, call)} was never answered")
+
+
+def _as_text(entries: list[EntryJson], e: EntryJson, call: dict[str, Any]) -> EntryJson | None:
+    """The result of a call a harness carried as text, as a result: a later request holds
+    an assistant message without calls whose text names the call's id, followed by a
+    message of the user (smolagents: `Calling tools:\n[{'id': …}]`, then `Observation:`).
+    Its content is that message's text; None when no request carries the call so."""
+    for x in entries:
+        if x["seq"] <= e["seq"]:
+            continue
+        messages = x.get("conversation") or ()
+        for k, m in enumerate(messages[:-1]):
+            text = m.get("text") or ""
+            if m["role"] == "assistant" and not m.get("tool_calls") and call["id"] in text:
+                answer = messages[k + 1]
+                if answer["role"] in ("user", "tool"):
+                    return {"call_id": call["id"], "content": answer.get("text") or ""}
+    return None
 
 
 def _replaced(entries: list[EntryJson]) -> dict[int, EntryJson]:
@@ -304,6 +365,7 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
             ),
             None,
         )
+        result = result or _as_text(entries, e, call)
         if result is None:
             yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
         elif not _says_error(result, e.get("api")):
@@ -421,6 +483,41 @@ def _error_text(entry: EntryJson) -> str:
     return f"{response.get('status')} {error.get('kind', '')}: {message}".rstrip(": ")
 
 
+def _no_requests(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    """An empty session passed nothing: its agent sent its requests elsewhere, or none."""
+    if not entries:
+        yield Problem(
+            None,
+            "no request reached this session: is the client's base URL the session's url(...)?",
+        )
+
+
+def unserved_turns(entries: Iterable[EntryJson]) -> list[str]:
+    """Scripted turns no request reached, one line per scenario (respx's assert_all_called):
+    the agent stopped early, or the scenario scripts more than the test runs. Each served
+    entry says how many turns its scenario scripts (`scripted_turns`), so a log file tells
+    this too. Not a verdict check: a test that uses part of a scenario is common and fine;
+    `assert_all_turns_served` asks for it (docs/verdict.md)."""
+    scripted: dict[str, tuple[int, set[int]]] = {}
+    for e in entries:
+        count, turn = e.get("scripted_turns"), e.get("turn")
+        if not isinstance(count, int) or e.get("side") or e.get("api") in ("mcp", ALLOWANCE):
+            continue
+        seen = scripted.setdefault(str(e.get("scenario")), (count, set()))[1]
+        if isinstance(turn, int):
+            seen.add(turn)
+    lines = []
+    for name, (count, seen) in scripted.items():
+        missing = [str(t) for t in range(count) if t not in seen]
+        if missing:
+            shown = ", ".join(missing[:10]) + (", …" if len(missing) > 10 else "")
+            lines.append(
+                f"scenario {name!r}: {len(missing)} of {count} scripted turns never served "
+                f"(turn {shown})"
+            )
+    return lines
+
+
 # How each wire's result says "this call failed", for errors_fed_back's message.
 _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",
@@ -443,6 +540,7 @@ CHECKS: tuple[VerdictCheck, ...] = (
     VerdictCheck("expectations_met", _refused_as("expectation_failed")),
     VerdictCheck("scenario_not_exhausted", _refused_as("scenario_exhausted")),
     VerdictCheck("no_server_errors", _refused_as("server_error")),
+    VerdictCheck("requests_made", _no_requests),
 )
 CHECK_NAMES = (*(c.name for c in CHECKS), *MCP_CHECK_NAMES)  # what an allowance may name
 # The checks of a request's answer rather than of the tool protocol: what a provider refused.
@@ -452,6 +550,9 @@ REQUEST_CHECKS = (
     "scenario_not_exhausted",
     "no_server_errors",
 )
+
+
+_WHOLE_LOG = (*REQUEST_CHECKS, "requests_made")  # the checks that see MCP messages too
 
 
 def _time(entry: EntryJson) -> float:
@@ -478,16 +579,25 @@ def call_problem(
     if not isinstance(schema, dict):
         return None
     key = json.dumps(schema, sort_keys=True)
-    if len(arguments) > _SMALL:
-        return _schema_problem.__wrapped__(key, arguments)
-    return _schema_problem(key, arguments)
+    costly = (hash(key), hash(arguments))
+    known = _COSTLY.get(costly)
+    if known is not None:  # an entry formatted again (a log read) does not pay again
+        return known
+    try:  # a budget of its own: the verdict on a call never depends on what ran before it
+        with schema_budget.walk(fresh=True):
+            if len(arguments) > _SMALL:
+                return _arguments_problem(key, arguments)
+            return _schema_problem(key, arguments)
+    except schema_budget.SchemaTooCostly as e:
+        return _COSTLY.put(costly, f"arguments not checked: {e.why}")
 
 
 _SMALL = 4096  # arguments up to this many characters have their answer remembered
+# Checks that ran out of budget, by their texts' hashes: each cost up to a second.
+_COSTLY: Lru[str] = Lru(256)
 
 
-@lru_cache(maxsize=1024)
-def _schema_problem(schema: str, arguments: str) -> str | None:
+def _arguments_problem(schema: str, arguments: str) -> str | None:
     """Remembered: the same scripted call against the same tool recurs in every session
     (and a shared log formats each entry as it closes, on the request's path)."""
     validator = _validator(schema)
@@ -497,22 +607,28 @@ def _schema_problem(schema: str, arguments: str) -> str | None:
 
     try:
         error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(arguments)))
+    except schema_budget.SchemaTooCostly:
+        raise  # not remembered: said by call_problem
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
     return f"arguments break the schema: {error.message}" if error is not None else None
 
 
-@lru_cache(maxsize=256)
+# keyed by a client's schema and arguments: bounded in bytes too
+_schema_problem = sized_cache(1024)(_arguments_problem)
+
+
+@sized_cache(256)
 def _validator(schema: str) -> Any:
     """A checked validator per distinct schema: checking a schema against the metaschema
     costs milliseconds, and reading a log of thousands of calls to one tool paid it for
     every call. None for a schema that is not one."""
-    import jsonschema
-
     try:
         parsed = json.loads(schema)
-        jsonschema.Draft202012Validator.check_schema(parsed)
-        return jsonschema.Draft202012Validator(parsed)
+        schema_budget.check_schema(parsed)
+        return schema_budget.validator(parsed)
+    except schema_budget.SchemaTooCostly:
+        raise
     except Exception:  # a broken schema is a rule violation, never a broken log
         return None
 

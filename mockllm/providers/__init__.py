@@ -5,6 +5,7 @@ from __future__ import annotations
 from mockllm.core.validation import RuleSet
 from mockllm.providers import (
     anthropic_rules,
+    bedrock_rules,
     chat_flavour_rules,
     gemini_rules,
     openai_responses_rules,
@@ -20,6 +21,8 @@ from mockllm.providers.base import (
     SharedResponses,
     Stream,
 )
+from mockllm.providers.bedrock import Converse
+from mockllm.providers.bedrock_invoke import Invoke
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
@@ -56,6 +59,8 @@ register(FlavouredChat, chat_flavour_rules.RULES, ChatAnswers)
 register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
+register(Converse, bedrock_rules.RULES)
+register(Invoke, anthropic_rules.RULES)  # Anthropic's body: Anthropic's rules
 
 __all__ = [
     "ADAPTERS",

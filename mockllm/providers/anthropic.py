@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
@@ -155,8 +155,8 @@ _PYDANTIC_NOUNS = {
 class Messages(Adapter):
     api = "anthropic"
     family = "anthropic"
-    routes = ("v1/messages",)
-    family_headers = (b"anthropic-version",)
+    routes: ClassVar[tuple[str, ...]] = ("v1/messages",)
+    family_headers: ClassVar[tuple[bytes, ...]] = (b"anthropic-version",)
     request_id_header = "request-id"
     invalid_json_message = "The request body is not valid JSON"
     shape = shapes.ANTHROPIC
@@ -200,6 +200,7 @@ class Messages(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.anthropic(body),
+            parallel_tool_calls=not _one_call(body.get("tool_choice")),
         )
         thinking = body.get("thinking")
         on = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
@@ -538,9 +539,27 @@ def _assistant(blocks: list[Any], i: int, at: str) -> Message:
 def _result(block: dict[str, Any]) -> ToolResult:
     return ToolResult(
         str(block.get("tool_use_id", "")),
-        text_of(block.get("content")),
+        _result_text(block.get("content")),
         bool(block.get("is_error", False)),
     )
+
+
+def _result_text(content: Any) -> str:
+    """The result's text, and each tool it hands over: a tool search's result (Claude
+    Code's `ToolSearch`, beta `advanced-tool-use-2025-11-20`) is `tool_reference` blocks
+    only, which read `tool_reference: NAME`, in the log and for `expect: tool_results`
+    (they were an empty result)."""
+    text = text_of(content)
+    if not isinstance(content, list):
+        return text
+    found = [
+        f"tool_reference: {part['tool_name']}"
+        for part in content
+        if isinstance(part, dict)
+        and part.get("type") == "tool_reference"
+        and isinstance(part.get("tool_name"), str)
+    ]
+    return "\n".join([text, *found] if text else found)
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:
@@ -554,6 +573,11 @@ def _tools(tools: Any) -> tuple[Tool, ...]:
             raise bad(f"tools.{i}.name: Field required")
         out.append(Tool(t["name"], t.get("input_schema"), t.get("strict") is True))
     return tuple(out)
+
+
+def _one_call(choice: Any) -> bool:
+    """`disable_parallel_tool_use: true`: at most one tool_use block per reply."""
+    return isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True
 
 
 def _tool_choice(choice: Any) -> ToolChoice | None:

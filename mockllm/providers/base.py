@@ -122,6 +122,7 @@ class Adapter(ABC):
     # Request headers that mark this family's SDKs, for the routes families share (v1/models).
     family_headers: ClassVar[tuple[bytes, ...]] = ()
     request_id_header: ClassVar[str] = "x-mockllm-request-id"  # the provider's, if it has one
+    stream_content_type: ClassVar[bytes] = b"text/event-stream; charset=utf-8"  # or binary framing
     invalid_json_message: ClassVar[str] = "mockllm: the request body is not valid JSON"
     shape: ClassVar[Shape] = dict  # the types of the fields it reads (shapes.py)
     stream_error_status: ClassVar[int] = 500  # a stream_error fault, asked for without a stream
@@ -238,6 +239,11 @@ class Adapter(ABC):
     def request_id(self, *parts: object) -> str:
         """Derived afresh: the attempt is among the parts, so it never repeats."""
         return fresh("req_", 32, *parts, alphabet=HEX)
+
+    def error_headers(self, error: RequestError) -> list[tuple[bytes, bytes]]:
+        """Headers that say which error this is, where the provider says it in a header
+        (Bedrock's x-amzn-ErrorType) rather than in the body. None by default."""
+        return []
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         """The provider's own response headers (versions, rate limits) for this status; a

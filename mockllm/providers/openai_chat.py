@@ -202,6 +202,7 @@ class ChatCompletions(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.openai_chat(body.get("response_format")),
+            parallel_tool_calls=body.get("parallel_tool_calls") is not False,
         )
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from mockllm.core.cache import Lru
+from mockllm.core.cache import SizedLru
 from mockllm.core.validation import Raised, RuleContext, RuleSet, items, schema_problem
 
 RULES = RuleSet()
@@ -102,7 +102,8 @@ def _scan_schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Rais
         key = (name, repr(parameters), strict)  # repr: exact for JSON values, and cheaper
         problems = _SCHEMAS.get(key)
         if problems is None:
-            problems = _SCHEMAS.put(key, _schema_checks(name, parameters, strict))
+            checks = _schema_checks(name, parameters, strict)
+            problems = _SCHEMAS.put(key, checks, len(key[0]) + len(key[1]) + len(repr(checks)))
         for code, message in problems:
             found.setdefault(code, []).append(
                 (message, f"tools[{i}].function.parameters", SCHEMA_CODE)
@@ -110,7 +111,7 @@ def _scan_schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Rais
     return found
 
 
-_SCHEMAS: Lru[tuple[tuple[str, str], ...]] = Lru(1024)
+_SCHEMAS = SizedLru(1024)  # keyed by a client's schema text: bounded in bytes too
 
 
 def _schema_checks(

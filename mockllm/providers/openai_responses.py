@@ -106,15 +106,19 @@ class Responses(Adapter):
             raise wrong_type("body", "an object", body)
         if not body.get("model"):
             raise missing("model")
-        history = self._previous(body.get("previous_response_id"))
+        previous = body.get("previous_response_id")
+        history = self._previous(previous)
         items = body.get("input")
-        if items is None and body.get("previous_response_id") is None:
+        if items is None and previous is None:
             raise missing("input")
         if isinstance(items, str):
             items = [{"role": "user", "content": items}]
         if not isinstance(items, list | None):
             raise wrong_type("input", "a string or an array of input items", items)
-        messages = history + tuple(_items(items or []))
+        referring = isinstance(items, list) and self._referenced(items)
+        if history and items:
+            self._no_duplicate_ids(str(previous), items)
+        messages = history + resent_dropped(history, tuple(_items(items or [])))
         instructions = body.get("instructions")
         system = (
             (Message("system", instructions, at="instructions"),)
@@ -129,6 +133,7 @@ class Responses(Adapter):
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.openai_responses(body.get("text")),
+            parallel_tool_calls=body.get("parallel_tool_calls") is not False,
         )
         include = body.get("include")
         canonical = canonical_json(body).encode()
@@ -148,8 +153,51 @@ class Responses(Adapter):
         }
         # A request that continues a stored response parses to what the store holds: not
         # cached. Rendered, the whole request body shows (its fingerprint).
-        cacheable = body.get("previous_response_id") is None
+        cacheable = body.get("previous_response_id") is None and not referring
         return Parsed(conversation, options, cacheable=cacheable, render_key=options["fingerprint"])
+
+    def _referenced(self, items: list[Any]) -> bool:
+        """Replace each `item_reference` in `items` by the stored item it names, in place
+        (the history rules read the same body), as the API reads it; True if there was one.
+        An id no stored response holds is the API's own 404."""
+        found = False
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and item.get("type") == "item_reference":
+                item_id = item.get("id")
+                if not isinstance(item_id, str):
+                    raise missing(f"input[{i}].id")
+                stored = self._store.item(item_id)
+                if stored is None:
+                    raise RequestError(
+                        404,
+                        f"Item with id '{item_id}' not found. Items are not persisted when "
+                        "`store` is set to false. Try again with `store` set to true, or "
+                        "remove this item from your input.",
+                        kind="item_not_found",
+                        param="input",
+                    )
+                items[i], found = stored, True
+        return found
+
+    def _no_duplicate_ids(self, previous: str, items: list[Any]) -> None:
+        """An input item sent again with the `id` the previous response gave it: the API's
+        400 (MacPaw/OpenAI#432, openai/openai-agents-python#1789). Without an `id` it is
+        accepted (`resent_dropped`)."""
+        stored = self._store.get(previous)
+        if stored is None or stored.body is None:
+            return
+        ids = {i for i in (item.get("id") for item in items if isinstance(item, dict)) if i}
+        if not ids:
+            return
+        for item in json.loads(stored.body).get("output") or ():
+            if isinstance(item, dict) and item.get("id") in ids:
+                raise RequestError(
+                    400,
+                    f"Duplicate item found with id {item['id']}. Remove duplicate items from "
+                    "your input and try again.",
+                    kind="duplicate_item",
+                    param="input",
+                )
 
     def _previous(self, response_id: Any) -> tuple[Message, ...]:
         if response_id is None:
@@ -620,6 +668,33 @@ def _call_events(
 # --- request parsing helpers ---------------------------------------------------------------
 
 
+def resent_dropped(history: tuple[Message, ...], new: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`new` without the leading messages that repeat the end of the stored `history`.
+
+    strands' `OpenAIResponsesModel(stateful=True)` and CrewAI's `auto_chain` name the
+    previous response and still send the run's items again (the user message, the
+    `function_call` without its `id`, …). The API appends input to the stored
+    conversation and accepts such items (only a resent `id` is a 400): the model reads
+    them twice, and has still given one reply per response, not two; so the repeat is
+    read once, for turn counting and the history check alike."""
+    for size in range(min(len(history), len(new)), 0, -1):
+        if all(map(_same, history[-size:], new[:size])):
+            return new[size:]
+    return new
+
+
+def _same(stored: Message, sent: Message) -> bool:
+    """The same message as far as a resend can tell: role, text, calls by id and name,
+    results by call and content (arguments may come back re-encoded)."""
+    return (
+        stored.role == sent.role
+        and (stored.text == sent.text or bool(stored.tool_calls))
+        and [(c.id, c.name) for c in stored.tool_calls] == [(c.id, c.name) for c in sent.tool_calls]
+        and [(r.call_id, r.content) for r in stored.tool_results]
+        == [(r.call_id, r.content) for r in sent.tool_results]
+    )
+
+
 class _Run:
     """Consecutive output items (message, function_call, reasoning): one assistant reply."""
 
@@ -767,7 +842,7 @@ def _tool_choice(choice: Any) -> ToolChoice | None:
     if isinstance(choice, dict):
         if choice.get("type") == "allowed_tools":
             return ToolChoice("required" if choice.get("mode") == "required" else "auto")
-        if choice.get("type") == "function" and isinstance(choice.get("name"), str):
+        if choice.get("type") in ("function", "custom") and isinstance(choice.get("name"), str):
             return ToolChoice("tool", choice["name"])
         if isinstance(choice.get("type"), str):
             return ToolChoice("tool", choice["type"])

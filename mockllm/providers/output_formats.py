@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mockllm.core import schema_budget
 from mockllm.core.conversation import OutputFormat
 
 _JSON_MIME = "application/json"
@@ -64,7 +65,8 @@ def gemini(config: Any, get: Any) -> OutputFormat | None:
         schema = get(config, "responseSchema")
     if schema is None:
         return OutputFormat("json_object")
-    return _schema(_openapi(schema, 0), None)
+    with schema_budget.walk():
+        return _schema(_openapi(schema, 0), None)
 
 
 def _schema(schema: Any, name: Any) -> OutputFormat:
@@ -81,20 +83,28 @@ _MAX_DEPTH = 64  # a responseSchema nested deeper is cut there (the API bounds i
 def _openapi(schema: Any, depth: int) -> Any:
     """Gemini's Schema object as JSON Schema: `type` in lower case ("OBJECT" → "object"),
     `nullable: true` as a null type, `propertyOrdering` dropped; the rest as given (a JSON
-    Schema passes through unchanged)."""
+    Schema passes through unchanged). Each node is converted once and charged to the
+    schema budget (converting `properties` twice once doubled the work per level)."""
     if depth > _MAX_DEPTH:
         return {}
+    schema_budget.charge()
     if isinstance(schema, list):
         return [_openapi(s, depth + 1) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _openapi(v, depth + 1) for k, v in schema.items() if k != "nullable"}
+    out = {k: _openapi(v, depth + 1) for k, v in schema.items() if k not in _NOT_CONVERTED}
     kind = schema.get("type")
     if isinstance(kind, str):
         out["type"] = kind.lower()
         if schema.get("nullable") is True:
             out["type"] = [kind.lower(), "null"]
-    if isinstance(schema.get("properties"), dict):  # property names stay as written
-        out["properties"] = {k: _openapi(v, depth + 1) for k, v in schema["properties"].items()}
-    out.pop("propertyOrdering", None)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):  # property names stay as written: only values convert
+        schema_budget.charge(len(properties))
+        out["properties"] = {k: _openapi(v, depth + 1) for k, v in properties.items()}
+    elif "properties" in schema:
+        out["properties"] = _openapi(properties, depth + 1)
     return out
+
+
+_NOT_CONVERTED = frozenset(("nullable", "propertyOrdering", "properties"))

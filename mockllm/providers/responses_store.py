@@ -62,6 +62,20 @@ class ResponseStore:
         while len(self._kept) > STORE_LIMIT:
             self._kept.popitem(last=False)
 
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        """The output item with this id among the stored responses (an `item_reference`
+        names one), newest first; None when none holds it. Looked for only when a request
+        names an item: the bytes are searched, nothing is indexed on the way in."""
+        if not item_id.isascii() or not item_id.replace("_", "").isalnum():
+            return None  # every id mockllm gives is a prefix and hex: no escape to match
+        needle = b'{"id":"%s"' % item_id.encode()
+        for stored in reversed(self._kept.values()):
+            if stored.body is not None and needle in stored.body:
+                for found in json.loads(stored.body).get("output") or ():
+                    if isinstance(found, dict) and found.get("id") == item_id:
+                        return dict(found)
+        return None
+
     def drop(self, response_id: str) -> None:
         self._kept.pop(response_id, None)
 

@@ -175,3 +175,20 @@ ANTHROPIC: Shape = {
     "thinking": {"type": str, "budget_tokens": int},
     "stream": bool,
 }
+
+_BEDROCK_BLOCK: Shape = {
+    "text": str,
+    "toolUse": {"toolUseId": str, "name": str},
+    "toolResult": {"toolUseId": str, "content": [dict], "status": str},
+    "reasoningContent": {"reasoningText": {"text": str, "signature": str}},
+}
+BEDROCK: Shape = {
+    "messages": [{"role": str, "content": [_BEDROCK_BLOCK]}],
+    "system": [{"text": str}],
+    "toolConfig": {
+        "tools": [{"toolSpec": {"name": str, "description": str, "inputSchema": dict}}],
+        "toolChoice": dict,
+    },
+    "inferenceConfig": {"maxTokens": int, "stopSequences": [str]},
+    "outputConfig": dict,
+}

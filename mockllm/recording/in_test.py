@@ -74,6 +74,7 @@ class TestRecorder:
             log_config=LOGGING_CONFIG,
             server_header=False,
             date_header=False,
+            timeout_keep_alive=DEFAULTS.keep_alive,
         )
         self._ready = threading.Event()
         self._server = Server(config, self._ready.set)

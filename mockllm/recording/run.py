@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from mockllm.options import DEFAULTS
 from mockllm.recording.proxy import Recorder
 from mockllm.recording.redact import Redactor
 from mockllm.recording.sessions import Sessions
@@ -39,6 +40,7 @@ def record(
     redact: Sequence[str],
     max_body: int,
     ready_file: str | None,
+    keep_alive: int = DEFAULTS.keep_alive,
 ) -> None:
     quiet_scripted_aborts()  # a reset passed on from the upstream is not an error here
     redactor = Redactor(redact)
@@ -64,6 +66,7 @@ def record(
         server_header=False,
         date_header=False,  # the upstream's own headers pass through
         timeout_graceful_shutdown=GRACE,
+        timeout_keep_alive=keep_alive,
     )
     try:
         Server(config, lambda: announce(url, banner, ready_file)).run(sockets=[sock])

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, Router
 
 from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
-from mockllm.log.allowances import MAX_ALLOW_BODY, Allowances, allowance_problem
+from mockllm.log.allowances import MAX_ALLOW_BODY, allowance_problem, recorded
 from mockllm.log.mcp import StdioEntries
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, sessions, verdict
+from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, sessions, verdict
 from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -39,7 +41,9 @@ def admin_router(
     """The admin routes over the server's engine and log; `reset_app` resets its state;
     `store`, where run-time scenarios are kept (on Redis: every replica serves them)."""
     admin = _Admin(engine, journal, reset_app, max_body, store)
-    return Router(routes=admin.routes(), middleware=[Middleware(_StoreErrors)])
+    return Router(
+        routes=admin.routes(), middleware=[Middleware(_QueryLimit), Middleware(_StoreErrors)]
+    )
 
 
 class _Admin:
@@ -55,7 +59,6 @@ class _Admin:
     ) -> None:
         self.engine, self.journal, self.reset_app = engine, journal, reset_app
         self.max_body, self.store = max_body, store
-        self.allowed = Allowances()
         self.stdio_entries = StdioEntries()  # MCP messages of stdio processes, still open
 
     def routes(self) -> list[Route]:
@@ -106,58 +109,48 @@ class _Admin:
 
     async def requests(self, request: Request) -> Response:
         q = request.query_params
-        since = q.get("since", "0")
-        if not since.isdigit():
-            return _error(400, "since must be a sequence number")
-        text = await self.journal.read_text(q.get("session"), q.get("scenario"), int(since))
-        return Response(text, media_type="application/json")
-
-    async def clear_requests(self, request: Request) -> Response:
-        return JSONResponse(
-            {"deleted": await self.journal.delete(request.query_params.get("session"))}
-        )
+        since = _whole(q, "since", 0)
+        if isinstance(since, Response):
+            return since
+        pieces = self.journal.stream_text(q.get("session"), q.get("scenario"), since)
+        first = await anext(pieces)  # a lost shared store raises here: a 503, not a cut body
+        return StreamingResponse(_then(first, pieces), media_type="application/json")
 
     async def verdict_of(self, request: Request) -> Response:
         q = request.query_params
         session = q.get("session", "default")
-        max_calls = q.get("max_calls", str(DEFAULT_MAX_CALLS))
-        if not max_calls.isdigit():
-            return _error(400, "max_calls must be a whole number")
+        max_calls = _whole(q, "max_calls", DEFAULT_MAX_CALLS)
+        if isinstance(max_calls, Response):
+            return max_calls
         entries = await self.journal.read_json(session, q.get("scenario"))
-        return JSONResponse(
-            verdict(
-                session,
-                entries,
-                int(max_calls),
-                _mcp_tools(self.engine),
-                allow=self.allowed.get(session),
-            )
-        )
+        if q.get("scenario"):  # the session's allowance is no request of the scenario's
+            entries += _allowances(await self.journal.read_json(session))
+        tools = _mcp_tools(self.engine)
+        return await _rendered(lambda: verdict(session, entries, max_calls, tools))
 
     async def verdicts(self, request: Request) -> Response:
         """The verdict of every session with an entry after `since`: what the live viewer
         needs after each poll, in one request however many sessions there are."""
         q = request.query_params
-        since, max_calls = q.get("since", "0"), q.get("max_calls", str(DEFAULT_MAX_CALLS))
-        if not (since.isdigit() and max_calls.isdigit()):
-            return _error(400, "since and max_calls must be whole numbers")
-        grouped = sessions(await self.journal.read_touched(int(since)))
-        return JSONResponse(
-            {
-                name: verdict(
-                    name,
-                    found,
-                    int(max_calls),
-                    _mcp_tools(self.engine),
-                    allow=self.allowed.get(name),
-                )
-                for name, found in grouped.items()
+        since = _whole(q, "since", 0)
+        max_calls = _whole(q, "max_calls", DEFAULT_MAX_CALLS)
+        for refused in (since, max_calls):
+            if isinstance(refused, Response):
+                return refused
+        assert isinstance(since, int) and isinstance(max_calls, int)
+        grouped = sessions(await self.journal.read_touched(since))
+        tools = _mcp_tools(self.engine)
+        return await _rendered(
+            lambda: {
+                name: verdict(name, found, max_calls, tools) for name, found in grouped.items()
             }
         )
 
     async def allow(self, request: Request) -> Response:
-        """The verdict checks a test waives for its session, each with a reason."""
+        """The verdict checks a test waives for its session, each with a reason: a record
+        in the log, saying where it came from (`origin`: a test's marker, a client)."""
         session = request.query_params.get("session", "default")
+        origin = " ".join(request.query_params.get("origin", "").split()) or "PUT /_mockllm/allow"
         body = await _read(request, MAX_ALLOW_BODY)
         if body is None:
             return _error(413, f"allowances of more than {MAX_ALLOW_BODY} bytes refused")
@@ -168,8 +161,19 @@ class _Admin:
         problem = allowance_problem(given)
         if problem:
             return _error(400, problem)
-        self.allowed.set(session, given)
-        return JSONResponse({"session": session, "allow": given})
+        await self._record(session, given, origin)
+        return JSONResponse({"session": session, "allow": given, "origin": origin})
+
+    async def _record(
+        self,
+        session: str,
+        allow: dict[str, str],
+        origin: str,
+        route: tuple[str, str] = ("PUT", "/_mockllm/allow"),
+    ) -> None:
+        entry = recorded(self.journal, session, allow, origin, route)
+        if (written := self.journal.close(entry)) is not None:
+            await written
 
     async def transcript_of(self, request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
@@ -178,11 +182,14 @@ class _Admin:
 
         q = request.query_params
         session = q.get("session", "default")
-        entries = [LogEntry.from_json(e) for e in await self.journal.read_json(session)]
-        text = transcript(
-            entries, session, full=q.get("full", "1") != "0", allow=self.allowed.get(session)
-        )
-        return PlainTextResponse(text + "\n")
+        found = await self.journal.read_json(session)
+        full = q.get("full", "1") != "0"
+
+        def written() -> str:  # on a worker: a long session's transcript is long to write
+            entries = [LogEntry.from_json(e) for e in found]
+            return transcript(entries, session, full=full)
+
+        return PlainTextResponse(await run_in_threadpool(written) + "\n")
 
     async def calls_of(self, request: Request) -> Response:
         """The tool calls the model made in a session, each with the result sent back."""
@@ -195,8 +202,9 @@ class _Admin:
             args = []
         if args is not None and not isinstance(args, dict):
             return _error(400, 'args must be a JSON object, e.g. args={"order_id":"A2024"}')
-        uses = tool_uses(await self.journal.read_json(q.get("session", "default")))
-        return JSONResponse(matching(uses, q.get("name"), args))
+        found = await self.journal.read_json(q.get("session", "default"))
+        name = q.get("name")
+        return await _rendered(lambda: matching(tool_uses(found), name, args))
 
     async def check(self, request: Request) -> Response:
         """One check of the session's log or verdict (mockllm/log/checks.py): `{"ok": true}`,
@@ -213,22 +221,45 @@ class _Admin:
         if not isinstance(spec, dict):
             return _error(400, "the body must be a JSON object {check, ...}")
         session = request.query_params.get("session", "default")
-        entries = await self.journal.read_json(session)
-        mcp_tools, allow = _mcp_tools(self.engine), self.allowed.get(session)
+        logged = await self.journal.read_json(session)
+        entries = [e for e in logged if e.get("api") != ALLOWANCE]  # requests, not records
+        mcp_tools = _mcp_tools(self.engine)
         try:
-            failure = run_check(
-                entries, spec, lambda: verdict(session, entries, mcp_tools=mcp_tools, allow=allow)
+            failure = await run_in_threadpool(
+                run_check,
+                entries,
+                spec,
+                lambda: verdict(session, logged, mcp_tools=mcp_tools),
             )
         except ValueError as e:
             return _error(400, str(e))
         return JSONResponse({"ok": True} if failure is None else failure.to_json())
 
+    async def clear_requests(self, request: Request) -> Response:
+        """Forget a session's requests; its allowance stays (recorded again after them)."""
+        session = request.query_params.get("session")
+        records = await self._allowance_records(session)
+        deleted = await self.journal.delete(session) - len(records)
+        kept = logged_allowance(records)
+        if session is not None and kept.allow:
+            await self._record(session, kept.allow, kept.origin)
+        await run_in_threadpool(_give_back)
+        return JSONResponse({"deleted": deleted})
+
     async def reset(self, request: Request) -> Response:
         session = request.query_params.get("session")
         await self.reset_app(session)
-        self.allowed.clear(session)
-        deleted = await self.journal.delete(session)
+        records = await self._allowance_records(session)
+        deleted = await self.journal.delete(session) - len(records)
+        if session is not None and logged_allowance(records).allow:
+            # The --log file keeps the old record: this one ends it there too.
+            await self._record(session, {}, "reset", ("POST", "/_mockllm/reset"))
+        await run_in_threadpool(_give_back)
         return JSONResponse({"reset": session or "all", "deleted": deleted})
+
+    async def _allowance_records(self, session: str | None) -> list[dict[str, Any]]:
+        """A session's allowance records (none asked for all sessions: a reset of all)."""
+        return [] if session is None else _allowances(await self.journal.read_json(session))
 
     async def mcp_entry(self, request: Request) -> Response:
         """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md):
@@ -268,6 +299,25 @@ class _StoreErrors:
             await _error(503, str(lost))(scope, receive, send)
 
 
+def _allowances(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in entries if e.get("api") == ALLOWANCE]
+
+
+class _QueryLimit:
+    """An admin query string over MAX_QUERY bytes: a 400 in the admin's shape, as a body
+    over --max-body is a 413."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if len(scope.get("query_string", b"")) > MAX_QUERY:
+            message = f"a query string of more than {MAX_QUERY} bytes refused"
+            await _error(400, message)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
     """Each scenario's scripted MCP tools, for the verdict's loop checks (log/mcp_checks.py)."""
     return {
@@ -275,6 +325,42 @@ def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
         for s in engine.scenarios.values()
         if s.mcp_servers
     }
+
+
+MAX_QUERY = 8 * 1024
+"""Bytes of an admin route's query string: its values are names and numbers."""
+MAX_DIGITS = 18  # a sequence number or a call count: int64 and no more
+
+
+def _whole(q: Any, name: str, default: int) -> int | Response:
+    """The query parameter `name` as a whole number, or the 400 that says what it must be
+    (ASCII digits, at most MAX_DIGITS: `int()` refuses 4,300 with a traceback)."""
+    text = q.get(name)
+    if text is None:
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS):
+        return _error(400, f"{name} must be a whole number of at most {MAX_DIGITS} digits")
+    return int(text)
+
+
+async def _rendered(make: Callable[[], Any]) -> Response:
+    """A verdict (or several) worked out and written on a worker thread: over a big log it
+    checks every call's arguments against its schema, and the loop serves meanwhile."""
+    body = await run_in_threadpool(lambda: wirejson.dumps_line(make()).encode())
+    return Response(body, media_type="application/json")
+
+
+async def _then(first: str, rest: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for piece in rest:
+        yield piece
+
+
+def _give_back() -> None:
+    """Hand the heap's free pages back to the system once log entries are gone: glibc
+    keeps them, so 300 MB of deleted log left the server's RSS where it was."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (macOS, musl): no trim
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 async def _read(request: Request, limit: int) -> bytes | None:

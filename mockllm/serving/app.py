@@ -7,8 +7,10 @@ starlette, imported on the first admin request so that start-up does not pay for
 from __future__ import annotations
 
 import json
+from importlib.util import find_spec
 from typing import Any
 
+from mockllm.core.cache import set_cache_bytes
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import FLAVORS
 from mockllm.errors import RequestError, did_you_mean
@@ -37,6 +39,7 @@ class MockLLM:
         self.engine = engine
         self.journal = journal
         self.options = options
+        set_cache_bytes(options.cache_bytes)  # module-wide: the caches live in core/ and log/
         self.store = MemoryStore(engine, options.max_sessions) if store is None else store
         self.adapters = [cls() for cls in ADAPTERS.values()]
         for adapter in self.adapters:
@@ -144,6 +147,7 @@ class MockLLM:
                 options.max_body,
                 options.max_stall,
                 options.max_sessions,
+                options.max_mcp_sessions,
             )
         await self._mcp.handle(
             scope, receive, send, scenario or self.engine.default, session, server
@@ -196,6 +200,11 @@ class MockLLM:
         why = "WebSocket is off on this server (--no-websocket, or no WebSocket library)"
         scenario, session, _ = self.routes.split(scope["path"])
         names = (scenario, session)
+        if self.options.websocket and find_spec("websockets") is not None:
+            # served here as HTTP: uvicorn upgrades only a real handshake (upgrades.py)
+            j = self.journal
+            await side_routes.not_a_handshake(scope, receive, send, j, adapter, names)
+            return
         await side_routes.upgrade_required(scope, receive, send, self.journal, adapter, names, why)
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
@@ -248,9 +257,11 @@ class MockLLM:
         posts = [r for r in self.routes.posts if r.startswith("v1/")]
         posts += [r for a in self.adapters for r in a.route_help]
         known = ", ".join(sorted({"POST /" + r for r in posts}))
+        apis = ", ".join(a.api for a in self.adapters)
         message = (
-            f"mockllm: no route {scope['method']} /{route}; model routes: {known}, "
-            "GET /v1/models; optionally behind /s/SCENARIO[/SESSION], itself behind /f/FLAVOR"
+            f"mockllm: no route {scope['method']} /{route}; APIs served: {apis}; model "
+            f"routes: {known}, GET /v1/models; optionally behind /s/SCENARIO[/SESSION], "
+            "itself behind /f/FLAVOR"
         )
         hint = base_url_hint(scope, route)
         error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
@@ -260,7 +271,7 @@ class MockLLM:
         self, scope: Scope, receive: Receive, send: Send, error: RequestError, note: str = ""
     ) -> None:
         """Answer `error` in the asking SDK's shape, and log the request like any other."""
-        adapter = self.family_of(scope)
+        adapter = self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if note:
             entry.note(note)

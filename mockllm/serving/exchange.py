@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockllm.core import wirejson
+from mockllm.core import schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
@@ -94,7 +94,9 @@ class Exchanges:
             entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            await self._answer(receive, adapter, route, entry, responder, wanted)
+            # One budget for every schema this request's answer walks (docs/security.md)
+            with schema_budget.budget(self.options.max_schema_work):
+                await self._answer(receive, adapter, route, entry, responder, wanted)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except StoreUnavailable as lost:  # before anything was sent: nothing half-written

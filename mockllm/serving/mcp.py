@@ -31,6 +31,7 @@ from mockllm.core.mcp import HUGE_MAX, McpResult, McpServer, McpTool
 from mockllm.core.scenario import Scenario
 from mockllm.log.journal import Journal
 from mockllm.log.mcp import McpEntry, answered, asked, failed, unfinished
+from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
 
 INVALID_PARAMS = -32602
@@ -340,9 +341,11 @@ class McpRoutes:
         max_body: int,
         max_stall: float,
         max_sessions: int,
+        max_mcp_sessions: int = 1000,
     ) -> None:
         self.scenarios, self.journal = scenarios, journal
         self.max_body, self.max_stall, self.max_sessions = max_body, max_stall, max_sessions
+        self.sessions = mcp_guard.Sessions(max_mcp_sessions)  # the SDK's, over every server
         self._served: dict[tuple[str, str], tuple[Scripted, StreamableHTTPSessionManager]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -358,7 +361,10 @@ class McpRoutes:
             lambda: self.scenarios(scenario), server, self.max_stall, self.max_sessions, _session
         )
         manager = StreamableHTTPSessionManager(
-            scripted.sdk, max_request_body_size=self.max_body, session_idle_timeout=600
+            scripted.sdk,
+            max_request_body_size=self.max_body,
+            session_idle_timeout=600,
+            max_sessions=max(1, self.sessions.limit),  # a backstop: mcp_guard counts them all
         )
         self._served[(scenario, server)] = (scripted, manager)
         started = asyncio.Event()
@@ -422,26 +428,87 @@ class McpRoutes:
         send: Send,
         session: str,
     ) -> None:
+        """The request to the SDK, past mcp_guard's checks: its body read whole first, an
+        id already in flight in its MCP session refused, a new session admitted under
+        --max-mcp-sessions; what the SDK's transport refuses in plain text made JSON-RPC."""
+        key: tuple[str, str] = (entry.scenario or "", str(entry.mcp.get("server")))
+        sid = mcp_guard.session_of(scope["headers"])
+        ids: list[mcp_guard.IdKey] = []
+        if scope["method"] == "POST":
+            try:
+                body = await mcp_guard.read_whole(receive, self.max_body)
+            except mcp_guard.HungUp:
+                entry.client_disconnected = True
+                entry.note("the client hung up before its request was read")
+                return
+            if body is None:
+                message = f"mockllm: MCP request body over the server's limit of {self.max_body}"
+                await self._guard_refusal(entry, send, 413, message + " bytes (--max-body)")
+                return
+            entry.body = body
+            receive = mcp_guard.replay(body, receive)
+            ids = mcp_guard.request_ids(body) if sid is not None else []
+            if sid is None and not await self._admit(entry, send):
+                return
+        if sid is not None:
+            self.sessions.touch(key, sid)
+            taken = self.sessions.claim(key, sid, ids)
+            if taken is not None:
+                message = f"mockllm: request id {mcp_guard.id_of(taken)!r} is already in flight "
+                message += "in this MCP session (JSON-RPC ids must be unique among pending "
+                message += "requests): its first request would never be answered"
+                await self._guard_refusal(entry, send, 409, message, mcp_guard.id_of(taken))
+                return
+        try:
+            await self._serve_sdk(manager, entry, scope, receive, send, session, key, sid)
+        finally:
+            if sid is not None:
+                self.sessions.release(key, sid, ids)
+
+    async def _admit(self, entry: McpEntry, send: Send) -> bool:
+        """Room for the session this request may open; a JSON-RPC 503 when there is none."""
+        if len(self.sessions) < self.sessions.limit or await self.sessions.make_room():
+            return True
+        limit = self.sessions.limit
+        message = f"mockllm: {limit} MCP sessions are open, each with a request in flight "
+        message += f"(--max-mcp-sessions {limit}): close one (DELETE) or try again"
+        await self._guard_refusal(entry, send, 503, message)
+        return False
+
+    async def _guard_refusal(
+        self, entry: McpEntry, send: Send, status: int, message: str, id_: Any = None
+    ) -> None:
+        entry.mcp["error"] = {"code": mcp_guard.INVALID_REQUEST, "message": message}
+        await _answer(self.journal, entry, send, status, mcp_guard.INVALID_REQUEST, message, id_)
+
+    async def _serve_sdk(
+        self,
+        manager: StreamableHTTPSessionManager,
+        entry: McpEntry,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        session: str,
+        key: tuple[str, str],
+        sid: str | None,
+    ) -> None:
         drop = asyncio.Event()
         inner = {**scope, ENTRY_KEY: entry, "mockllm.session": session, "mockllm.drop": drop}
-        cap = self.max_body
+        shaped = mcp_guard.shaped(send)
 
         async def reading() -> Any:
             message = await receive()
             if message.get("type") == "http.disconnect":
                 entry.client_disconnected = True
-            elif message.get("type") == "http.request" and len(entry.body) < cap:
-                entry.body += message.get("body", b"")[: cap - len(entry.body)]
             return message
 
         async def sending(message: Any) -> None:
-            if entry.client_disconnected and not entry.body:
-                pass  # the SDK's answer to a client gone before its body came: none got it
-            elif message["type"] == "http.response.start":
+            if message["type"] == "http.response.start":
                 entry.status = int(message["status"])
+                self._track(key, sid, scope["method"], message, manager)
             elif message["type"] == "http.response.body":
                 self.journal.record_sent(entry, message.get("body", b""))
-            await send(message)
+            await shaped(message)
 
         app = asyncio.ensure_future(manager.handle_request(inner, reading, sending))
         dropped = asyncio.ensure_future(drop.wait())
@@ -462,6 +529,18 @@ class McpRoutes:
             return  # the body unfinished: uvicorn drops the connection
         dropped.cancel()
         app.result()
+
+    def _track(
+        self, key: tuple[str, str], sid: str | None, method: str, start: Any, manager: Any
+    ) -> None:
+        """The session the SDK opened (its id in the answer) or closed (a DELETE)."""
+        status = int(start["status"])
+        if sid is None and status < 400:
+            opened = mcp_guard.session_of(list(start.get("headers") or []))
+            if opened is not None:
+                self.sessions.opened(key, opened, manager)
+        elif sid is not None and method == "DELETE" and status < 400:
+            self.sessions.closed(key, sid)
 
     async def _refuse(
         self,
@@ -491,10 +570,16 @@ def _session(ctx: Any) -> str:
 
 
 async def _answer(
-    journal: Journal, entry: McpEntry, send: Send, status: int, code: int, message: str
+    journal: Journal,
+    entry: McpEntry,
+    send: Send,
+    status: int,
+    code: int,
+    message: str,
+    id_: Any = None,
 ) -> None:
     """A JSON-RPC error answered by mockllm itself (no SDK behind it)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    body = json.dumps({"jsonrpc": "2.0", "id": id_, "error": {"code": code, "message": message}})
     entry.status = status
     await send(
         {

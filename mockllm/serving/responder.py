@@ -16,7 +16,6 @@ from mockllm.log.journal import Journal, LiveEntry
 from mockllm.providers import Adapter
 from mockllm.serving.asgi import Receive, Send
 
-SSE = b"text/event-stream; charset=utf-8"
 JSON = b"application/json"
 _ABORT_NOTICE = "ASGI callable returned without completing response."
 
@@ -56,6 +55,7 @@ class Responder:
         headers = self._headers(JSON, len(body), error.status, self.entry.retry_after) + [
             (k.encode(), v.encode()) for k, v in error.headers
         ]
+        headers += self.adapter.error_headers(error)
         await self._start(error.status, headers)
         await self._body(body, more=False)
 
@@ -65,7 +65,7 @@ class Responder:
         body = b"".join(delivery.chunks)
         # A complete JSON body says its length; a stream or a cut body is chunked.
         length = len(body) if not stream and delivery.ending == "complete" else None
-        headers = self._headers(SSE if stream else JSON, length)
+        headers = self._headers(self.adapter.stream_content_type if stream else JSON, length)
         if stream:
             headers.append((b"cache-control", b"no-cache"))
         await self._start(200, headers)

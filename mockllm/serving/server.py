@@ -11,11 +11,14 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from uvicorn.config import LOGGING_CONFIG
 
+from mockllm.core import schema_budget
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
 from mockllm.log.shared import open_journal
@@ -23,6 +26,7 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.app import MockLLM
 from mockllm.serving.coalesce import http_protocol
 from mockllm.serving.responder import quiet_scripted_aborts
+from mockllm.serving.upgrades import handshakes_only, quiet_websocket
 from mockllm.state import is_shared
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
@@ -42,6 +46,7 @@ def build_app(scenarios: Iterable[Scenario], options: ServerOptions = DEFAULTS) 
         chaos=options.chaos,
         seed=options.seed,
     )
+    schema_budget.configure(options.max_schema_work)
     journal = open_journal(options)  # the fleet's on a shared --state
     return MockLLM(engine, journal, options, state_of(options, engine))
 
@@ -71,7 +76,10 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def url_of(sock: socket.socket) -> str:
+    """The URL a client on this machine reaches `sock` at: on a wildcard bind (every
+    interface, as in a container) that is loopback, not the unroutable 0.0.0.0."""
     host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
@@ -89,7 +97,7 @@ class Server(uvicorn.Server):
 def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
     return uvicorn.Config(
         app,
-        http=http_protocol(),  # one write per response (serving/coalesce.py)
+        http=_protocols(app.options.websocket)[0],
         lifespan="off",
         access_log=False,
         log_level="warning",
@@ -98,11 +106,21 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         server_header=False,
         date_header=False,  # byte-identical responses, headers included
         timeout_graceful_shutdown=1,
+        timeout_keep_alive=app.options.keep_alive,
         # Codex's Responses over WebSocket (serving/websocket.py); "none" hands an upgrade
         # to the app as plain HTTP, answered 426.
-        ws="websockets-sansio" if app.options.websocket and _has_websockets() else "none",
+        ws=_protocols(app.options.websocket)[1],
         ws_max_size=app.options.max_body,
     )
+
+
+@cache
+def _protocols(websocket: bool) -> tuple[type[Any], type[Any] | str]:
+    """uvicorn's HTTP protocol writing one write per response (serving/coalesce.py) and
+    upgrading only a real handshake, and its WebSocket protocol quiet about a client's
+    bad frame (serving/upgrades.py): built once, before the heap is frozen."""
+    http = handshakes_only(http_protocol())
+    return http, quiet_websocket() if websocket and _has_websockets() else "none"
 
 
 def _has_websockets() -> bool:
@@ -126,7 +144,7 @@ def announce(url: str, banner: str, ready_file: str | None) -> None:
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
     """Serve until stopped; in `app.options.workers` processes when more than one."""
     quiet_scripted_aborts()
-    _has_websockets()  # imports the library (and importlib.metadata) before the freeze
+    _protocols(app.options.websocket)  # imports the libraries before the freeze
     settle_heap()
     workers = app.options.workers
     sock = bind(host, port)
@@ -161,15 +179,22 @@ def settle_heap() -> None:
       the request's live objects a generation up, toward full collections. What waits
       longer is only cyclic garbage, a few megabytes at most.
 
+    - Hand the interpreter lock between threads every millisecond, not five: while a big
+      log read is formatted on a worker thread, the loop waits for the lock at each turn,
+      and a health check answered meanwhile waited 8 to 10 ms at the median (4 to 5 ms now;
+      `python -m bench.bytes log 600`).
+
     Only `mockllm serve` does this: in someone else's process (`mockllm.serve()`, the
     pytest plugin) the collector is not ours to tune.
     """
     gc.freeze()
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_EVERY, older, oldest)
 
 
 YOUNG_COLLECTION_EVERY = 10_000  # allocations (Python's default: 700)
+GIL_SWITCH_SECONDS = 0.001  # Python's default: 0.005
 
 
 def stopped(app: MockLLM) -> None:

@@ -126,11 +126,6 @@ async def upgrade_required(
     why: str,
 ) -> None:
     """426 in the provider's error shape, logged: the client should use HTTP."""
-    entry = journal.open(scope["path"], scope["headers"], scope["method"])
-    entry.api = adapter.api
-    entry.scenario, entry.session = names[0], names[1] or "default"
-    entry.note(why)
-    responder = Responder(journal, entry, send, receive, adapter, 0)
     error = RequestError(
         426,
         "mockllm: this server takes no WebSocket here; use HTTP (POST /v1/responses). " + why,
@@ -138,6 +133,44 @@ async def upgrade_required(
         code="upgrade_required",
         headers=(("upgrade", "websocket"), ("connection", "Upgrade")),
     )
+    await _refuse_upgrade(scope, receive, send, journal, adapter, names, why, error)
+
+
+NOT_A_HANDSHAKE = (
+    "Upgrade: websocket on a request that is no WebSocket handshake (a GET with "
+    "Connection: Upgrade, Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key of 16 bytes)"
+)
+
+
+async def not_a_handshake(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    journal: Journal,
+    adapter: Adapter,
+    names: tuple[str | None, str | None],
+) -> None:
+    """400 in the provider's error shape, logged: what the WebSocket library answered in
+    plain text, unlogged (serving/upgrades.py)."""
+    error = RequestError(400, "mockllm: " + NOT_A_HANDSHAKE, code="invalid_websocket_handshake")
+    await _refuse_upgrade(scope, receive, send, journal, adapter, names, NOT_A_HANDSHAKE, error)
+
+
+async def _refuse_upgrade(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    journal: Journal,
+    adapter: Adapter,
+    names: tuple[str | None, str | None],
+    why: str,
+    error: RequestError,
+) -> None:
+    entry = journal.open(scope["path"], scope["headers"], scope["method"])
+    entry.api = adapter.api
+    entry.scenario, entry.session = names[0], names[1] or "default"
+    entry.note(why)
+    responder = Responder(journal, entry, send, receive, adapter, 0)
     try:
         await responder.error(error)
     finally:

@@ -18,6 +18,7 @@ from mockllm.log import calls, checks
 from mockllm.log.checks import Unoffered, mcp_executions, unanswered_calls, unoffered_executions
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.log.transcript import transcript
+from mockllm.log.verdict import ALLOWANCE
 
 # Whether a failure's message carries every request in full (outside pytest, always) or the
 # short form; the pytest fixture sets it from -vv / --mockllm-transcript, so the message,
@@ -28,6 +29,7 @@ SHORT_HINT = "(short: -vv or --mockllm-transcript=full shows every request in fu
 __all__ = [
     "Unoffered",
     "assert_all_tool_calls_answered",
+    "assert_all_turns_served",
     "assert_called_before",
     "assert_clean_verdict",
     "assert_mcp_loop_closed",
@@ -36,6 +38,8 @@ __all__ = [
     "assert_result_reached_model",
     "assert_tool_called",
     "assert_tool_executed",
+    "assert_tool_requested",
+    "assert_tool_result_fed_back",
     "mcp_executions",
     "unanswered_calls",
     "unoffered_executions",
@@ -44,7 +48,13 @@ __all__ = [
 
 def assert_all_tool_calls_answered(entries: Sequence[LogEntry], session: str | None = None) -> None:
     __tracebackhide__ = True
-    _raise(checks.all_tool_calls_answered(entries), entries, session)
+    _raise(checks.all_tool_calls_answered(_requests(entries)), entries, session)
+
+
+def assert_all_turns_served(entries: Sequence[LogEntry], session: str | None = None) -> None:
+    """Every turn each scenario of the session scripts was served (respx's assert_all_called)."""
+    __tracebackhide__ = True
+    _raise(checks.all_turns_served(_requests(entries)), entries, session)
 
 
 def assert_no_unoffered_tool_executed(
@@ -53,7 +63,7 @@ def assert_no_unoffered_tool_executed(
     refusal: str | re.Pattern[str] | None = None,
 ) -> None:
     __tracebackhide__ = True
-    _raise(checks.no_unoffered_tool_executed(entries, refusal), entries, session)
+    _raise(checks.no_unoffered_tool_executed(_requests(entries), refusal), entries, session)
 
 
 def assert_model_calls(
@@ -68,7 +78,7 @@ def assert_model_calls(
     if at_most is None and exactly is None and at_least is None:
         raise TypeError("assert_model_calls needs at_most=, exactly= or at_least=")
     bounds = {"at_most": at_most, "exactly": exactly, "at_least": at_least}
-    _raise(checks.model_calls(entries, **bounds), entries, session)
+    _raise(checks.model_calls(_requests(entries), **bounds), entries, session)
 
 
 def assert_tool_executed(
@@ -82,7 +92,9 @@ def assert_tool_executed(
 ) -> None:
     """The scripted MCP tool ran (with these arguments; this many times)."""
     __tracebackhide__ = True
-    failure = checks.tool_executed(entries, tool, server=server, arguments=arguments, times=times)
+    failure = checks.tool_executed(
+        _requests(entries), tool, server=server, arguments=arguments, times=times
+    )
     _raise(failure, entries, session)
 
 
@@ -101,6 +113,32 @@ def assert_clean_verdict(
     _raise(checks.clean_verdict(verdict), entries, session or verdict.session)
 
 
+def assert_tool_requested(
+    entries: Sequence[LogEntry],
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    times: int | None = None,
+    session: str | None = None,
+) -> None:
+    """The model asked for tool `name` (mockllm served the call): nothing about whether
+    the harness ran it (`assert_tool_result_fed_back`)."""
+    __tracebackhide__ = True
+    _raise(calls.tool_called(_uses(entries), name, args, times), entries, session)
+
+
+def assert_tool_result_fed_back(
+    entries: Sequence[LogEntry],
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    times: int | None = None,
+    session: str | None = None,
+) -> None:
+    """The model asked for tool `name`, and the harness ran it and sent its result back:
+    every such call was answered, by its id, in a later request."""
+    __tracebackhide__ = True
+    _raise(calls.tool_fed_back(_uses(entries), name, args, times), entries, session)
+
+
 def assert_tool_called(
     entries: Sequence[LogEntry],
     name: str,
@@ -108,8 +146,22 @@ def assert_tool_called(
     times: int | None = None,
     session: str | None = None,
 ) -> None:
+    """Deprecated: `assert_tool_requested` (the model asked for it), the same check."""
     __tracebackhide__ = True
-    _raise(calls.tool_called(_uses(entries), name, args, times), entries, session)
+    warn_renamed("assert_tool_called", "assert_tool_requested")
+    assert_tool_requested(entries, name, args, times, session)
+
+
+def warn_renamed(old: str, new: str) -> None:
+    import warnings
+
+    warnings.warn(
+        f"mockllm: {old} checks only that the model asked for the tool; it is now {new} "
+        f"(assert_tool_result_fed_back checks that the harness ran it and sent the result "
+        f"back). {old} will be removed.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def assert_called_before(
@@ -130,6 +182,11 @@ def assert_result_reached_model(
     raw = [e.raw for e in entries]
     failure = calls.result_reached_model(calls.tool_uses(raw), raw, call_id, content, is_error)
     _raise(failure, entries, session)
+
+
+def _requests(entries: Sequence[LogEntry]) -> list[LogEntry]:
+    """The requests among a session's log entries: its allowance's record is none."""
+    return [e for e in entries if e.api != ALLOWANCE]
 
 
 def _uses(entries: Sequence[LogEntry]) -> list[Mapping[str, Any]]:

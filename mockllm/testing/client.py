@@ -42,10 +42,10 @@ class Client:
         api: Api = "openai",
         flavor: Flavor | None = None,
     ) -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's and Gemini's do
-        not. `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
-        answers as that provider (docs/flavours.md). Raises ClientError when the server
-        has no scenario of that name."""
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's and
+        Bedrock's (boto3's endpoint_url) do not. `flavor` ("qwen", "kimi", …) starts it
+        with `/f/FLAVOR`, so Chat Completions answers as that provider (docs/flavours.md).
+        Raises ClientError when the server has no scenario of that name."""
         __tracebackhide__ = True
         if api not in APIS:
             raise ValueError(f"api must be one of {', '.join(map(repr, APIS))}, not {api!r}")
@@ -120,10 +120,12 @@ class Client:
         query = {"session": session, "max_calls": max_calls}
         return Verdict.from_json(self._call("GET", "/_mockllm/verdict", query))
 
-    def allow(self, session: str, allow: Mapping[str, str]) -> None:
-        """Waive verdict checks for one session, each with its reason (docs/verdict.md)."""
+    def allow(self, session: str, allow: Mapping[str, str], origin: str | None = None) -> None:
+        """Waive verdict checks for one session, each with its reason (docs/verdict.md);
+        the log records them with `origin`, where they came from."""
         body = json.dumps(dict(allow)).encode()
-        self._call("PUT", "/_mockllm/allow", {"session": session}, body=body)
+        query = {"session": session, "origin": origin or "Client.allow()"}
+        self._call("PUT", "/_mockllm/allow", query, body=body)
 
     def clear(self, session: str | None = None) -> int:
         """Forget the log (of one session); returns how many entries went."""

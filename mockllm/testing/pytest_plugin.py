@@ -81,6 +81,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the run's request log to PATH as one HTML page: a session per test, "
         "failing tests first (the viewer, e.g. a CI artifact)",
     )
+    group.addoption(
+        "--mockllm-strict",
+        choices=("on", "off"),
+        default=None,
+        help="fail a test whose session's protocol verdict fails, at teardown (on, the "
+        "default; also the ini option mockllm_strict), or leave the verdict to the test's "
+        "own assertions (off)",
+    )
+    _add_ini(parser)
+
+
+def _add_ini(parser: pytest.Parser) -> None:
+    parser.addini(
+        "mockllm_strict",
+        type="bool",
+        default=True,
+        help="fail a test whose session's protocol verdict fails, at teardown (default true)",
+    )
     parser.addini(
         "mockllm_validation",
         default="strict",
@@ -124,9 +142,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(HtmlReport(Path(html).absolute()), _HTML_REPORT)
     config.addinivalue_line(
         "markers",
-        "mockllm(*scenarios, scenarios=..., allow={check: reason}, record=MODE): scenarios "
-        "this test adds to the server (files, folders, YAML text or mappings; paths relative "
-        "to the test file), verdict checks it waives, and its record mode",
+        "mockllm(*scenarios, scenarios=..., allow={check: reason}, record=MODE, strict=BOOL): "
+        "scenarios this test adds to the server (files, folders, YAML text or mappings; paths "
+        "relative to the test file), verdict checks it waives, its record mode, and whether "
+        "its session's verdict fails it at teardown (strict, the default)",
     )
 
 
@@ -211,8 +230,8 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
     if report is not None:
         report.begin(item.nodeid, session.name, allow)
     session.reset()  # a rerun of the same test starts clean too
-    if allow:
-        session.allow(allow)
+    if allow:  # recorded in the server's log, with where it came from
+        session.allow(allow, f"@pytest.mark.mockllm(allow=...) on {item.nodeid}")
     _add_marker_scenarios(mockllm_client, item, skip=recording)
     item.stash[_SESSION] = session
     _transcripts(item.config, full=None)
@@ -224,6 +243,8 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
     if report is not None:
         _report_entries(report, session)
     _fail_on_server_errors(session)
+    if _strict(item) and item.stash.get(_BODY_PASSED, False):
+        _fail_on_verdict(session, item)
 
 
 # --- record if missing (docs/record.md, "Record inside pytest") ----------------------------
@@ -359,7 +380,7 @@ def _report_entries(report: HtmlReport, session: Session) -> None:
 
     # The server gone: the test's own teardown says so; the report just lacks the entries.
     with contextlib.suppress(ClientError):
-        report.end([e.raw for e in session.requests()])
+        report.end([e.raw for e in session.logged()])  # its allowance's record too
 
 
 @pytest.hookimpl(wrapper=True)
@@ -367,6 +388,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Any failing test that used the fixture shows its session, however it failed: an
     SDK exception, a timeout, an assert of its own, a mockllm assertion."""
     report = yield
+    if report.when == "call":  # strict mode judges the verdict only of a test that passed
+        item.stash[_BODY_PASSED] = report.passed
     session = item.stash.get(_SESSION, None)
     recorded = getattr(session, "recording", False)
     if session is not None and report.failed and not recorded:
@@ -488,7 +511,7 @@ def _problems(what: str, problems: list[Problem], config: pytest.Config) -> str:
     return "\n".join(lines)
 
 
-_MARKER_KEYS = frozenset({"scenarios", "allow", "record"})
+_MARKER_KEYS = frozenset({"scenarios", "allow", "record", "strict"})
 
 
 def _marker_allowances(item: pytest.Item) -> dict[str, str]:
@@ -514,7 +537,8 @@ def _marker_scenarios(item: pytest.Item) -> list[ScenarioSource]:
         unknown = set(marker.kwargs) - _MARKER_KEYS
         if unknown:
             raise TypeError(
-                f"@pytest.mark.mockllm takes scenarios=, allow= and record=, not {sorted(unknown)}"
+                "@pytest.mark.mockllm takes scenarios=, allow=, record= and strict=, not "
+                f"{sorted(unknown)}"
             )
         given = marker.kwargs.get("scenarios", ())
         listed = [given] if isinstance(given, (str, Path, Mapping)) else list(given)
@@ -540,3 +564,53 @@ def _fail_on_server_errors(session: Session) -> None:
             lines += ["", f"log seq {entry.seq}: {entry.path} ({entry.api}, turn {turn})"]
             lines.append(str(entry.server_error).rstrip())
         pytest.fail("\n".join(lines), pytrace=False)
+
+
+# --- strict: a test fails when its session's verdict does (docs/pytest.md) ------------------
+
+_BODY_PASSED = pytest.StashKey[bool]()
+
+
+def _strict(item: pytest.Item) -> bool:
+    """The test's marker (`strict=`), else `--mockllm-strict`, else the ini option."""
+    marked = next(
+        (m.kwargs["strict"] for m in item.iter_markers("mockllm") if "strict" in m.kwargs), None
+    )
+    if marked is not None:
+        if not isinstance(marked, bool):
+            raise pytest.UsageError(f"@pytest.mark.mockllm(strict={marked!r}): True or False")
+        return marked
+    option = item.config.getoption("mockllm_strict")
+    return option == "on" if option is not None else bool(item.config.getini("mockllm_strict"))
+
+
+def _fail_on_verdict(session: Session, item: pytest.Item) -> None:
+    """At teardown, after a test body that passed: its session's verdict, as every other
+    view of the server shows it, fails the test when it fails."""
+    from mockllm.errors import ClientError
+
+    try:
+        judged = session.verdict()
+    except ClientError as e:
+        pytest.fail(f"mockllm: strict: cannot read the session's verdict: {e}", pytrace=False)
+    if judged.ok:
+        return
+    failed = [c for c in judged.checks if c.status == "failed"]
+    lines = [
+        f"mockllm: {judged.label} ({len(failed)} of {plural(len(judged.checks), 'check')} "
+        f"failed) in session {session.name!r}, judged at teardown:",
+        *(f"  ✗ {c.name}: {c.message}" for c in failed),
+        "",
+        "strict by default: a test fails when its session's verdict does. Fix the harness, "
+        f"waive a check with @pytest.mark.mockllm(allow={{{failed[0].name!r}: 'why'}}), or "
+        "opt out: @pytest.mark.mockllm(strict=False), --mockllm-strict=off, or "
+        "mockllm_strict = false in the ini file (docs/pytest.md).",
+    ]
+    # The transcript now, while the server runs: the last test's session-scoped server
+    # stops before pytest reports its teardown, so the report section could not read it.
+    mode = _transcript_mode(item.config)
+    if mode != "off":
+        lines += ["", _section(session, mode == "full")]
+    if _SESSION in item.stash:
+        del item.stash[_SESSION]  # said here: no second copy in a section
+    pytest.fail("\n".join(lines), pytrace=False)

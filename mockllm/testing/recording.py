@@ -45,6 +45,10 @@ class RecordingSession(Session):
         self._no_log()
         return []
 
+    def logged(self) -> list[LogEntry]:
+        self._no_log()
+        return []
+
     def verdict(self, max_calls: int | None = None) -> Verdict:
         self._no_log()
         raise AssertionError("unreachable")

@@ -14,12 +14,14 @@ from typing import Any, Literal, Protocol
 from mockllm.core.scenario import Flavor
 from mockllm.log import calls
 from mockllm.log.records import Calls, LogEntry, ToolUse, Verdict
+from mockllm.log.verdict import ALLOWANCE
 from mockllm.testing import assertions
 
 # The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
-# and Google's (google-genai, @google/genai) add their own version path.
-Api = Literal["openai", "anthropic", "gemini"]
-APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini")
+# and Google's (google-genai, @google/genai) add their own version path, and AWS's
+# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`.
+Api = Literal["openai", "anthropic", "gemini", "bedrock"]
+APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini", "bedrock")
 # YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
 ScenarioSource = str | Path | Mapping[str, Any]
 
@@ -42,7 +44,7 @@ class Server(Protocol):
     ) -> list[LogEntry]: ...
     def verdict(self, session: str, max_calls: int | None = None) -> Verdict: ...
     def clear(self, session: str | None = None) -> int: ...
-    def allow(self, session: str, allow: Mapping[str, str]) -> None: ...
+    def allow(self, session: str, allow: Mapping[str, str], origin: str | None = None) -> None: ...
     def reset(self, session: str | None = None) -> int: ...
 
 
@@ -86,7 +88,8 @@ class Session:
         return [
             e
             for e in found
-            if (turn is None or e.turn == turn)
+            if e.api != ALLOWANCE  # the record of this session's allowance: no request
+            and (turn is None or e.turn == turn)
             and (status is None or (e.response is not None and e.response.status == status))
             and (side is None or bool(e.raw.get("side")) == side)
         ]
@@ -103,11 +106,13 @@ class Session:
         its outcome; `max_calls` as the route's."""
         return self.client.verdict(self.name, max_calls)
 
-    def allow(self, allow: Mapping[str, str]) -> None:
+    def allow(self, allow: Mapping[str, str], origin: str | None = None) -> None:
         """Waive verdict checks for this session, each with its reason
-        (`{"calls_answered": "the agent stops at max_steps"}`): every view of the server
-        shows them as waived, not passed. Replaces what was given before; reset clears it."""
-        self.client.allow(self.name, allow)
+        (`{"calls_answered": "the agent stops at max_steps"}`): the server's log records
+        it (with `origin`, where it came from: `Session.allow()` unless said), so every
+        view of the server and `mockllm report` on its `--log` show them as waived, not
+        passed. Replaces what was given before; reset clears it."""
+        self.client.allow(self.name, allow, origin or "Session.allow()")
         self.allowed = dict(allow)
 
     def clear(self) -> int:
@@ -125,7 +130,12 @@ class Session:
         `full=False`: the last requests with shorter texts, as pytest's report shows it."""
         from mockllm.log.transcript import transcript
 
-        return transcript(self.requests(), self.name, full, self.allowed)
+        return transcript(self.logged(), self.name, full)
+
+    def logged(self) -> list[LogEntry]:
+        """Every entry of this session's log: its requests and its allowance's record,
+        which the transcript and the verdict read."""
+        return self.client.requests(self.name)
 
     def server_errors(self) -> list[LogEntry]:
         """Entries on which mockllm itself failed; each carries the server's traceback."""
@@ -136,7 +146,14 @@ class Session:
     def assert_all_tool_calls_answered(self) -> None:
         """Every tool call the model made got a result in a later request, by its id."""
         __tracebackhide__ = True
-        assertions.assert_all_tool_calls_answered(self.requests(), self.name)
+        assertions.assert_all_tool_calls_answered(self.logged(), self.name)
+
+    def assert_all_turns_served(self) -> None:
+        """Every turn the session's scenarios script was served: the agent went the whole
+        way (respx's assert_all_called). Not a verdict check: using part of a scenario is
+        fine unless a test says otherwise."""
+        __tracebackhide__ = True
+        assertions.assert_all_turns_served(self.logged(), self.name)
 
     def assert_no_unoffered_tool_executed(
         self, refusal: str | re.Pattern[str] | None = None
@@ -145,14 +162,14 @@ class Session:
         that is not a refusal). `refusal`: a pattern marking a result as the harness's
         "no such tool" answer."""
         __tracebackhide__ = True
-        assertions.assert_no_unoffered_tool_executed(self.requests(), self.name, refusal)
+        assertions.assert_no_unoffered_tool_executed(self.logged(), self.name, refusal)
 
     def assert_model_calls(
         self, *, at_most: int | None = None, exactly: int | None = None, at_least: int | None = None
     ) -> None:
         """The number of model requests this session made is within the given bounds."""
         __tracebackhide__ = True
-        entries = self.requests()
+        entries = self.logged()
         assertions.assert_model_calls(
             entries, self.name, at_most=at_most, exactly=exactly, at_least=at_least
         )
@@ -169,7 +186,7 @@ class Session:
         `arguments`; `times` times) on mockllm's MCP server (docs/mcp.md)."""
         __tracebackhide__ = True
         assertions.assert_tool_executed(
-            self.requests(), tool, self.name, server=server, arguments=arguments, times=times
+            self.logged(), tool, self.name, server=server, arguments=arguments, times=times
         )
 
     def assert_mcp_loop_closed(self) -> None:
@@ -177,23 +194,48 @@ class Session:
         harness answered it, the result sent back is what the tool returned, and no MCP
         tool ran that the model did not ask for: the verdict's `mcp_*` checks."""
         __tracebackhide__ = True
-        assertions.assert_mcp_loop_closed(self.verdict(), self.requests(), self.name)
+        assertions.assert_mcp_loop_closed(self.verdict(), self.logged(), self.name)
+
+    def assert_tool_requested(
+        self, name: str, args: Mapping[str, Any] | None = None, times: int | None = None
+    ) -> Calls:
+        """The model asked for tool `name` (with `args`: every key given, equal; others may
+        be there too), at least once or exactly `times`. Says nothing of the harness running
+        it: that is `assert_tool_result_fed_back`. Returns those calls."""
+        __tracebackhide__ = True
+        entries = self.logged()
+        assertions.assert_tool_requested(entries, name, args, times, self.name)
+        return self._calls(entries, name, args)
+
+    def assert_tool_result_fed_back(
+        self, name: str, args: Mapping[str, Any] | None = None, times: int | None = None
+    ) -> Calls:
+        """The model asked for tool `name` (with `args`), and the harness ran it and sent
+        its result back: every such call was answered, by its id, in a later request (at
+        least once, or exactly `times` calls). Returns those calls."""
+        __tracebackhide__ = True
+        entries = self.logged()
+        assertions.assert_tool_result_fed_back(entries, name, args, times, self.name)
+        return self._calls(entries, name, args)
 
     def assert_tool_called(
         self, name: str, args: Mapping[str, Any] | None = None, times: int | None = None
     ) -> Calls:
-        """The model called tool `name` (with `args`: every key given, equal; others may be
-        there too), at least once or exactly `times`. Returns those calls."""
+        """Deprecated: `assert_tool_requested`, the same check under an honest name (the
+        model asked for the tool; whether it ran is `assert_tool_result_fed_back`)."""
         __tracebackhide__ = True
-        entries = self.requests()
-        assertions.assert_tool_called(entries, name, args, times, self.name)
+        assertions.warn_renamed("assert_tool_called", "assert_tool_requested")
+        return self.assert_tool_requested(name, args, times)
+
+    @staticmethod
+    def _calls(entries: list[LogEntry], name: str, args: Mapping[str, Any] | None) -> Calls:
         uses = calls.matching(calls.tool_uses(e.raw for e in entries), name, args)
         return Calls(ToolUse.from_json(u) for u in uses)
 
     def assert_called_before(self, first: str, then: str) -> None:
         """`first` was called and its result sent back before the model called `then`."""
         __tracebackhide__ = True
-        assertions.assert_called_before(self.requests(), first, then, self.name)
+        assertions.assert_called_before(self.logged(), first, then, self.name)
 
     def assert_result_reached_model(
         self, call: ToolUse | str, content: str | None = None, is_error: bool | None = None
@@ -203,11 +245,9 @@ class Session:
         as JSON when both parse), flagged `is_error` if given, and kept it in the history."""
         __tracebackhide__ = True
         call_id = call if isinstance(call, str) else call.id
-        assertions.assert_result_reached_model(
-            self.requests(), call_id, content, is_error, self.name
-        )
+        assertions.assert_result_reached_model(self.logged(), call_id, content, is_error, self.name)
 
     def assert_clean_verdict(self) -> None:
         """Every check of the protocol verdict passed."""
         __tracebackhide__ = True
-        assertions.assert_clean_verdict(self.verdict(), self.requests(), self.name)
+        assertions.assert_clean_verdict(self.verdict(), self.logged(), self.name)

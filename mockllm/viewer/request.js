@@ -69,7 +69,10 @@ function renderInput(entry, ctx) {
   if (!conv)
     return el("p", {
       class: "note",
-      text: "The request body did not parse as a conversation (see the raw request).",
+      text: entry.request_truncated
+        ? "The request body was kept cut" + cutNote(entry.request_truncated) +
+          ": its messages are in the --log file."
+        : "The request body did not parse as a conversation (see the raw request).",
     });
   var last = -1;
   conv.forEach(function (m, i) {
@@ -415,12 +418,24 @@ function diff(a, b) {
   return out;
 }
 
+// A body the in-memory log kept cut (--log-request-cap): its size and hash, and how much.
+function cutNote(cut) {
+  return (
+    " (cut to " + cut.kept + " of " + cut.bytes + " bytes by --log-request-cap; sha256 " +
+    String(cut.sha256).slice(0, 16) + "…)"
+  );
+}
+
 function renderRaw(entry) {
   var r = entry.response;
   return el("div", { class: "raws" }, [
-    lazy("Raw request", "rq-" + entry.seq, function () {
-      return el("pre", { class: "text raw-body", text: pretty(entry.request) });
-    }),
+    lazy(
+      "Raw request" + (entry.request_truncated ? cutNote(entry.request_truncated) : ""),
+      "rq-" + entry.seq,
+      function () {
+        return el("pre", { class: "text raw-body", text: pretty(entry.request) });
+      },
+    ),
     r
       ? lazy(
           "Raw response" + (r.body_truncated ? " (truncated by --log-body-cap)" : ""),

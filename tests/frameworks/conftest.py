@@ -18,6 +18,9 @@ from . import network_guard
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 # The OpenAI Agents SDK exports traces to OpenAI from a background thread by default.
 os.environ["OPENAI_AGENTS_DISABLE_TRACING"] = "1"
+# huggingface_hub (smolagents) reports usage unless told not to.
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+os.environ["HF_HUB_OFFLINE"] = "1"
 # LangChain traces to LangSmith when either of these is true in the environment.
 os.environ["LANGSMITH_TRACING"] = "false"
 os.environ["LANGCHAIN_TRACING_V2"] = "false"

@@ -1,5 +1,6 @@
-"""LangChain (langchain-openai, langchain-anthropic) with LangGraph's prebuilt ReAct agent,
-on Chat Completions, Responses and Messages, streamed and not."""
+"""LangChain (langchain-openai, langchain-anthropic, langchain-aws) with LangGraph's prebuilt
+ReAct agent, on Chat Completions, Responses, Messages and Bedrock Converse, streamed and
+not."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ import warnings
 from typing import Any
 
 import anthropic
+import boto3
 import httpx2
 import openai
 import pytest
+from botocore.config import Config
 from langchain_anthropic import ChatAnthropic
+from langchain_aws import ChatBedrockConverse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
@@ -122,3 +126,34 @@ def test_an_uncapped_tool_loop_runs_until_the_recursion_limit(mock: Session) -> 
     )
     check(lambda: run_agent(chat_model, PROMPTS["tool-loop"], recursion_limit=50), mock, expect)
     assert len(mock.requests()) == 25
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_chat_bedrock_converse_closes_the_parallel_round_trip(mock: Session, stream: bool) -> None:
+    """langchain-aws's ChatBedrockConverse on a boto3 client pointed at mockllm (any
+    credentials): Converse, or ConverseStream with `streaming=True`."""
+    client = boto3.client(
+        "bedrock-runtime",
+        endpoint_url=mock.url("weather-parallel", api="bedrock"),
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        config=Config(retries={"total_max_attempts": 1}),
+    )
+    # The region and credentials again: without them langchain-aws asks the EC2 instance
+    # metadata service (169.254.169.254) for credentials, which the network guard refuses.
+    chat_model = ChatBedrockConverse(
+        model="us.anthropic.claude-sonnet-4-6",
+        client=client,
+        streaming=stream,
+        region_name="us-east-1",
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+    )
+    check(
+        lambda: run_agent(chat_model, PROMPTS["weather-parallel"]),
+        mock,
+        Expect(text=PARALLEL_TEXT),
+    )
+    assert {e.api for e in mock.requests()} == {"bedrock-converse"}
+    assert [e.stream for e in mock.requests()] == [stream, stream]

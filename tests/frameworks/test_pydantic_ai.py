@@ -1,21 +1,28 @@
-"""pydantic-ai's Agent on its OpenAI Chat, OpenAI Responses and Anthropic models, run and
-streamed (`run` with an event stream handler: every model request streams)."""
+"""pydantic-ai's Agent on its OpenAI Chat, OpenAI Responses, Anthropic and Bedrock
+Converse models, run and streamed (`run` with an event stream handler: every model
+request streams)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterable
+from typing import Any
 
+import boto3
 import pytest
 from anthropic import AsyncAnthropic
+from botocore.config import Config
 from openai import AsyncOpenAI
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import ModelConnectionError
 from pydantic_ai.messages import AgentStreamEvent
 from pydantic_ai.models import Model
 from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.bedrock import BedrockConverseModel
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
+from pydantic_ai.providers.bedrock import BedrockProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from mockllm import Session
@@ -23,21 +30,34 @@ from mockllm import Session
 from .matrix import PARALLEL_TEXT, PROMPTS, Expect, check, fails, get_weather
 
 EXPECTED: dict[tuple[str, str, bool], Expect] = {}
-for api in ("chat", "responses", "anthropic"):
+for api in ("chat", "responses", "anthropic", "bedrock"):
     for stream in (False, True):
         EXPECTED["weather-parallel", api, stream] = Expect(text=PARALLEL_TEXT)
-        # The validation error goes back as a retry prompt (Anthropic: an is_error result).
+        # The validation error goes back as a retry prompt (Anthropic, Bedrock: an error result).
         EXPECTED["malformed-arguments", api, stream] = Expect(
             text="It is 18 °C and sunny in Paris.",
             fed_back="json_invalid",
-            is_error=True if api == "anthropic" else None,
+            is_error=True if api in ("anthropic", "bedrock") else None,
         )
         EXPECTED["stream-cut", api, stream] = Expect(raises=ModelConnectionError)
 
 CASES = sorted(EXPECTED)
 
 
-def model(api: str, mock: Session, scenario: str) -> tuple[Model, AsyncOpenAI | AsyncAnthropic]:
+def model(api: str, mock: Session, scenario: str) -> tuple[Model, Any]:
+    if api == "bedrock":  # boto3 with any credentials and no retries of its own
+        client = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=mock.url(scenario, api="bedrock"),
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=Config(retries={"total_max_attempts": 1}),
+        )
+        provider = BedrockProvider(bedrock_client=client)
+        return BedrockConverseModel("us.anthropic.claude-sonnet-4-6", provider=provider), (
+            contextlib.nullcontext()
+        )
     if api == "anthropic":
         sdk = AsyncAnthropic(
             base_url=mock.url(scenario, api="anthropic"), api_key="test", max_retries=0

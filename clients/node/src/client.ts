@@ -84,9 +84,9 @@ export class Client implements AdminRoutes {
     return text.replace(/\n$/, "");
   }
 
-  /** Waive verdict checks for one session, each with its reason (docs/verdict.md). */
-  async allow(session: string, allow: Record<string, string>): Promise<void> {
-    await this.call("PUT", "/_mockllm/allow", { session }, JSON.stringify(allow));
+  /** Waive verdict checks for one session, each with its reason (docs/verdict.md); the log records them with `origin`. */
+  async allow(session: string, allow: Record<string, string>, origin = "Client.allow() (node)"): Promise<void> {
+    await this.call("PUT", "/_mockllm/allow", { session, origin }, JSON.stringify(allow));
   }
 
   /** The tool calls the model made in a session (of one tool; with `args`, a subset match). */

@@ -34,7 +34,7 @@ export interface AdminRoutes {
   requests(filter?: RequestFilter): Promise<LogEntry[]>;
   verdict(session: string): Promise<Verdict>;
   transcript(session: string, options?: { full?: boolean }): Promise<string>;
-  allow(session: string, allow: Record<string, string>): Promise<void>;
+  allow(session: string, allow: Record<string, string>, origin?: string): Promise<void>;
   calls(session: string, name?: string, args?: Record<string, unknown>): Promise<Calls>;
   check(session: string, spec: Record<string, unknown>): Promise<Failure | null>;
   clear(session?: string): Promise<number>;

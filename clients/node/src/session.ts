@@ -42,6 +42,7 @@ export class Session {
     const found = await this.client.requests({ session: this.name, scenario: q.scenario });
     return found.filter(
       (e) =>
+        e.api !== "allowance" && // the record of this session's allowance: no request
         (q.turn === undefined || e.turn === q.turn) &&
         (q.status === undefined || e.response?.status === q.status) &&
         (q.side === undefined || Boolean((e as unknown as { side?: unknown }).side) === q.side),
@@ -53,9 +54,12 @@ export class Session {
     return this.client.calls(this.name, name, args);
   }
 
-  /** Waive verdict checks for this session, each with its reason; shown as waived in every view. */
-  allow(allow: Record<string, string>): Promise<void> {
-    return this.client.allow(this.name, allow);
+  /**
+   * Waive verdict checks for this session, each with its reason; the server's log records it
+   * (with `origin`, where it came from), so every view and `mockllm report` show them as waived.
+   */
+  allow(allow: Record<string, string>, origin = "Session.allow() (node)"): Promise<void> {
+    return this.client.allow(this.name, allow, origin);
   }
 
   verdict(): Promise<Verdict> {
@@ -87,6 +91,11 @@ export class Session {
     await this.holds({ check: "all_tool_calls_answered" });
   }
 
+  /** Every turn the session's scenarios script was served: the agent went the whole way (respx's assert_all_called). */
+  async assertAllTurnsServed(): Promise<void> {
+    await this.holds({ check: "all_turns_served" });
+  }
+
   /** `refusal`: a pattern marking a result as the harness's "no such tool" answer. */
   async assertNoUnofferedToolExecuted({ refusal }: { refusal?: RegExp | string } = {}): Promise<void> {
     const pattern = refusal === undefined ? undefined : assertions.refusalPattern(refusal);
@@ -110,10 +119,31 @@ export class Session {
     await this.holds({ check: "mcp_loop_closed" });
   }
 
-  /** The model called `name` (with `args`: a subset match), at least once or exactly `times`. */
-  async assertToolCalled(name: string, { args, times }: { args?: Record<string, unknown>; times?: number } = {}): Promise<Calls> {
-    await this.holds({ check: "tool_called", name, args, times });
+  /**
+   * The model asked for tool `name` (with `args`: a subset match), at least once or exactly
+   * `times`. Says nothing of the harness running it: that is `assertToolResultFedBack`.
+   */
+  async assertToolRequested(name: string, { args, times }: { args?: Record<string, unknown>; times?: number } = {}): Promise<Calls> {
+    await this.holds({ check: "tool_requested", name, args, times });
     return this.calls(name, { args });
+  }
+
+  /**
+   * The model asked for tool `name` (with `args`), and the harness ran it and sent its result
+   * back: every such call was answered, by its id, in a later request (at least once, or `times`).
+   */
+  async assertToolResultFedBack(name: string, { args, times }: { args?: Record<string, unknown>; times?: number } = {}): Promise<Calls> {
+    await this.holds({ check: "tool_fed_back", name, args, times });
+    return this.calls(name, { args });
+  }
+
+  /**
+   * The model asked for tool `name`: the same check as `assertToolRequested`.
+   * @deprecated the name reads as "the tool ran"; use `assertToolRequested` (the model asked
+   * for it) or `assertToolResultFedBack` (the harness ran it and sent its result back).
+   */
+  async assertToolCalled(name: string, { args, times }: { args?: Record<string, unknown>; times?: number } = {}): Promise<Calls> {
+    return this.assertToolRequested(name, { args, times });
   }
 
   /** `first` was called and its result sent back before the model called `then`. */

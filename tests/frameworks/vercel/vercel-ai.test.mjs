@@ -10,6 +10,8 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createDeepSeek } from "@ai-sdk/deepseek";
 import { createOpenAI } from "@ai-sdk/openai";
 import { APICallError, generateText, stepCountIs, streamText, tool } from "ai";
+import { createOpenAI as createOpenAI5 } from "ai-sdk-openai2";
+import { generateText as generateText5, stepCountIs as stepCountIs5, tool as tool5 } from "ai5";
 import { useMockllm } from "mockllm/node-test";
 import { z } from "zod";
 
@@ -128,6 +130,52 @@ for (const streamed of [false, true]) {
     assert.equal(second.request.messages[1].reasoning_content, undefined);
   });
 }
+
+// @ai-sdk/openai's Responses model (store on, its default) sends a served assistant message
+// back as `{"type": "item_reference", "id": "msg_…"}` (AI SDK 5 does so for calls too): the
+// API reads it as the stored item, so the second question is turn 1, not turn 0 again.
+test("openai-responses: a served message sent back as an item_reference is that reply", async () => {
+  const name = await mock.session.addScenario({
+    name: "two-questions",
+    turns: [{ reply: { text: "Paris." } }, { reply: { text: "About 2.1 million." } }],
+  });
+  const model = createOpenAI({ baseURL: mock.session.url(name), apiKey: "test" }).responses("gpt-4.1");
+  const ask = { role: "user", content: "Capital of France?" };
+  const first = await generateText({ model, messages: [ask], maxRetries: 0 });
+  assert.equal(first.text, "Paris.");
+  const messages = [ask, ...first.response.messages, { role: "user", content: "Its population?" }];
+  const second = await generateText({ model, messages, maxRetries: 0 });
+  assert.equal(second.text, "About 2.1 million.", await mock.session.transcript());
+  const [, request] = await mock.session.requests();
+  assert.deepEqual(request.request.input[1], { type: "item_reference", id: first.response.body.output[0].id });
+});
+
+// AI SDK 5 (Mastra 0.24's providers) sends served calls back as item_references too: its
+// tool loop on Responses failed at the second request ("No tool call found for function
+// call output with call_id …") while mockllm did not resolve them.
+test("AI SDK 5 openai-responses: a tool loop whose calls go back as item_references", async () => {
+  const get_weather = tool5({
+    description: "Get the current weather of a city.",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => WEATHER[city],
+  });
+  const model = createOpenAI5({ baseURL: mock.session.url("weather-parallel"), apiKey: "test" }).responses("gpt-4.1");
+  const { text } = await generateText5({
+    model,
+    tools: { get_weather },
+    prompt: PROMPTS["weather-parallel"],
+    stopWhen: stepCountIs5(5),
+    maxRetries: 0,
+  });
+  assert.equal(text, PARALLEL_TEXT, await mock.session.transcript());
+  const [, second] = await mock.session.requests();
+  assert.deepEqual(
+    second.request.input.filter((i) => i.type === "item_reference").length,
+    3, // the message and both calls
+  );
+  const { failed } = await observed();
+  assert.deepEqual(failed, []);
+});
 
 test("the network guard refuses the internet", async () => {
   await assert.rejects(fetch("http://203.0.113.7/"), (e) => /network guard/.test(String(e.cause ?? e)));

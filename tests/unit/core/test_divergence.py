@@ -183,3 +183,25 @@ def test_a_call_with_json_arguments_renamed_is_still_a_difference() -> None:
     found = check((ToolCall("call_0_0", "invalid", '{"city":"Paris"}'), TIME))
     assert found is not None
     assert "tool_calls[0].name: expected 'get_weather', got 'invalid'" in found.message
+
+
+def as_text(text: str) -> Finding | None:
+    """Turn 0's reply carried back as assistant text, its results as a user message."""
+    messages = (
+        Message("user", "go", at="messages[0]"),
+        Message("assistant", text, at="messages[1]"),
+        Message("user", "Observation:\n18", at="messages[2]"),
+    )
+    return diverged(Conversation("m", messages), SCENARIO, call_id, served)
+
+
+def test_calls_carried_as_text_are_the_reply_served() -> None:
+    """smolagents sends `Calling tools:\\n[{'id': …}]`: plain text, valid to every API."""
+    assert as_text("Calling tools:\n[{'id': 'call_0_0'}, {'id': 'call_0_1'}]") is None
+    assert as_text("Calling tools: call_0_0_2, call_0_1_2") is None  # a retry's own ids
+
+
+@pytest.mark.parametrize("text", ["", "Calling tools: call_0_0", "Calling tools: call_mine"])
+def test_text_that_does_not_name_every_served_call_diverges(text: str) -> None:
+    found = as_text(text)
+    assert found is not None and found.rule == "history_diverged"

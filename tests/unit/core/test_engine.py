@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolResult
+from mockllm.core.conversation import (
+    Conversation,
+    Message,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+)
 from mockllm.core.engine import CHAOS_FAULTS, FIXED_CREATED, Answer, Engine, chaos_draw
 from mockllm.core.scenario import Chaos, Fault, HttpFault, Scenario, ValidationMode
 from mockllm.core.validation import Violation
@@ -508,3 +515,74 @@ def test_add_replaces_by_name() -> None:
     assert engine.add(WEATHER) is False and engine.add(other) is True
     assert engine.find("hello") is other
     assert engine.flavor_of(other) == "deepseek" and engine.flavor_of(WEATHER) == "openai"
+
+
+# --- replies no model could give (core/possible.py) ----------------------------------------
+
+ONE_CALL = {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+TWO_CALLS = {
+    "tool_calls": [
+        {"name": "get_weather", "arguments": {"city": "Paris"}},
+        {"name": "get_time", "arguments": {"city": "Paris"}},
+    ]
+}
+TEXT = {"text": "It is sunny."}
+WEATHER_AND_TIME = (Tool("get_weather", {"type": "object"}), Tool("get_time", {"type": "object"}))
+
+
+@pytest.mark.parametrize(
+    ("reply", "tools", "choice", "parallel", "why"),
+    [
+        (ONE_CALL, (), None, True, "scripts a call (get_weather), but the request offers no tools"),
+        (ONE_CALL, TOOLS, ToolChoice("none"), True, "but the request says tool_choice none"),
+        (TEXT, TOOLS, ToolChoice("required"), True, "requires one (tool_choice required)"),
+        (TEXT, TOOLS, ToolChoice("tool", "get_weather"), True, "(tool_choice {tool: get_weather})"),
+        (ONE_CALL, TOOLS, ToolChoice("tool", "lookup"), True, "forces the tool 'lookup'"),
+        (TWO_CALLS, WEATHER_AND_TIME, None, False, "2 calls in one reply, but the request turns"),
+    ],
+    ids=["no tools", "none", "required", "named, text", "named, other", "parallel off"],
+)
+@pytest.mark.parametrize("mode", ["strict", "warn", "off"])
+def test_a_reply_no_model_could_give_is_refused_logged_or_served(
+    reply: dict[str, Any],
+    tools: tuple[Tool, ...],
+    choice: ToolChoice | None,
+    parallel: bool,
+    why: str,
+    mode: ValidationMode,
+) -> None:
+    scenario = load_mapping({"name": "bound", "turns": [{"reply": reply}]})
+    request = Conversation("m", (ASK,), tools, tool_choice=choice, parallel_tool_calls=parallel)
+    result = answer(make_engine(scenario, validation=mode), scenario, request)
+    found = [f for f in result.violations if f.rule == "impossible_reply"]
+    if mode == "off":
+        assert result.resolved is not None and found == []
+        return
+    assert len(found) == 1 and why in found[0].message
+    assert found[0].message.startswith("mockllm: turn 0 of scenario 'bound' ")
+    if mode == "strict" and tools:
+        assert refused(result) == (400, "impossible_reply", found[0].message)
+    else:  # warn; and a call offered no tools, served and logged in strict mode too
+        assert result.resolved is not None and result.error is None
+        assert ("served as scripted" in found[0].message) == (not tools)
+
+
+@pytest.mark.parametrize(
+    ("reply", "tools", "choice", "parallel"),
+    [
+        (TEXT, (), None, True),
+        (TEXT, TOOLS, ToolChoice("none"), True),
+        (ONE_CALL, TOOLS, ToolChoice("required"), False),
+        (ONE_CALL, TOOLS, ToolChoice("tool", "get_weather"), True),
+        (TWO_CALLS, WEATHER_AND_TIME, None, True),
+        ({"tool_calls": [{"name": "made_up", "arguments": {}}]}, TOOLS, None, True),
+    ],
+    ids=["text, no tools", "text, none", "required", "named", "parallel", "hallucinated name"],
+)
+def test_a_reply_a_model_could_give_is_served(
+    reply: dict[str, Any], tools: tuple[Tool, ...], choice: ToolChoice | None, parallel: bool
+) -> None:
+    scenario = load_mapping({"name": "bound", "turns": [{"reply": reply}]})
+    request = Conversation("m", (ASK,), tools, tool_choice=choice, parallel_tool_calls=parallel)
+    result = answer(make_engine(scenario), scenario, request)
+    assert result.resolved is not None and result.violations == []

@@ -310,3 +310,41 @@ def test_an_error_entry_has_no_reply() -> None:
         [],
         {"kind": "C1", "message": "bad"},
     )
+
+
+def test_a_body_over_the_request_cap_is_cut_with_its_size_and_hash_and_the_file_keeps_it(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+
+    log = Journal(100, str(tmp_path / "log.jsonl"), 1000, request_cap=10)
+    entry = opened(log, "s1")
+    entry.body = b'{"model": "m", "messages": []}'
+    log.close(entry)
+    shown = entry.to_json()
+    assert shown["request_truncated"] == {
+        "bytes": 30,
+        "kept": 10,
+        "sha256": hashlib.sha256(b'{"model": "m", "messages": []}').hexdigest(),
+    }
+    assert shown["request"] == '{"model": ' and shown["conversation"] is None
+    (line,) = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert json.loads(line)["request"] == {"model": "m", "messages": []}
+    assert "request_truncated" not in json.loads(line)
+    log.shutdown()
+
+
+def test_the_ring_drops_its_oldest_entries_past_its_bytes() -> None:
+    log = Journal(100, None, 1000, ring_bytes=3000)
+    for i in range(10):
+        entry = opened(log, f"s{i}")
+        entry.body = b"x" * 1000
+        log.close(entry)
+    kept = [e.session for e in log.entries()]
+    assert kept == ["s8", "s9"]  # 1,000 bytes of body and 100-odd of headers each
+    log.clear("s8")
+    assert [e.session for e in log.entries()] == ["s9"]
+    entry = opened(log, "big")
+    entry.body = b"y" * 5000  # alone over the bound: kept, the newest always is
+    log.close(entry)
+    assert [e.session for e in log.entries()] == ["big"]

@@ -1,12 +1,19 @@
 """The Responses store keeps a conversation as JSON bytes: it reads back as it went in,
-a reply's lone surrogate included (orjson refuses it; the json module escapes it)."""
+a reply's lone surrogate included (orjson refuses it; the json module escapes it); and the
+output items an `item_reference` names are found in the stored bodies."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mockllm.core.conversation import Message, ToolCall, ToolResult
-from mockllm.providers.responses_store import Stored
+from mockllm.errors import RequestError
+from mockllm.providers.openai_responses import Responses
+from mockllm.providers.responses_store import ResponseStore, Stored
 
 CONVERSATIONS = [
     (Message("user", "北京和上海? 18 °C", at="input[0]"),),
@@ -26,3 +33,61 @@ def test_a_stored_conversation_reads_back_as_it_went_in(messages: tuple[Message,
     stored = Stored.of(messages, b"{}")
     assert isinstance(stored.messages, bytes)
     assert stored.conversation() == messages
+
+
+def stored_output(*items: dict[str, object]) -> Stored:
+    body = json.dumps({"id": "resp_1", "output": list(items)}, separators=(",", ":"))
+    return Stored.of((), body.encode())
+
+
+CALL = {"id": "fc_1a", "type": "function_call", "call_id": "call_9", "name": "f", "arguments": "{}"}
+
+
+def test_an_item_is_found_by_its_id_in_the_stored_bodies() -> None:
+    store = ResponseStore()
+    store.keep("resp_1", stored_output({"id": "msg_1", "type": "message"}, CALL))
+    store.keep("resp_2", Stored.of((), None))  # an upstream's answer: no body to look in
+    assert store.item("fc_1a") == CALL
+    assert store.item("fc_1") is None  # a prefix of an id is not that id
+    assert store.item('fc_1a"') is None and store.item("") is None
+
+
+def test_an_item_reference_parses_to_the_item_it_names() -> None:
+    adapter = Responses()
+    adapter._store.keep("resp_1", stored_output(CALL))
+    body = {
+        "model": "m",
+        "input": [
+            {"role": "user", "content": "go"},
+            {"type": "item_reference", "id": "fc_1a"},
+            {"type": "function_call_output", "call_id": "call_9", "output": "ok"},
+        ],
+    }
+    parsed = adapter.parse(body)
+    assert [m.role for m in parsed.conversation.messages] == ["user", "assistant", "tool"]
+    assert parsed.conversation.messages[1].tool_calls == (ToolCall("call_9", "f", "{}"),)
+    assert body["input"][1] == CALL  # the history rules read the item, as the API does
+    assert not parsed.cacheable  # what it reads depends on the store
+
+
+def test_an_unknown_item_reference_is_the_apis_404() -> None:
+    with pytest.raises(RequestError) as caught:
+        Responses().parse({"model": "m", "input": [{"type": "item_reference", "id": "rs_2"}]})
+    assert caught.value.status == 404 and caught.value.param == "input"
+    assert caught.value.message.startswith("Item with id 'rs_2' not found.")
+
+
+@given(
+    st.one_of(
+        st.text(max_size=60), st.none(), st.integers(), st.lists(st.text(max_size=3), max_size=2)
+    )
+)
+def test_any_item_reference_id_is_found_or_refused_in_the_apis_shape(item_id: object) -> None:
+    adapter = Responses()
+    adapter._store.keep("resp_1", stored_output(CALL))
+    try:
+        adapter.parse({"model": "m", "input": [{"type": "item_reference", "id": item_id}]})
+    except RequestError as error:
+        assert error.status in (400, 404) and error.param is not None
+    else:
+        assert item_id == "fc_1a"
