@@ -359,6 +359,14 @@ def _mcp_parser(sub: Any) -> None:
         metavar="SECONDS",
         help="how long a `hang` fault holds a call (default %(default)s)",
     )
+    m.add_argument(
+        "--max-body",
+        type=_size,
+        default=DEFAULTS.max_body,
+        metavar="BYTES",
+        help="the longest line read; a longer one is answered with JSON-RPC -32600 "
+        "(e.g. 10MB; default %(default)s)",
+    )
     m.set_defaults(run=_mcp)
 
 
@@ -386,7 +394,9 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"mockllm mcp needs {e.name}: pip install 'mockllm-server[mcp]'", file=sys.stderr)
         return 2
-    return run(scenario, args.server, args.session, args.url, args.log, args.max_stall)
+    return run(
+        scenario, args.server, args.session, args.url, args.log, args.max_stall, args.max_body
+    )
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -62,7 +62,7 @@ def test_a_result_cut_short_does_not_reach_the_model(pytester: pytest.Pytester) 
             f"E       expected: the result of refund ({call_id}) is 'refund R-A2024 of 30 EUR issued' "
             "and stays in every later request's history",
             "E       happened:",
-            "E         - request #* carried 'refund R-A2024 of 30', not 'refund R-A2024 of 30 EUR issued'",
+            "E         - request (log seq *) carried 'refund R-A2024 of 30', not 'refund R-A2024 of 30 EUR issued'",
         ]
     )
     # docs/pytest.md shows this very failure, ids and seqs elided
@@ -95,7 +95,7 @@ def test_a_history_that_drops_the_lookup_result_is_named(pytester: pytest.Pytest
         [
             "E       AssertionError: mockllm: the result of lookup_order (call_*) did not reach the "
             "model unchanged",
-            "E         - request #* dropped the result from its history",
+            "E         - request (log seq *) dropped the result from its history",
         ]
     )
 
@@ -114,8 +114,8 @@ def test_a_refund_with_other_arguments_or_twice_fails_assert_tool_called(
             'E       AssertionError: mockllm: refund with {"order_id":"A2024"} was never called',
             'E       expected: refund with {"order_id":"A2024"} called once',
             "E       happened:",
-            'E         - lookup_order({"order_id":"A2024"}) id=call_*, turn 0 (request #*) → result *',
-            'E         - refund({"order_id":"A2025","amount":30}) id=call_*, turn 1 (request #*) → result *',
+            'E         - lookup_order({"order_id":"A2024"}) id=call_*, turn 0 (request (log seq *)) → result *',
+            'E         - refund({"order_id":"A2025","amount":30}) id=call_*, turn 1 (request (log seq *)) → result *',
         ]
     )
 
@@ -141,7 +141,7 @@ def test_a_refund_decided_before_the_lookup_returned_fails_assert_called_before(
             "E       AssertionError: mockllm: refund was called before lookup_order returned",
             "E       expected: lookup_order called, and its result sent back, before refund was called",
             "E         - refund (call_*) was called in the same reply as lookup_order (call_*), "
-            "before its result came back (request #*)",
+            "before its result came back (request (log seq *))",
         ]
     )
 
@@ -216,11 +216,13 @@ def test_result_reached_model_both_sides() -> None:
     assert calls.result_reached_model(uses, LOG, "a", '{"status":"delivered"}') is None  # as JSON
     wrong = calls.result_reached_model(uses, LOG, "a", '{"status": "lost"}')
     assert wrong is not None and wrong.happened == [
-        'request #2 carried \'{"status": "delivered"}\', not \'{"status": "lost"}\''
+        'request (log seq 2) carried \'{"status": "delivered"}\', not \'{"status": "lost"}\''
     ]
     dropped = [*LOG[:2], carrying(served(3, 2), ("b", "refunded"))]
     gone = calls.result_reached_model(calls.tool_uses(dropped), dropped, "a")
-    assert gone is not None and gone.happened == ["request #3 dropped the result from its history"]
+    assert gone is not None and gone.happened == [
+        "request (log seq 3) dropped the result from its history"
+    ]
     assert calls.result_reached_model(uses, LOG, "b", is_error=True) is not None
     assert calls.result_reached_model(uses, LOG, "zzz") is not None
 

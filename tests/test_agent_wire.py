@@ -5,6 +5,7 @@ upgrades (docs/agents.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -70,12 +71,20 @@ def test_anthropic_count_tokens_is_deterministic_and_outside_the_turns(
     first = client.messages.count_tokens(model=MODEL, messages=messages, system="be brief")
     again = client.messages.count_tokens(model=MODEL, messages=messages, system="be brief")
     assert first.input_tokens == again.input_tokens > 0
-    assert server.requests(session=session) == []
-    # the turn after the counts is still turn 0
+    counts = server.requests(session=session)  # logged as side requests, not turns
+    assert [(e["side"]["name"], e["turn"], e["response"]["status"]) for e in counts] == [
+        ("count_tokens", None, 200)
+    ] * 2
+    assert json.loads(counts[0]["response"]["body"]) == {"input_tokens": first.input_tokens}
+    # the turn after the counts is still turn 0, and the verdict leaves the counts out
     tools: Any = [{"name": "search", "input_schema": {"type": "object"}}]
     reply = client.messages.create(model=MODEL, max_tokens=50, messages=messages, tools=tools)
     assert reply.stop_reason == "tool_use"
-    assert [e["turn"] for e in server.requests(session=session)] == [0]
+    assert [e["turn"] for e in server.requests(session=session)] == [None, None, 0]
+    verdict = server.http.get("/_mockllm/verdict", params={"session": session}).json()
+    assert verdict["side_requests"] == 2
+    transcript = server.http.get("/_mockllm/transcript", params={"session": session}).text
+    assert "side request count_tokens" in transcript
 
 
 def test_anthropic_count_tokens_refuses_what_the_api_refuses(
@@ -86,6 +95,8 @@ def test_anthropic_count_tokens_refuses_what_the_api_refuses(
         robot: Any = [{"role": "robot", "content": "x"}]
         client.messages.count_tokens(model=MODEL, messages=robot)
     assert "messages.0.role" in str(caught.value)
+    (refused,) = server.requests(session=session)  # a refused count is logged too
+    assert refused["side"]["name"] == "count_tokens" and refused["response"]["status"] == 400
 
 
 def test_gemini_count_tokens(server: ServerProcess, session: str) -> None:
@@ -97,7 +108,10 @@ def test_gemini_count_tokens(server: ServerProcess, session: str) -> None:
     again = client.models.count_tokens(model="gemini-2.5-flash", contents="count these words")
     assert counted.total_tokens == again.total_tokens
     assert counted.total_tokens is not None and counted.total_tokens > 0
-    assert server.requests(session=session) == []
+    logged = server.requests(session=session)
+    assert [(e["api"], e["side"]["name"], e["turn"]) for e in logged] == [
+        ("gemini", "count_tokens", None)
+    ] * 2
 
 
 # --- Anthropic: a system message inside `messages` -----------------------------------------

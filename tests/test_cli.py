@@ -145,7 +145,7 @@ def test_report_passes_clean_sessions_and_names_what_failed(
         1,
         "✓ verdict: pass  clean (2 requests)\n"
         "✗ verdict: FAIL  dirty (1 request)\n"
-        "     ! calls_answered: call_b (get_weather, turn 0, request #2) was never answered\n"
+        "     ! calls_answered: call_b (get_weather, turn 0, request (log seq 2)) was never answered\n"
         "1 of 2 sessions failed\n",
         "",
     )
@@ -190,7 +190,7 @@ def test_report_passes_an_accepted_notification_and_a_client_that_hung_up(
     code, out, _ = run(capsys, "report", str(log))
     assert code == 1 and out.splitlines()[:2] == [
         "✗ verdict: FAIL  s (2 requests)",
-        "     ! requests_accepted: request #1 was refused: 500",
+        "     ! requests_accepted: request (log seq 1) was refused: 500",
     ], out
 
 

@@ -1,14 +1,17 @@
 """Hostile JSON-RPC on the MCP route (docs/mcp.md, docs/security.md): generated bodies and
 headers over real HTTP to a real `mockllm serve`; never a 5xx, every refusal a JSON-RPC
 error, every entry logged and readable by a strict parser, and the server still serving
-a real MCP client afterwards."""
+a real MCP client afterwards. The same messages as lines to a real `mockllm mcp` stdio
+process: every line answered."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pydantic_core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.client.session import ClientSession
@@ -18,6 +21,7 @@ from .hypothesis_profiles import examples
 from .support import ServerProcess
 from .test_hostile_requests import strict
 from .test_mcp import block, run
+from .test_mcp_stdio import Lines
 
 FUZZ = settings(
     max_examples=examples(50),
@@ -191,3 +195,47 @@ def test_a_client_that_hangs_up_before_its_body_is_no_server_error(
     assert entry["server_error"] is None, entry["server_error"]
     assert entry["client_disconnected"] is True
     assert (entry["response"] or {}).get("status") is None  # no answer reached it
+
+
+def test_hostile_stdio_lines_are_each_answered(tmp_path: Path) -> None:
+    """The same hostile messages as lines to `mockllm mcp` (docs/mcp.md): a line that is no
+    JSON is answered -32700 before the next request's answer, every line out is JSON-RPC,
+    the process keeps serving, and its --log holds every line, each readable by a strict
+    parser."""
+    (tmp_path / "orders.yaml").write_text(block("yaml", "orders.yaml"))
+    log = tmp_path / "mcp.jsonl"
+    lines = Lines(tmp_path / "orders.yaml", "orders-loop", "--log", str(log))
+    probes = iter(range(1_000_000))
+
+    @FUZZ
+    @given(body=messages())
+    def check(body: bytes) -> None:
+        probe = f"probe-{next(probes)}"
+        lines.send(body.replace(b"\n", b" ").replace(b"\r", b" "))
+        lines.send(json.dumps({"jsonrpc": "2.0", "id": probe, "method": "ping"}).encode())
+        seen = lines.until(probe)  # no line can keep the next request waiting
+        assert all(answer.get("jsonrpc") == "2.0" for answer in seen)
+        if body.strip() and not _parses(body.replace(b"\n", b" ").replace(b"\r", b" ")):
+            assert any((a.get("error") or {}).get("code") == -32700 for a in seen[:-1]), seen
+
+    try:
+        check()
+        lines.send(
+            b'{"jsonrpc":"2.0","id":"last","method":"tools/call",'
+            b'"params":{"name":"lookup_order","arguments":{"order_id":"A1"}}}'
+        )
+        last = lines.until("last")[-1]
+        assert last["result"]["content"][0]["text"] == "Order A1: shipped on 2026-11-30"
+    finally:
+        said = lines.close()
+    assert "Traceback" not in said, said
+    entries = [strict(line) for line in log.read_text().splitlines()]
+    assert len(entries) > examples(50) and all(e["server_error"] is None for e in entries)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        pydantic_core.from_json(line)
+    except ValueError:
+        return False
+    return True

@@ -37,7 +37,7 @@ def test_a_result_cut_short_fails_with_the_pythons_words() -> None:
         r"mockllm: the result of refund \(call_\w+\) did not reach the model unchanged", output
     ), output
     assert re.search(
-        r"- request #\d+ carried 'refund R-A2024 of 30', not 'refund R-A2024 of 30 EUR issued'",
+        r"- request \(log seq \d+\) carried 'refund R-A2024 of 30', not 'refund R-A2024 of 30 EUR issued'",
         output,
     ), output
 

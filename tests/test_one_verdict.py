@@ -152,7 +152,7 @@ def test_report_labels_each_session_by_the_one_verdict(run: ServerProcess) -> No
     lines = done.stdout.splitlines()
     refused = lines.index(f"{FAIL}  refused (2 requests)")
     assert re.match(
-        r"     ! requests_accepted: request #\d+ \(turn 1\) was refused: 400 "
+        r"     ! requests_accepted: request \(log seq \d+\) \(turn 1\) was refused: 400 "
         "anthropic.tool_results_not_first: messages.2: ",
         lines[refused + 1],
     )
@@ -160,7 +160,7 @@ def test_report_labels_each_session_by_the_one_verdict(run: ServerProcess) -> No
     assert lines[waived + 1] == "     ~ calls_answered waived: the agent stops at max_steps"
     exhausted = lines.index(f"{FAIL}  exhausted (3 requests)")
     assert re.match(
-        r"     ! scenario_not_exhausted: request #\d+ \(turn 2\): 400 scenario_exhausted: "
+        r"     ! scenario_not_exhausted: request \(log seq \d+\) \(turn 2\): 400 scenario_exhausted: "
         "scenario 'weather-single' has no turn 2",
         lines[exhausted + 1],
     )

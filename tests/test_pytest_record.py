@@ -190,6 +190,8 @@ def test_record_once_then_replay_with_the_upstream_stopped(
         assert SECRET not in text and text.startswith(
             "# Recorded by `mockllm record` from http://127.0.0.1:"
         )
+        assert f"# Replay: mockllm serve --scenarios {f.name} (from its folder;" in text
+        assert str(pytester.path) not in text  # no path of the recording machine
     # The replay is the file: an edit to it is what the next run answers.
     chat = recorded / "rec-chat.yaml"
     assert chat.read_text().count("(rec-chat).") == 1

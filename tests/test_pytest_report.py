@@ -8,6 +8,8 @@ import re
 
 import pytest
 
+from .support import ServerProcess
+
 pytest_plugins = ["pytester"]
 
 AGENT = """
@@ -105,6 +107,34 @@ def test_loop(mockllm):
     assert "- mockllm -" not in off.stdout.str()
 
 
+def test_a_mockllm_assertion_shows_the_transcript_once_short_by_default(
+    pytester: pytest.Pytester,
+) -> None:
+    """The assertion's message carries the transcript; no section repeats it under it, and
+    the message follows the section's flags (it was printed in full, then again short)."""
+    pytester.makepyfile(
+        AGENT
+        + """
+LOOP = {"name": "loop", "turns": [
+    {"reply": {"tool_calls": [{"name": "get_weather", "arguments": {}}]}, "repeat": True}]}
+
+@pytest.mark.mockllm(scenarios=[LOOP])
+def test_loop(mockllm):
+    ask(mockllm, "loop", "Find it", rounds=14)
+    mockllm.assert_all_tool_calls_answered()
+"""
+    )
+    out = pytester.runpytest_subprocess("-p", "no:cacheprovider").stdout.str()
+    assert out.count("', 14 model requests:") == 1, out
+    assert "- mockllm -" not in out  # the message has it
+    assert "... 2 earlier requests left out" in out and "request 2 (log seq" not in out
+    assert "-vv or --mockllm-transcript=full" in out
+    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-vv").stdout.str()
+    full = full.split("short test summary info")[0]  # -vv repeats the whole message there
+    assert full.count("', 14 model requests:") == 1, full
+    assert "left out" not in full and "request 1 (log seq" in full
+
+
 def errors_section(out: str) -> str:
     """The report's ERRORS section: the short summary repeats the whole message
     when pytest runs on CI (the `CI` variable), so "said once" is counted here."""
@@ -150,6 +180,22 @@ def test_a_startup_scenario_error_is_said_once_with_a_relative_path(
     line = "scenarios/x.yaml:3:5: turns[0].text: unknown key 'text'"
     assert errors_section(out).count(line) == 1 and "indent it under `reply:`" in out, out
     assert "During handling" not in out and f"{pytester.path}/scenarios" not in out
+
+
+def test_a_wrong_scenarios_path_with_a_server_url_is_said_not_a_traceback(
+    pytester: pytest.Pytester, server: ServerProcess
+) -> None:
+    """As the in-process server says it ("cannot start the server"), not a ScenarioError
+    traceback out of the client fixture."""
+    pytester.makepyfile("def test_it(mockllm):\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--mockllm-url", server.url, "--mockllm-scenarios", "nope"
+    )
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    said = f"mockllm: cannot add the scenarios to the server at {server.url}:\nnope: no such"
+    assert said in errors_section(out), out
+    assert "Traceback" not in out and "raise ScenarioError" not in out, out
 
 
 def test_a_mistyped_scenario_fails_at_url_with_did_you_mean(pytester: pytest.Pytester) -> None:

@@ -83,7 +83,7 @@ def test_report_summary_and_the_lines_of_non_200_answers(logged: ServerProcess) 
     assert out[2].startswith("     · #3 turn 0: 429 fault: ")
     assert out[4] == "✗ verdict: FAIL  exhausted (2 requests)"
     assert out[5].startswith(
-        "     ! expectations_met: request #8 (turn 1): 400 expectation_failed: mockllm expectation "
+        "     ! expectations_met: request (log seq 8) (turn 1): 400 expectation_failed: mockllm expectation "
         "failed"
     )
     assert out[6] == "✓ verdict: pass  cut (1 request)"

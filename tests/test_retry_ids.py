@@ -4,6 +4,7 @@ whose reply it carries. Real HTTP, the OpenAI and Anthropic SDKs."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,7 +75,8 @@ def test_a_later_request_is_compared_with_the_attempt_it_carries(
     server: ServerProcess, session: str
 ) -> None:
     """The harness asked turn 0 three times and goes on with the second answer: no
-    divergence; the verdict counts the calls of the first and third as never answered."""
+    divergence; the first and third replies were set aside, so their calls are owed no
+    result (docs/verdict.md), and the verdict says it left them out."""
     with _client(server, "opencode-read", session) as client:
         replies = [_ask(client) for _ in range(3)]
         kept = replies[1].choices[0].message
@@ -95,9 +97,12 @@ def test_a_later_request_is_compared_with_the_attempt_it_carries(
     assert "tool_calls[0].arguments: expected" in e.value.body["message"]
     verdict = server.http.get("/_mockllm/verdict", params={"session": session}).json()
     checks = {c["name"]: c for c in verdict["checks"]}
-    unanswered = checks["calls_answered"]["message"]
-    first_id = replies[0].choices[0].message.tool_calls[0].id
-    assert first_id in unanswered and call.id not in unanswered
+    answered = checks["calls_answered"]
+    first_id, third_id = (replies[i].choices[0].message.tool_calls[0].id for i in (0, 2))
+    assert answered["ok"], answered
+    assert answered["message"].count("was set aside: the harness went on from request") == 2
+    assert first_id in answered["message"] and third_id in answered["message"]
+    assert call.id not in answered["message"]
 
 
 def test_merging_two_answers_by_id_is_caught(server: ServerProcess, session: str) -> None:
@@ -160,3 +165,63 @@ def test_anthropic_retry_ids(server: ServerProcess, session: str) -> None:
             model="claude-sonnet-4-6", max_tokens=100, tools=tools, messages=history
         )
     assert done.content[0].text == "The README says hello."
+
+
+# --- a turn asked again: the replaced reply's calls need no answer (docs/verdict.md) ------
+
+
+def _checks(server: ServerProcess, session: str) -> dict[str, dict[str, Any]]:
+    data = server.http.get("/_mockllm/verdict", params={"session": session}).json()
+    return {c["name"]: c for c in data["checks"]}
+
+
+def _reask_then_answer(server: ServerProcess, session: str, answer_old: bool) -> None:
+    """Ask turn 0, ask it again (a harness whose own timeout fired), and go on from the
+    later reply; `answer_old`: the result sent names the replaced reply's call instead."""
+    with _client(server, "opencode-read", session) as client:
+        first = _ask(client).choices[0].message
+        second = _ask(client).choices[0].message
+        assert first.tool_calls[0].id != second.tool_calls[0].id  # each attempt its own ids
+        answered = (first if answer_old else second).tool_calls[0].id
+        messages: Any = [
+            *ASK,
+            second.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": answered, "content": "# README"},
+        ]
+        with contextlib.suppress(openai.BadRequestError):  # refused when it is wrong; logged
+            client.chat.completions.create(model="m", messages=messages, tools=[READ])
+
+
+def test_a_turn_asked_again_needs_only_its_later_reply_answered(
+    server: ServerProcess, session: str
+) -> None:
+    _reask_then_answer(server, session, answer_old=False)
+    checks = _checks(server, session)
+    assert checks["calls_answered"]["ok"], checks["calls_answered"]
+    assert (
+        "was set aside: the harness went on from request (log seq"
+        in (checks["calls_answered"]["message"])
+    )
+    assert "turn 0 asked again: not counted" in checks["calls_answered"]["message"]
+    assert checks["results_known"]["ok"]
+
+
+def test_answering_the_replaced_reply_after_taking_the_new_one_fails(
+    server: ServerProcess, session: str
+) -> None:
+    _reask_then_answer(server, session, answer_old=True)
+    checks = _checks(server, session)
+    assert not checks["results_known"]["ok"]
+    assert "which no call in its history made" in checks["results_known"]["message"]
+    assert not checks["calls_answered"]["ok"]  # and the new reply's call went unanswered
+    assert checks["calls_answered"]["message"].count("was never answered") == 1
+
+
+def test_a_turn_asked_again_and_never_gone_on_from_owes_every_reply(
+    server: ServerProcess, session: str
+) -> None:
+    """No later request answered either reply: nothing says which was set aside."""
+    with _client(server, "opencode-read", session) as client:
+        ids = [_ask(client).choices[0].message.tool_calls[0].id for _ in range(2)]
+    message = _checks(server, session)["calls_answered"]["message"]
+    assert message.count("was never answered") == 2 and all(i in message for i in ids)

@@ -92,7 +92,7 @@ def test_a_503_whose_write_ran_after_its_timeout_names_the_attempt_it_consumed(
     (note,) = spent["response"]["notes"]
     assert said in note and "this 503 consumed the attempt" in note, note
     # the verdict's line of the 503 leads with it (not cut off after the store's URL)
-    where = f"request #{spent['seq']} (turn 0, attempt 1) was refused"
+    where = f"request (log seq {spent['seq']}) (turn 0, attempt 1) was refused"
     assert f"{where}: 503 store_unavailable: mockllm: {said}" in report, report
     assert f"(log seq {spent['seq']}) · turn 0 (attempt 1) ·" in transcript, transcript
     assert f"note: mockllm: {said}" in transcript, transcript

@@ -186,7 +186,7 @@ def test_strict_fails_a_test_whose_agent_leaves_a_call_unanswered_at_teardown(
             "*ERROR at teardown of test_leaves_a_call_unanswered*",
             f"*mockllm: {FAIL} (1 of 13 checks failed) in session "
             "'test_leaves_a_call_unanswered-*', judged at teardown:",
-            "*✗ calls_answered: call_* (get_weather, turn 0, request #*) was never answered",
+            "*✗ calls_answered: call_* (get_weather, turn 0, request (log seq *)) was never answered",
             "*strict by default*@pytest.mark.mockllm(strict=False)*--mockllm-strict=off*",
         ]
     )

@@ -75,7 +75,7 @@ def test_unanswered_call_fails_calls_answered(server: ServerProcess, session: st
     result = verdict_of(server, session)
     assert result["ok"] is False
     assert failing(result).keys() == {"calls_answered"}
-    assert "(get_weather, turn 0, request #" in failing(result)["calls_answered"]
+    assert "(get_weather, turn 0, request (log seq " in failing(result)["calls_answered"]
     assert failing(result)["calls_answered"].endswith("was never answered")
 
 
@@ -159,7 +159,7 @@ def test_report_passes_a_clean_log_and_fails_a_dirty_one(
     )
     # The call id derives from scenario, turn and position; seq 3 follows clean's two requests.
     assert lines[2] == (
-        "     ! calls_answered: call_ZndMmhAeHMnCQxgQWQY9ipfP (get_weather, turn 0, request #3) "
+        "     ! calls_answered: call_ZndMmhAeHMnCQxgQWQY9ipfP (get_weather, turn 0, request (log seq 3)) "
         "was never answered"
     )
     assert lines[3:] == ["1 of 2 sessions failed"]
@@ -205,17 +205,20 @@ def checks(entries: list[dict[str, Any]], **kw: Any) -> dict[str, str]:
 
 def test_answered_once_and_results_known() -> None:
     twice = [entry(1, ["a"]), entry(2, history=[assistant("a"), results("a", "a")])]
-    assert checks(twice) == {"answered_once": "request #2 answers a 2 times"}
+    assert checks(twice) == {"answered_once": "request (log seq 2) answers a 2 times"}
     ghost = [entry(1, ["a"]), entry(2, history=[assistant("a"), results("a", "zz")])]
     assert checks(ghost) == {
-        "results_known": "request #2 sends a result for zz, which no call in its history made"
+        "results_known": "request (log seq 2) sends a result for zz, which no call in its history made"
     }
 
 
 def test_parallel_complete() -> None:
     partial = [entry(1, ["a", "b"]), entry(2, history=[assistant("a", "b"), results("a")])]
     found = checks(partial)
-    assert found["parallel_complete"] == "request #2 answers 1 of 2 parallel calls (missing b)"
+    assert (
+        found["parallel_complete"]
+        == "request (log seq 2) answers 1 of 2 parallel calls (missing b)"
+    )
     complete = [entry(1, ["a", "b"]), entry(2, history=[assistant("a", "b"), results("b", "a")])]
     assert checks(complete) == {}
 
@@ -234,6 +237,6 @@ def test_retry_after_honoured() -> None:
     too_soon = entry(2, time="2026-01-01T00:00:00.500Z")
     patient = entry(2, time="2026-01-01T00:00:02.010Z")
     assert checks([first, too_soon]) == {
-        "retry_after_honoured": "request #2 retried after 0.500 s; request #1 said retry-after 2 s"
+        "retry_after_honoured": "request (log seq 2) retried after 0.500 s; request (log seq 1) said retry-after 2 s"
     }
     assert checks([first, patient]) == {}

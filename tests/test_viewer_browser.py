@@ -252,3 +252,37 @@ def test_sessions_named_like_javascript_builtins_are_sessions_like_any_other(
     for name in names:
         detail = viewer.pick(name)
         assert f"hello from {name}" in detail.find_element(By.CSS_SELECTOR, ".msg.user").text
+
+
+@pytest.mark.parametrize("width", [1280, 1600])
+def test_a_failing_tests_name_keeps_its_width_beside_three_badges(
+    width: int, tmp_path: Path
+) -> None:
+    """A failing test with a test badge, a verdict badge and an errors badge: the badges
+    wrap under its name rather than squeezing it to a character per line."""
+    name = "test_support_agent.py::test_refund_is_refused_when_the_order_never_shipped"
+    entries = [
+        {
+            "seq": 1,
+            "session": "refund",
+            "scenario": "refund",
+            "conversation": [{"role": "user", "text": "refund A1"}],
+            "response": {"status": 400, "text": None, "tool_calls": []},
+            "server_error": None,
+        }
+    ]
+    tests = [{"session": "refund", "test": name, "outcome": "failed", "message": "boom"}]
+    page = tmp_path / "report.html"
+    page.write_text(report_page(entries, tests), "utf-8")
+    with chromium(width=width) as driver:
+        (row,) = Viewer(driver).open(page.as_uri()).sessions()
+        badges = row.find_elements(By.CSS_SELECTOR, ".badges .badge")
+        assert [b.text for b in badges] == ["✗ test FAILED", "✗ verdict: FAIL", "⚠ 1 error"]
+        shown = row.find_element(By.CLASS_NAME, "name")
+        line = float(
+            driver.execute_script(
+                "return parseFloat(getComputedStyle(arguments[0]).lineHeight)", shown
+            )
+        )
+        assert shown.rect["width"] >= 0.9 * row.rect["width"] - 20, (shown.rect, row.rect)
+        assert shown.rect["height"] <= 4 * line, (shown.rect, line)  # not one glyph per line

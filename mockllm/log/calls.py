@@ -157,7 +157,7 @@ def called_before(uses: Sequence[Mapping[str, Any]], first: str, then: str) -> F
     else:
         why = (
             f"{then} ({b['id']}) was called in the same reply as {first} ({a['id']}), before "
-            f"its result came back (request #{a['answered_in']})"
+            f"its result came back (request (log seq {a['answered_in']}))"
         )
     return Failure(f"{then} was called before {first} returned", expected, [why, *_made(uses)])
 
@@ -186,27 +186,30 @@ def result_reached_model(
         return Failure(
             f"the result of {label} never reached the model",
             expected,
-            [f"no request after #{use['seq']} carried a result for {call_id}"],
+            [f"no request after log seq {use['seq']} carried a result for {call_id}"],
         )
     got = use["result"]
     problems = []
     if content is not None and not _same(got["content"], content):
         problems.append(
-            f"request #{use['answered_in']} carried {_short(got['content'])}, not {_short(content)}"
+            f"request (log seq {use['answered_in']}) carried {_short(got['content'])}, "
+            f"not {_short(content)}"
         )
     if is_error is not None and bool(got["is_error"]) != is_error:
         problems.append(
-            f"request #{use['answered_in']} flagged is_error={got['is_error']}, not {is_error}"
+            f"request (log seq {use['answered_in']}) flagged is_error={got['is_error']}, "
+            f"not {is_error}"
         )
     for e in sorted(entries, key=lambda e: int(e["seq"])):
         if int(e["seq"]) > use["answered_in"] and e.get("conversation") is not None:
             kept = [r for r in _results(e) if r["call_id"] == call_id]
             if not kept:
-                problems.append(f"request #{e['seq']} dropped the result from its history")
+                problems.append(f"request (log seq {e['seq']}) dropped the result from its history")
                 break
             if kept[0].get("content") != got["content"]:
                 problems.append(
-                    f"request #{e['seq']} rewrote it to {_short(kept[0].get('content', ''))}"
+                    f"request (log seq {e['seq']}) rewrote it to "
+                    f"{_short(kept[0].get('content', ''))}"
                 )
                 break
     if not problems:
@@ -300,7 +303,7 @@ def _line(use: Mapping[str, Any]) -> str:
     flag = " (is_error)" if result and result.get("is_error") else ""
     return (
         f"{use['name']}({_plain(use['arguments'])}) id={use['id']}, turn {use['turn']} "
-        f"(request #{use['seq']}) → {answer}{flag}"
+        f"(request (log seq {use['seq']})) → {answer}{flag}"
     )
 
 

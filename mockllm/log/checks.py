@@ -160,7 +160,7 @@ def tool_executed(
         f"MCP tool {name} was not executed{wanted}{count}",
         f"the harness calls MCP tool {name}{wanted}{count or ' at least once'}",
         [
-            f"MCP entry #{e.seq} ran it with "
+            f"MCP entry (log seq {e.seq}) ran it with "
             f"{json.dumps(e.raw['mcp'].get('arguments'), ensure_ascii=False)}"
             for e in ran
         ]

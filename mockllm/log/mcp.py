@@ -1,11 +1,16 @@
 """The log entry of an MCP request: the same log, session and limits as a model request
 (docs/mcp.md). One entry per JSON-RPC message the fake received over HTTP (or stdio),
 with what it was asked (`mcp.method`, `mcp.tool`, `mcp.arguments`) and what it answered
-(`mcp.result`, `mcp.error`, `mcp.fault`)."""
+(`mcp.result`, `mcp.error`, `mcp.fault`, or `mcp.unfinished` when it never answered).
+
+`asked`, `answered`, `failed` and `unfinished` write that record; both transports go
+through them (serving/mcp.py), so a message logged over stdio reads as over HTTP.
+"""
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any
 
 from mockllm.log.journal import Journal, LiveEntry
@@ -50,6 +55,50 @@ def result_summary(result: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+# --- the record of one message, on every transport -------------------------------------
+
+
+def asked(server: str, method: str, request_id: Any, params: Any) -> dict[str, Any]:
+    """What a message asked: its method and id, a call's tool and arguments, a read's
+    target. Logged when the message arrives, so a call that never answers is still there."""
+    params = params if isinstance(params, dict) else {}
+    info: dict[str, Any] = {"server": server, "method": method}
+    if request_id is not None:
+        info["id"] = request_id
+    if method == "tools/call":
+        info["tool"] = params.get("name")
+        info["arguments"] = params.get("arguments")
+    elif method in ("resources/read", "prompts/get"):
+        info["target"] = params.get("uri") or params.get("name")
+    return info
+
+
+def answered(info: dict[str, Any], result: Any) -> None:
+    """What the message's handler returned: a call's result, a list's tool names."""
+    if not isinstance(result, dict):
+        return
+    if info.get("method") == "tools/call":
+        info["result"] = result_summary(result)
+    elif info.get("method") == "tools/list":
+        info["tools"] = [t.get("name") for t in result.get("tools") or ()]
+
+
+def failed(info: dict[str, Any], code: int, message: str) -> None:
+    """The JSON-RPC error the message was answered with."""
+    info["error"] = {"code": code, "message": message[:500]}
+
+
+def unfinished(info: dict[str, Any], why: str) -> None:
+    """The message ended with no answer (a `drop` fault, a cancelled `hang`); the first
+    reason given is kept."""
+    info.setdefault("unfinished", why)
+
+
+# --- entries a `mockllm mcp` stdio process sends to this server's log -----------------------
+
+PENDING_MAX = 1000  # stdio entries opened and not yet closed, per server
+
+
 def received(journal: Journal, data: dict[str, Any]) -> McpEntry:
     """An entry a `mockllm mcp` stdio process logged elsewhere, opened in this log (numbered
     here, in order with the requests around it); the caller closes it."""
@@ -58,11 +107,45 @@ def received(journal: Journal, data: dict[str, Any]) -> McpEntry:
     entry.scenario = data.get("scenario") if isinstance(data.get("scenario"), str) else None
     request = data.get("request")
     entry.body = (request if isinstance(request, str) else json.dumps(request)).encode()
+    _update(entry, data)
+    return entry
+
+
+def _update(entry: McpEntry, data: dict[str, Any]) -> None:
     entry.mcp = dict(data["mcp"])
     response = data.get("response") if isinstance(data.get("response"), dict) else {}
     status = response.get("status") if response else None
     entry.status = status if isinstance(status, int) else 200
-    return entry
+
+
+class StdioEntries:
+    """The stdio entries of this log still open: a message is logged when it arrives
+    (`"pending": true`: numbered then, in order with the model requests around it, as over
+    HTTP) and closed by a second post naming its `seq` with what was answered. A call
+    that hangs or drops is so in the log from the moment it was asked."""
+
+    def __init__(self, limit: int = PENDING_MAX) -> None:
+        self._open: OrderedDict[int, McpEntry] = OrderedDict()
+        self._limit = limit
+
+    def take(self, journal: Journal, data: dict[str, Any]) -> tuple[McpEntry, bool]:
+        """(the entry, whether to close it now)."""
+        pending, seq = data.get("pending") is True, data.get("seq")
+        found = self._open.pop(seq, None) if isinstance(seq, int) and not pending else None
+        if found is not None:
+            _update(found, data)
+            return found, True
+        entry = received(journal, data)
+        if not pending:
+            return entry, True
+        entry.status = None  # in flight, as an HTTP request is until answered
+        self._open[entry.seq] = entry
+        if len(self._open) > self._limit:  # a process that died mid-call never closes its own
+            _, lost = self._open.popitem(last=False)
+            unfinished(lost.mcp, "the stdio process never said how this message ended")
+            lost.status = 200
+            journal.close(lost)
+        return entry, False
 
 
 def transcript_lines(mcp: Any, seq: int, status: int | None, width: int) -> list[str]:
@@ -88,6 +171,8 @@ def transcript_lines(mcp: Any, seq: int, status: int | None, width: int) -> list
             result = mcp["result"]
             flag = " (isError)" if result.get("is_error") else ""
             lines.append(f"     → returned{flag}: {_cut(str(result.get('text', '')), width)}")
+        elif mcp.get("unfinished"):
+            lines.append(f"     → (no result: {_cut(str(mcp['unfinished']), width)})")
         else:
             lines.append("     → (no result: the call did not finish)")
         return lines

@@ -35,12 +35,12 @@ def split(entries: list[EntryJson]) -> tuple[list[EntryJson], list[EntryJson]]:
 def mcp_checks(
     model: list[EntryJson],
     mcp: list[EntryJson],
-    says_error: Callable[[dict[str, Any]], bool],
+    says_error: Callable[[dict[str, Any], Any], bool],
     declared: Declared | None = None,
 ) -> list[dict[str, Any]]:
     """The four loop checks, when the session touched a scripted MCP tool (none otherwise,
     so a verdict without MCP keeps its checks). `says_error`: the verdict's reading of a
-    result as an error (log/verdict.py)."""
+    result (and its entry's wire) as an error (log/verdict.py)."""
     tools = _scripted_tools(model, mcp, declared or {})
     calls = list(_mcp_calls(model, tools))
     if not calls and not _executions(mcp):
@@ -105,7 +105,9 @@ def _arguments(text: Any) -> Any:
 
 
 def _label(entry: EntryJson, call: dict[str, Any]) -> str:
-    return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
+    return (
+        f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request (log seq {entry['seq']}))"
+    )
 
 
 class _Loop:
@@ -168,22 +170,24 @@ class _Loop:
                 got = json.dumps(ran[0]["mcp"].get("arguments") or {}, ensure_ascii=False)
                 yield (
                     f"{what}: the tool ran with other arguments ({got[:120]}, MCP entry "
-                    f"#{ran[0]['seq']}) before request #{answered[0]['seq']} answered it"
+                    f"log seq {ran[0]['seq']}) before request (log seq {answered[0]['seq']}) "
+                    "answered it"
                 )
             else:
                 yield (
-                    f"{what}: request #{answered[0]['seq']} answered it, but the tool never ran "
-                    "before that (a result the tool did not produce)"
+                    f"{what}: request (log seq {answered[0]['seq']}) answered it, but the tool "
+                    "never ran before that (a result the tool did not produce)"
                 )
 
-    def not_fed_back(self, says_error: Callable[[dict[str, Any]], bool]) -> Iterator[str]:
+    def not_fed_back(self, says_error: Callable[[dict[str, Any], Any], bool]) -> Iterator[str]:
         for e, call, _ in self.calls:
             execution, answered = self.paired.get(call["id"]), self.results.get(call["id"])
             if execution is None or answered is None:
                 continue
-            problem = _fed_back_problem(execution["mcp"], answered[1], says_error)
+            said_error = says_error(answered[1], answered[0].get("api"))
+            problem = _fed_back_problem(execution["mcp"], answered[1], said_error)
             if problem:
-                yield f"{_label(e, call)}: request #{answered[0]['seq']} {problem}"
+                yield f"{_label(e, call)}: request (log seq {answered[0]['seq']}) {problem}"
 
     def not_asked(self) -> Iterator[str]:
         for x in self.executions:
@@ -191,7 +195,7 @@ class _Loop:
                 info = x["mcp"]
                 args = json.dumps(info.get("arguments") or {}, ensure_ascii=False)
                 yield (
-                    f"MCP entry #{x['seq']} called {info.get('server')}/{info.get('tool')}"
+                    f"MCP entry (log seq {x['seq']}) called {info.get('server')}/{info.get('tool')}"
                     f"({args[:120]}), which no model call asked for"
                 )
 
@@ -206,21 +210,21 @@ class _Loop:
                     continue
                 if execution is None or execution["seq"] > x["seq"]:
                     yield (
-                        f"request #{x['seq']} got the model's answer after {_label(e, call)}, "
-                        f"but {server}/{tool} had not run by then"
+                        f"request (log seq {x['seq']}) got the model's answer after "
+                        f"{_label(e, call)}, but {server}/{tool} had not run by then"
                     )
                 break
 
 
 def _fed_back_problem(
-    info: Mapping[str, Any], result: dict[str, Any], says_error: Callable[[dict[str, Any]], bool]
+    info: Mapping[str, Any], result: dict[str, Any], said_error: bool
 ) -> str | None:
     """What is wrong with the result a harness sent for a call the tool answered."""
     content = str(result.get("content", ""))
     error = info.get("error")
     returned = info.get("result") or {}
     if error:  # a JSON-RPC error: the harness must report an error, not a result
-        if says_error(result) or str(error.get("message")) in content:
+        if said_error or str(error.get("message")) in content:
             return None
         return (
             f"sent {content[:60]!r}, but the tool answered JSON-RPC error {error.get('code')} "

@@ -193,10 +193,19 @@ def _notes(name: str, entries: list[EntryJson]) -> list[str]:
     """What a passed check left out."""
     if name != "calls_answered":
         return []
-    return [
+    cut = [
         f"{_label(e, c)} was cut by fault ({_cut_by(e)}{_cut_in(e)}): not counted"
         for e, c in _cut(entries)
     ]
+    replaced = _replaced(entries)
+    answered = {r["call_id"] for x in entries for r in _results(x)}
+    set_aside = [
+        f"{_label(e, c)} was set aside: the harness went on from request (log seq "
+        f"{replaced[e['seq']]['seq']}), turn {e.get('turn')} asked again: not counted"
+        for e, c in _served(entries)
+        if e["seq"] in replaced and c["id"] not in answered
+    ]
+    return cut + set_aside
 
 
 def _cut_in(entry: EntryJson) -> str:
@@ -243,13 +252,20 @@ def _results(entry: EntryJson) -> Iterator[dict[str, Any]]:
 
 
 def _label(entry: EntryJson, call: dict[str, Any]) -> str:
-    return f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request #{entry['seq']})"
+    return (
+        f"{call['id']} ({call['name']}, turn {entry.get('turn')}, request (log seq {entry['seq']}))"
+    )
 
 
 def _unanswered(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    replaced = _replaced(entries)
     for e, call in _served(entries):
         later = (r["call_id"] for x in entries if x["seq"] > e["seq"] for r in _results(x))
-        if call["id"] not in set(later) and _as_text(entries, e, call) is None:
+        if (
+            call["id"] not in set(later)
+            and e["seq"] not in replaced
+            and _as_text(entries, e, call) is None
+        ):
             yield Problem(e, f"{_label(e, call)} was never answered")
 
 
@@ -271,11 +287,37 @@ def _as_text(entries: list[EntryJson], e: EntryJson, call: dict[str, Any]) -> En
     return None
 
 
+def _replaced(entries: list[EntryJson]) -> dict[int, EntryJson]:
+    """Each request whose reply the harness set aside, by seq → the other attempt at the
+    same turn it went on from (a later request's history carries that one's calls): a
+    harness that asks a turn again (after a cut, a 5xx, its own timeout) owes no result to
+    a reply it replaced, as the real API holds no one to it. One that answers the replaced
+    reply's ids after taking the new one fails `results_known` (they are not in its
+    history) and `calls_answered` (the new reply's calls are owed)."""
+    carried = {
+        c.get("id")
+        for x in entries
+        for m in x.get("conversation") or ()
+        for c in m.get("tool_calls") or ()
+    }
+    taken: dict[tuple[Any, Any], EntryJson] = {}  # (scenario, turn) → the attempt taken
+    for e, call in _served(entries):
+        if call["id"] in carried and e.get("turn") is not None:
+            taken.setdefault((e.get("scenario"), e["turn"]), e)
+    return {
+        e["seq"]: t
+        for e, _ in _served(entries)
+        if (t := taken.get((e.get("scenario"), e.get("turn")))) is not None and t is not e
+    }
+
+
 def _answered_twice(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
     for e in entries:
         ids = [r["call_id"] for r in _results(e)]
         for call_id in sorted({i for i in ids if ids.count(i) > 1}):
-            yield Problem(e, f"request #{e['seq']} answers {call_id} {ids.count(call_id)} times")
+            yield Problem(
+                e, f"request (log seq {e['seq']}) answers {call_id} {ids.count(call_id)} times"
+            )
 
 
 def _unknown_results(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -287,8 +329,8 @@ def _unknown_results(entries: list[EntryJson], context: Context) -> Iterator[Pro
                 if r["call_id"] not in known:
                     yield Problem(
                         e,
-                        f"request #{e['seq']} sends a result for {r['call_id']}, which no call in "
-                        "its history made",
+                        f"request (log seq {e['seq']}) sends a result for {r['call_id']}, which no "
+                        "call in its history made",
                     )
 
 
@@ -303,7 +345,7 @@ def _partial_parallel(entries: list[EntryJson], context: Context) -> Iterator[Pr
                 seen.add(ids)
                 yield Problem(
                     e,
-                    f"request #{e['seq']} answers {len(ids) - len(missing)} of {len(ids)} "
+                    f"request (log seq {e['seq']}) answers {len(ids) - len(missing)} of {len(ids)} "
                     f"parallel calls (missing {', '.join(missing)})",
                 )
 
@@ -326,7 +368,7 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
         result = result or _as_text(entries, e, call)
         if result is None:
             yield Problem(e, f"{_label(e, call)} ({problem}) was never answered with an error")
-        elif not _says_error(result):
+        elif not _says_error(result, e.get("api")):
             how = _HOW_TO_SAY_ERROR.get(str(e.get("api")), _HOW_TO_SAY_ERROR[""])
             yield Problem(
                 e,
@@ -335,9 +377,15 @@ def _errors_not_fed_back(entries: list[EntryJson], context: Context) -> Iterator
             )
 
 
-def _says_error(result: dict[str, Any]) -> bool:
-    if "is_error" in result:
-        return bool(result["is_error"])
+def _says_error(result: dict[str, Any], api: Any = None) -> bool:
+    """Whether a result the harness sent says the call failed: by its wire's flag where the
+    wire has one (Anthropic's `is_error`), else by its text. Gemini has no flag: its
+    `is_error` is only whether the functionResponse has an `"error"` key, so a result
+    without one is read by its text, as on the OpenAI wires (docs/verdict.md)."""
+    if result.get("is_error"):
+        return True
+    if "is_error" in result and api != "gemini":
+        return False
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
 
@@ -367,8 +415,8 @@ def _early_retries(entries: list[EntryJson], context: Context) -> Iterator[Probl
         if waited < wait * 0.95 - 0.01:
             yield Problem(
                 retry,
-                f"request #{retry['seq']} retried after {waited:.3f} s; request #{e['seq']} said "
-                f"retry-after {wait:g} s",
+                f"request (log seq {retry['seq']}) retried after {waited:.3f} s; request "
+                f"(log seq {e['seq']}) said retry-after {wait:g} s",
             )
 
 
@@ -376,7 +424,7 @@ def _continued_after_failure(entries: list[EntryJson], context: Context) -> Iter
     for e in entries:
         for finding in e.get("violations") or ():
             if finding.get("rule") == "continued_after_failed_stream":
-                yield Problem(e, f"request #{e['seq']}: {finding['message']}")
+                yield Problem(e, f"request (log seq {e['seq']}): {finding['message']}")
 
 
 def _refused(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -410,7 +458,7 @@ def _where(entry: EntryJson) -> str:
     turn = "" if entry.get("turn") is None else f" (turn {entry['turn']})"
     if _consumed(entry):
         turn = f" (turn {entry['turn']}, attempt {entry['attempt']})"
-    return f"request #{entry['seq']}{turn}"
+    return f"request (log seq {entry['seq']}){turn}"
 
 
 def _consumed(entry: EntryJson) -> bool:
@@ -473,7 +521,9 @@ def unserved_turns(entries: Iterable[EntryJson]) -> list[str]:
 # How each wire's result says "this call failed", for errors_fed_back's message.
 _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",
-    "": "OpenAI and Gemini carry no error flag: say so in the result's text, e.g. 'error: ...'",
+    "gemini": 'Gemini carries no error flag: put it under the response\'s "error" key, or '
+    "say so in the result's text, e.g. 'error: ...'",
+    "": "OpenAI carries no error flag: say so in the result's text, e.g. 'error: ...'",
 }
 
 

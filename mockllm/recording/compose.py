@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message
@@ -60,7 +61,10 @@ def scenario_text(meta: Meta, attempts: list[Attempt], redact: Redact, clean: Re
     head = comment(
         f"Recorded by `mockllm record` from {meta.upstream} on {meta.date} (UTC).\n"
         f"API: {', '.join(apis)}; model: {', '.join(models)}.\n"
-        f"Replay: mockllm serve --scenarios {meta.path} (ids and timestamps are mockllm's).\n"
+        # The file's name, not its path: a committed recording must not carry the
+        # recording machine's folders (a home directory, a user name).
+        f"Replay: mockllm serve --scenarios {PurePath(meta.path).name} (from its folder; ids "
+        "and timestamps are mockllm's).\n"
         "The expect: entries were derived from the requests: loosen or delete them freely."
     )
     top: dict[str, Any] = {

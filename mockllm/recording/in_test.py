@@ -52,7 +52,11 @@ class TestRecorder:
     __test__ = False  # pytest: not a test class
 
     def __init__(
-        self, upstream: str, redact: Sequence[str] = (), max_body: int = DEFAULTS.max_body
+        self,
+        upstream: str,
+        redact: Sequence[str] = (),
+        max_body: int = DEFAULTS.max_body,
+        port: int = 0,
     ) -> None:
         quiet_scripted_aborts()
         self.upstream = upstream
@@ -60,7 +64,7 @@ class TestRecorder:
         self.sessions = _Targets(public_url(upstream), redactor)
         self.lines: list[str] = []  # the recorder's console lines: paths and statuses only
         app = Recorder(upstream, self.sessions, redactor, max_body, self.lines.append)
-        self._sock = bind("127.0.0.1", 0)
+        self._sock = bind("127.0.0.1", port)  # 0: a free port
         self.url = url_of(self._sock)
         config = uvicorn.Config(
             app,

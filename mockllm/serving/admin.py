@@ -20,6 +20,7 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
 from mockllm.loading.loader import decode, load_text
 from mockllm.log.allowances import MAX_ALLOW_BODY, allowance_problem, recorded
+from mockllm.log.mcp import StdioEntries
 from mockllm.log.runs import name_of, uses
 from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, verdict
 from mockllm.serving.asgi import read_body
@@ -60,6 +61,7 @@ class _Admin:
     ) -> None:
         self.engine, self.journal, self.reset_app = engine, journal, reset_app
         self.max_body, self.store = max_body, store
+        self.stdio_entries = StdioEntries()  # MCP messages of stdio processes, still open
 
     def routes(self) -> list[Route]:
         return [
@@ -277,9 +279,8 @@ class _Admin:
         return [] if session is None else _allowances(await self.journal.read_json(session))
 
     async def mcp_entry(self, request: Request) -> Response:
-        """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md)."""
-        from mockllm.log.mcp import received
-
+        """An MCP message a `mockllm mcp` stdio process served, into this log (docs/mcp.md):
+        opened when it arrived (`"pending": true`), closed by a post naming its `seq`."""
         raw = await _read(request, self.max_body)
         if raw is None:
             return _error(413, f"entry of more than {self.max_body} bytes refused (--max-body)")
@@ -289,8 +290,8 @@ class _Admin:
             return _error(400, f"not JSON: {e}")
         if not isinstance(data, dict) or not isinstance(data.get("mcp"), dict):
             return _error(400, "an MCP log entry is a JSON object with an `mcp` object")
-        entry = received(self.journal, data)
-        if (written := self.journal.close(entry)) is not None:
+        entry, close = self.stdio_entries.take(self.journal, data)
+        if close and (written := self.journal.close(entry)) is not None:
             await written
         return JSONResponse({"seq": entry.seq}, 201)
 

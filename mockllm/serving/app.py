@@ -183,7 +183,17 @@ class MockLLM:
         api = side_routes.counting_api(route)
         if api is not None:
             counter = next(a for a in self.adapters if a.api == api)
-            await side_routes.count_tokens(receive, send, counter, route, self.options.max_body)
+            scenario, session, _ = self.routes.split(scope["path"])
+            await side_routes.count_tokens(
+                scope,
+                receive,
+                send,
+                counter,
+                route,
+                self.options.max_body,
+                self.journal,
+                (scenario, session),
+            )
             return
         adapter = self.routes.post(route)
         assert adapter is not None

@@ -30,7 +30,7 @@ from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import HUGE_MAX, McpResult, McpServer, McpTool
 from mockllm.core.scenario import Scenario
 from mockllm.log.journal import Journal
-from mockllm.log.mcp import McpEntry, result_summary
+from mockllm.log.mcp import McpEntry, answered, asked, failed, unfinished
 from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
 
@@ -106,37 +106,30 @@ class Scripted:
     # --- what every message goes through: the log --------------------------------------
 
     async def _observe(self, ctx: Any, call_next: Any) -> Any:
-        entry = self.log.start(ctx)
-        self._entries[id(ctx)] = entry
-        params = ctx.params if isinstance(ctx.params, dict) else {}
-        info: dict[str, Any] = {"server": self.server_name, "method": ctx.method}
-        if ctx.request_id is not None:
-            info["id"] = ctx.request_id
-        if ctx.method == "tools/call":
-            info["tool"] = params.get("name")
-            info["arguments"] = params.get("arguments")
-        elif ctx.method in ("resources/read", "prompts/get"):
-            info["target"] = params.get("uri") or params.get("name")
+        info = asked(self.server_name, ctx.method, ctx.request_id, ctx.params)
+        entry = await self.log.start(ctx, info)
         if entry is not None:
             entry.mcp.update(info)
+        self._entries[id(ctx)] = entry
         try:
             result = await call_next(ctx)
         except MCPError as e:
-            info["error"] = {"code": e.code, "message": e.message}
+            failed(info, e.code, e.message)
+            raise
+        except anyio.get_cancelled_exc_class():
+            unfinished(info, "cancelled before it answered (the client cancelled or left)")
             raise
         except Exception as e:  # a params model refused them: the SDK answers -32602
-            info["error"] = {"code": INVALID_PARAMS, "message": str(e)[:500]}
+            failed(info, INVALID_PARAMS, str(e))
             raise
         else:
-            if ctx.method == "tools/call" and isinstance(result, dict):
-                info["result"] = result_summary(result)
-            elif ctx.method == "tools/list" and isinstance(result, dict):
-                info["tools"] = [t.get("name") for t in result.get("tools") or ()]
+            answered(info, result)
         finally:
             self._entries.pop(id(ctx), None)
-            if entry is not None:
-                entry.mcp.update(info)
-                await self.log.finish(entry)
+            if entry is not None:  # what a fault said first (a drop) stays
+                entry.mcp.update({k: v for k, v in info.items() if k not in entry.mcp})
+                with anyio.CancelScope(shield=True):  # a cancelled call is logged too
+                    await self.log.finish(entry)
         return result
 
     def entry_of(self, ctx: Any) -> McpEntry | None:
@@ -194,7 +187,7 @@ class Scripted:
             if fault.delay_ms:
                 await anyio.sleep(fault.delay_ms / 1000)
             if fault.drop:
-                _drop(ctx)
+                await self.log.drop(ctx, entry)
                 await anyio.sleep(self.max_stall)
             if fault.hang:
                 await anyio.sleep(self.max_stall)
@@ -305,36 +298,37 @@ class _Sdk(Server[Any]):
 
 class McpLog(ABC):
     """Where a message's entry comes from and goes: over HTTP the wrapper opened it for
-    the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message."""
+    the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message.
+    `info` is what the message asked (log/mcp.py `asked`), the same on both."""
 
     @abstractmethod
-    def start(self, ctx: Any) -> McpEntry | None: ...
+    async def start(self, ctx: Any, info: dict[str, Any]) -> McpEntry | None: ...
 
     async def finish(self, entry: McpEntry) -> None:
         return None
 
+    @abstractmethod
+    async def drop(self, ctx: Any, entry: McpEntry | None) -> None:
+        """A `drop` fault: end the connection mid-call, the entry saying so."""
+
 
 class HttpLog(McpLog):
-    def start(self, ctx: Any) -> McpEntry | None:
-        request = getattr(ctx, "request", None)
-        scope = getattr(request, "scope", None)
-        found = scope.get(ENTRY_KEY) if isinstance(scope, dict) else None
+    async def start(self, ctx: Any, info: dict[str, Any]) -> McpEntry | None:
+        found = _scope(ctx).get(ENTRY_KEY)
         return found if isinstance(found, McpEntry) else None
 
+    async def drop(self, ctx: Any, entry: McpEntry | None) -> None:
+        """Tell the HTTP wrapper to abort this request's response."""
+        if entry is not None:
+            unfinished(entry.mcp, "drop fault: the response was aborted mid-call")
+        event = _scope(ctx).get("mockllm.drop")
+        if isinstance(event, asyncio.Event):
+            event.set()
 
-def _drop(ctx: Any) -> None:
-    """Tell the HTTP wrapper to abort this request's response (stdio: exit the process)."""
-    request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None)
-    event = scope.get("mockllm.drop") if isinstance(scope, dict) else None
-    if isinstance(event, asyncio.Event):
-        event.set()
-    else:
-        sys.stderr.write("mockllm mcp: drop fault: the connection ends mid-call\n")
-        sys.stderr.flush()
-        import os
 
-        os._exit(3)
+def _scope(ctx: Any) -> dict[str, Any]:
+    scope = getattr(getattr(ctx, "request", None), "scope", None)
+    return scope if isinstance(scope, dict) else {}
 
 
 class McpRoutes:
@@ -571,9 +565,7 @@ class McpRoutes:
 
 
 def _session(ctx: Any) -> str:
-    request = getattr(ctx, "request", None)
-    scope = getattr(request, "scope", None)
-    found = scope.get("mockllm.session") if isinstance(scope, dict) else None
+    found = _scope(ctx).get("mockllm.session")
     return found if isinstance(found, str) else "default"
 
 

@@ -5,7 +5,8 @@
   `GET /v1/models` is not: it is no model request, so the verdict never sees it.
 - Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`): the same
   deterministic estimate the turns' `usage` carries, from the request's conversation.
-  Not a turn and not logged; a body the provider would refuse gets its 400.
+  Not a turn: logged as a side request (`side.name: count_tokens`), which the verdict
+  leaves out as it does the scenario's; a body the provider would refuse gets its 400.
 - A WebSocket upgrade where this server takes none (`--no-websocket`, or no WebSocket
   library): 426 Upgrade Required at once, logged, so a client (Codex) falls back to HTTP
   without retrying; the report does not count it against the session.
@@ -51,38 +52,61 @@ def counting_api(route: str) -> str | None:
 
 
 async def count_tokens(
-    receive: Receive, send: Send, adapter: Adapter, route: str, max_body: int
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    adapter: Adapter,
+    route: str,
+    max_body: int,
+    journal: Journal,
+    names: tuple[str | None, str | None],
 ) -> None:
+    """Answer a token count, logged as a side request (`side.name: count_tokens`)."""
+    entry = journal.open(scope["path"], scope["headers"], scope["method"])
+    entry.api, entry.scenario, entry.session = adapter.api, names[0], names[1] or "default"
+    entry.side = {"name": "count_tokens", "why": f"token counting ({route}): outside the turns"}
+    raw = b""
     try:
         raw = await read_body(receive, max_body)
-        try:
-            body = wirejson.loads(raw)
-        except wirejson.InvalidJson as e:
-            raise adapter.invalid_json(e.detail) from None
-        if adapter.api == "gemini":
-            found = GEMINI_COUNT.fullmatch(route)
-            assert found is not None
-            # countTokens takes `contents`, or a whole `generateContentRequest`.
-            inner = body.get("generateContentRequest") if isinstance(body, dict) else None
-            request = inner if isinstance(inner, dict) else body
-            parsed = adapter.parse_at(request, f"v1beta/models/{found['model']}:generateContent")
-            answer = {"totalTokens": input_tokens(parsed.conversation)}
-        else:
-            if isinstance(body, dict) and "messages" in body and "model" in body:
-                body = {**body, "max_tokens": 1}  # count_tokens takes none
-            parsed = adapter.parse(body)
-            answer = {"input_tokens": input_tokens(parsed.conversation)}
-        status, out = 200, json.dumps(answer).encode()
+        entry.body = raw
+        status, out = 200, _counted(adapter, route, raw)
     except RequestError as error:
         status, out = error.status, adapter.error_body(error, "")
+        entry.error = {"kind": error.kind, "message": str(error)}
     except Exception as error:  # a body whose types are off: the provider's 400
-        refusal = adapter.refusal(error, raw if "raw" in locals() else b"")
+        refusal = adapter.refusal(error, raw)
         if refusal is None:
             raise
         status, out = refusal.status, adapter.error_body(refusal, "")
-    headers = [(b"content-type", b"application/json")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": out})
+        entry.error = {"kind": refusal.kind, "message": str(refusal)}
+    entry.status = status
+    journal.record_sent(entry, out)
+    try:
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": out})
+    finally:
+        if (written := journal.close(entry)) is not None:
+            await written
+
+
+def _counted(adapter: Adapter, route: str, raw: bytes) -> bytes:
+    try:
+        body = wirejson.loads(raw)
+    except wirejson.InvalidJson as e:
+        raise adapter.invalid_json(e.detail) from None
+    if adapter.api == "gemini":
+        found = GEMINI_COUNT.fullmatch(route)
+        assert found is not None
+        # countTokens takes `contents`, or a whole `generateContentRequest`.
+        inner = body.get("generateContentRequest") if isinstance(body, dict) else None
+        request = inner if isinstance(inner, dict) else body
+        parsed = adapter.parse_at(request, f"v1beta/models/{found['model']}:generateContent")
+        return json.dumps({"totalTokens": input_tokens(parsed.conversation)}).encode()
+    if isinstance(body, dict) and "messages" in body and "model" in body:
+        body = {**body, "max_tokens": 1}  # count_tokens takes none
+    parsed = adapter.parse(body)
+    return json.dumps({"input_tokens": input_tokens(parsed.conversation)}).encode()
 
 
 def wants_websocket(scope: Scope) -> bool:

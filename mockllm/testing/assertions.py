@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from mockllm.log import calls, checks
@@ -18,6 +19,12 @@ from mockllm.log.checks import Unoffered, mcp_executions, unanswered_calls, unof
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.log.transcript import transcript
 from mockllm.log.verdict import ALLOWANCE
+
+# Whether a failure's message carries every request in full (outside pytest, always) or the
+# short form; the pytest fixture sets it from -vv / --mockllm-transcript, so the message,
+# the one place a mockllm assertion's failure shows the transcript, follows those flags.
+FULL_TRANSCRIPT: ContextVar[bool] = ContextVar("mockllm_full_transcript", default=True)
+SHORT_HINT = "(short: -vv or --mockllm-transcript=full shows every request in full)"
 
 __all__ = [
     "Unoffered",
@@ -200,6 +207,8 @@ def _fail(
     happened: list[str],
 ) -> None:
     __tracebackhide__ = True  # pytest: point at the test's line, not at this helper
-    lines = [f"mockllm: {headline}", "", transcript(entries, session), ""]
+    full = FULL_TRANSCRIPT.get()
+    shown = transcript(entries, session, full)
+    lines = [f"mockllm: {headline}", "", shown, *([] if full else [SHORT_HINT]), ""]
     lines += [f"expected: {expected}", "happened:", *(f"  - {h}" for h in happened)]
     raise AssertionError("\n".join(lines))

@@ -16,11 +16,12 @@ answering it fails the test with the server's traceback.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -76,6 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="URL",
         help="use the mockllm server at URL (e.g. a CI service) instead of starting one",
     )
+    _port_options(group, parser)
     group.addoption(
         "--mockllm-html",
         metavar="PATH",
@@ -112,6 +114,28 @@ def _add_ini(parser: pytest.Parser) -> None:
         default=[],
         help="scenario files or folders the server loads, besides the bundled library",
     )
+
+
+def _port_options(group: Any, parser: pytest.Parser) -> None:
+    """Fixed ports, for a machine that lets tests listen only on listed ports."""
+    group.addoption(
+        "--mockllm-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the port of the fixture's server (default: a free one; under xdist, worker "
+        "gwN listens on PORT+N), for a machine that allows only listed ports",
+    )
+    group.addoption(
+        "--mockllm-record-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the port of the in-test recorder (--mockllm-record; default: a free one; "
+        "under xdist, worker gwN listens on PORT+N)",
+    )
+    parser.addini("mockllm_port", default="", help="the ini form of --mockllm-port")
+    parser.addini("mockllm_record_port", default="", help="the ini form of --mockllm-record-port")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -156,12 +180,18 @@ def mockllm_server(
     from mockllm.loading.loader import with_bundled
     from mockllm.testing.background import serve
 
+    port = _port(pytestconfig, "mockllm_port")
+    problems: list[Problem] = []
+    busy: OSError | None = None
     try:
-        server = serve(with_bundled(_startup_scenarios(pytestconfig)), mockllm_server_options)
+        scenarios = with_bundled(_startup_scenarios(pytestconfig))
+        server = serve(scenarios, mockllm_server_options, port=port)
     except ScenarioError as e:
         problems = e.problems  # failed outside the `except`: said once, not chained
-    else:
-        problems = []
+    except OSError as e:
+        busy = e
+    if busy is not None:
+        _cannot_listen(port, "--mockllm-port", busy)
     if problems:
         pytest.fail(_problems("cannot start the server", problems, pytestconfig), pytrace=False)
     with server:
@@ -177,8 +207,14 @@ def mockllm_client(pytestconfig: pytest.Config, request: pytest.FixtureRequest) 
     from mockllm.testing.client import Client
 
     client = Client(url)
-    client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own
-    return client
+    try:
+        client.add_scenarios(*_startup_scenarios(pytestconfig))  # that server loaded its own
+    except ScenarioError as e:
+        problems = e.problems  # failed outside the `except`: said once, not chained
+    else:
+        return client
+    what = f"cannot add the scenarios to the server at {url}"
+    pytest.fail(_problems(what, problems, pytestconfig), pytrace=False)
 
 
 _SESSION = pytest.StashKey["Session"]()
@@ -203,7 +239,9 @@ def mockllm(mockllm_client: Client, request: pytest.FixtureRequest) -> Iterator[
         session.allow(allow, f"@pytest.mark.mockllm(allow=...) on {item.nodeid}")
     _add_marker_scenarios(mockllm_client, item, skip=recording)
     item.stash[_SESSION] = session
+    _transcripts(item.config, full=None)
     yield session
+    _transcripts(item.config, full=True)
     if recording is not None:
         _end_recording(session, item.config)
         return
@@ -284,8 +322,6 @@ def _recording_session(
 @pytest.fixture(scope="session")
 def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
     """The recorder the recording tests go through (started only when one records)."""
-    import os
-
     upstream = os.environ.get(UPSTREAM_ENV)
     if not upstream:
         pytest.fail(
@@ -300,9 +336,36 @@ def mockllm_recorder(pytestconfig: pytest.Config) -> Iterator[Any]:
             f"mockllm: recording needs {e.name}: pip install 'mockllm-server[record]'",
             pytrace=False,
         )
-    recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact")).start()
+    port = _port(pytestconfig, "mockllm_record_port")
+    busy: OSError | None = None
+    try:
+        recorder = TestRecorder(upstream, pytestconfig.getoption("mockllm_redact"), port=port)
+    except OSError as e:
+        busy = e
+    if busy is not None:  # said outside the `except`: once, not chained
+        _cannot_listen(port, "--mockllm-record-port", busy)
+    recorder.start()
     yield recorder
     recorder.stop()
+
+
+def _port(config: pytest.Config, name: str) -> int:
+    """The fixed port the flag or the ini file gives (0: a free one), one per xdist worker."""
+    given: int | None = config.getoption(name)
+    if given is None:
+        ini = str(config.getini(name) or "").strip()
+        if ini and not ini.isdigit():
+            raise pytest.UsageError(f"{name}: {ini!r} is not a port number")
+        given = int(ini) if ini else 0
+    if not 0 <= given <= 65535:
+        raise pytest.UsageError(f"--{name.replace('_', '-')}: {given} is not a port number")
+    workerid = getattr(config, "workerinput", {}).get("workerid", "")  # xdist's workers only
+    worker = re.fullmatch(r"gw(\d+)", str(workerid))
+    return given + int(worker[1]) if given and worker else given
+
+
+def _cannot_listen(port: int, flag: str, error: OSError) -> NoReturn:
+    pytest.fail(f"mockllm: cannot listen on 127.0.0.1:{port} ({flag}): {error}", pytrace=False)
 
 
 def _end_recording(session: Any, config: pytest.Config) -> None:
@@ -342,16 +405,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if session is not None and report.failed and not recorded:
         del item.stash[_SESSION]  # one section, even when teardown fails too
         mode = _transcript_mode(item.config)
-        if mode != "off":
+        if mode != "off" and not _carries_transcript(call, session.name):
             report.sections.append(("mockllm", _section(session, mode == "full")))
     return report
 
 
 def _transcript_mode(config: pytest.Config) -> str:
     mode = config.getoption("mockllm_transcript")
-    if mode is None:
-        mode = "full" if _verbose_flags(config) >= 2 else "short"
-    return str(mode)
+    return str(mode) if mode else "full" if _verbose_flags(config) >= 2 else "short"
+
+
+def _transcripts(config: pytest.Config, full: bool | None) -> None:
+    """How much of the session a mockllm assertion's message shows: as the report section
+    would (None), or all of it (outside a test)."""
+    from mockllm.testing.assertions import FULL_TRANSCRIPT
+
+    FULL_TRANSCRIPT.set(_transcript_mode(config) == "full" if full is None else full)
+
+
+def _carries_transcript(call: pytest.CallInfo[None], session: str) -> bool:
+    """A mockllm assertion's failure: its message has the transcript already (printed
+    once, not again in a section under it)."""
+    error = call.excinfo.value if call.excinfo is not None else None
+    text = str(error) if isinstance(error, AssertionError) else ""
+    return text.startswith("mockllm: ") and f"mockllm session {session!r}" in text
 
 
 def _verbose_flags(config: pytest.Config) -> int:

@@ -299,7 +299,7 @@ function renderCalls(calls, ctx, parts, label, seq) {
       ? el("div", { class: "result-side" + (answer.result.is_error ? " is-error" : "") }, [
           el("p", null, [
             el("span", { class: "role", text: "result" }),
-            el("span", { class: "meta", text: " sent in request #" + answer.seq }),
+            el("span", { class: "meta", text: " sent in the request at log seq " + answer.seq }),
             answer.result.is_error ? badge("note", "is_error") : null,
           ]),
           el("pre", { class: "text", text: answer.result.content }),

@@ -102,7 +102,7 @@ def test_tool_executed_both_sides() -> None:
         failure.headline
         == 'MCP tool lookup_order was not executed with arguments {"order_id": "A2025"}'
     )
-    assert failure.happened == ['MCP entry #1 ran it with {"order_id": "A2024"}']
+    assert failure.happened == ['MCP entry (log seq 1) ran it with {"order_id": "A2024"}']
     never = run(MCP, check="tool_executed", tool="refund", server="shop")
     assert never is not None and never.happened == [
         "shop/refund was never called on the MCP server"

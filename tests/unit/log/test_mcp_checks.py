@@ -89,8 +89,8 @@ def test_a_fabricated_result_fails_even_with_the_tools_text() -> None:
     ]
     found = checks(entries)
     assert found["mcp_calls_executed"] == (
-        "call_1 (mcp__orders__lookup_order, turn 0, request #1) names MCP tool orders/lookup_order: "
-        "request #2 answered it, but the tool never ran before that (a result the tool did not produce)"
+        "call_1 (mcp__orders__lookup_order, turn 0, request (log seq 1)) names MCP tool orders/lookup_order: "
+        "request (log seq 2) answered it, but the tool never ran before that (a result the tool did not produce)"
     )
     assert found["mcp_answer_after_tool"] is not None
 
@@ -125,7 +125,7 @@ def test_a_result_other_than_the_tools_fails_and_structured_content_counts() -> 
             model(3, text="x", results=other),
         ]
     )["mcp_results_fed_back"] == (
-        "call_1 (mcp__orders__lookup_order, turn 0, request #1): request #3 sent 'done', not what "
+        "call_1 (mcp__orders__lookup_order, turn 0, request (log seq 1)): request (log seq 3) sent 'done', not what "
         "the tool returned ('Order A1: shipped')"
     )
     typed = {"result": {"text": "", "is_error": False, "structured": {"status": "shipped"}}}

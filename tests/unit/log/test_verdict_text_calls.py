@@ -39,7 +39,7 @@ def test_an_observation_after_the_call_as_text_answers_it() -> None:
 def test_a_call_never_carried_back_is_unanswered() -> None:
     later = [ASK, {"role": "assistant", "text": "Calling tools: call_B"}, ASK]
     assert (
-        "call_A (get_weather, turn 0, request #1) was never answered"
+        "call_A (get_weather, turn 0, request (log seq 1)) was never answered"
         in (failed(entry(1, [ASK], [CALL]), entry(2, later))["calls_answered"])
     )
 

@@ -172,3 +172,11 @@ def test_a_deepseek_model_is_replayed_under_deepseek_s_rules() -> None:
     heard = Heard("ok", complete=True, model="deepseek-reasoner")
     assert load_text(written(attempt(heard)), "<written>").flavor == "deepseek"
     assert load_text(written(attempt(Heard("ok", complete=True))), "<written>").flavor is None
+
+
+def test_the_header_names_the_file_not_the_recording_machines_path() -> None:
+    meta = Meta("recorded", "https://api.example.com", "2026-01-01", "/home/alice/work/rec.yaml")
+    redact = Redactor()
+    text = scenario_text(meta, [attempt(Heard(text="hi"))], redact, redact.clean_prefix)
+    assert "# Replay: mockllm serve --scenarios rec.yaml (from its folder;" in text
+    assert "/home/alice" not in text
