@@ -150,3 +150,33 @@ def test_errors_are_bedrock_s(server: ServerProcess, session: str) -> None:
     with pytest.raises(ClientError) as mid_stream:
         list(broken["body"])
     assert mid_stream.value.response["Error"]["Code"] == "modelStreamErrorException"
+
+
+def test_a_system_message_inside_messages_is_judged_by_the_model_in_the_path(
+    server: ServerProcess, session: str
+) -> None:
+    """Claude Code on Bedrock sends its default model's mid-conversation system message; the
+    model is in the path with Bedrock's prefixes (`us.anthropic.claude-opus-5-5`), and the
+    rule reads it there as on the Anthropic API (it refused every such model before)."""
+    client = sdk(server, "hello", session)
+    messages: Any = [
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+    ]
+    for model in ("us.anthropic.claude-opus-5-5", "anthropic.claude-opus-4-8-v1:0"):
+        reply = client.messages.create(model=model, max_tokens=50, messages=messages)
+        assert reply.content[0].type == "text"
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(
+            model="us.anthropic.claude-sonnet-4-6", max_tokens=50, messages=messages
+        )
+    assert "role 'system' is not supported on this model" in str(caught.value)
+
+
+def test_claude_codes_inference_profile_probe_gets_an_empty_list_and_is_not_logged(
+    server: ServerProcess, session: str
+) -> None:
+    before = server.requests(session=session)
+    r = server.http.get(f"/s/hello/{session}/inference-profiles")
+    assert r.status_code == 200 and r.json() == {"inferenceProfileSummaries": []}
+    assert server.requests(session=session) == before

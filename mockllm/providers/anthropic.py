@@ -106,7 +106,7 @@ _DIRECTIVE = "the directive-only form (content: [] with output_config) is accept
 def takes_system_messages(model: str, betas: str) -> bool:
     if MID_CONVERSATION_SYSTEM in (b.strip() for b in betas.split(",")):
         return True
-    found = _OPUS.match(model)
+    found = _OPUS.search(model)  # Bedrock and Vertex ids carry more: us.anthropic.claude-…
     return found is not None and (int(found[1]), int(found[2] or 0)) >= (4, 8)
 
 

@@ -3,6 +3,9 @@
 - `HEAD`/`GET` on the base URL (`/`, `/v1`, `/s/SCENARIO[/SESSION]`): a preconnect or
   reachability probe (Claude Code's `HEAD` before its first request). 200, not logged, as
   `GET /v1/models` is not: it is no model request, so the verdict never sees it.
+- `GET inference-profiles`: Bedrock's ListInferenceProfiles (its control plane), which
+  Claude Code on Bedrock asks at start, at its `ANTHROPIC_BEDROCK_BASE_URL`: an empty list,
+  not logged, so it keeps its model id as it is (it got a 404 before, logged).
 - Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`): the same
   deterministic estimate the turns' `usage` carries, from the request's conversation.
   Not a turn: logged as a side request (`side.name: count_tokens`), which the verdict
@@ -27,16 +30,25 @@ from mockllm.serving.responder import Responder
 from mockllm.serving.routing import ANTHROPIC_COUNT, GEMINI_COUNT
 
 PROBE_ROUTES = frozenset({"", "v1", "v1beta"})
+BEDROCK_PROFILES = "inference-profiles"
 # The kind of a refused upgrade: logged, never a failure of the session (cli._refused).
 UPGRADE_REQUIRED = "upgrade_required"
 
 
 def is_probe(scope: Scope, route: str) -> bool:
-    return scope["method"] in ("HEAD", "GET") and route.rstrip("/") in PROBE_ROUTES
+    route = route.rstrip("/")
+    if scope["method"] == "GET" and route == BEDROCK_PROFILES:
+        return True
+    return scope["method"] in ("HEAD", "GET") and route in PROBE_ROUTES
 
 
-async def probe(scope: Scope, send: Send) -> None:
-    body = b"" if scope["method"] == "HEAD" else json.dumps({"mockllm": __version__}).encode()
+async def probe(scope: Scope, send: Send, route: str) -> None:
+    answer: dict[str, object] = (
+        {"inferenceProfileSummaries": []}
+        if route.rstrip("/") == BEDROCK_PROFILES
+        else {"mockllm": __version__}
+    )
+    body = b"" if scope["method"] == "HEAD" else json.dumps(answer).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -120,6 +120,20 @@ def test_claude_code(tmp_path: Path) -> None:
     report_ok(unknown)
 
 
+def test_claude_code_on_bedrock(tmp_path: Path) -> None:
+    needs(BIN / "claude")
+    result = go(tmp_path, "claude-code-bedrock", "claude-code-bash")
+    assert result.returncode == 0, result.describe()
+    made(result, "made by claude")
+    assert statuses(result) == [(0, 200), (1, 200)], result.describe()
+    entries = agent(result)
+    # Bedrock's InvokeModel stream, an Anthropic body with no model (it is in the path).
+    assert {e["api"] for e in entries} == {"bedrock-invoke"}, result.describe()
+    assert all("/invoke-with-response-stream" in e["path"] for e in entries), result.describe()
+    assert "model" not in entries[0]["request"]
+    report_ok(result)
+
+
 # --- Codex -----------------------------------------------------------------------------------
 
 
