@@ -111,3 +111,35 @@ def _unwrapped(payload: str) -> str:
         return base64.b64decode(json.loads(payload)["bytes"]).decode("utf-8", "replace")
     except (ValueError, KeyError, TypeError):
         return payload
+
+
+class Frames:
+    """Event-stream messages split from bytes as they arrive, in any chunking (what
+    `recording/sse.py`'s `SseFrames` is for SSE): each complete message as its
+    `:event-type` (or `:exception-type`) and its payload's text. A message that does not
+    add up (a length out of range) ends the reading: what follows is the partial rest."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._broken = False
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        self._buffer += chunk
+        out: list[tuple[str | None, str]] = []
+        while not self._broken and len(self._buffer) >= 12:
+            total, head = _PRELUDE.unpack_from(self._buffer)
+            if total < 16 or head > total - 16 or total > MAX_PAYLOAD + 1024 * 1024:
+                self._broken = True
+                break
+            if len(self._buffer) < total:
+                break
+            headers = _headers(self._buffer[12 : 12 + head])
+            payload = self._buffer[12 + head : total - 4].decode("utf-8", "replace")
+            self._buffer = self._buffer[total:]
+            out.append((headers.get(":event-type") or headers.get(":exception-type"), payload))
+        return out
+
+    @property
+    def partial(self) -> bool:
+        """Whether the bytes so far end inside a message (a stream cut mid-message)."""
+        return bool(self._buffer)

@@ -22,6 +22,7 @@ from mockllm.providers.base import (
     Stream,
 )
 from mockllm.providers.bedrock import Converse
+from mockllm.providers.bedrock_answers import ConverseAnswers, InvokeAnswers
 from mockllm.providers.bedrock_invoke import Invoke
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
@@ -59,8 +60,8 @@ register(FlavouredChat, chat_flavour_rules.RULES, ChatAnswers)
 register(Responses, openai_responses_rules.RULES, ResponsesAnswers)
 register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
-register(Converse, bedrock_rules.RULES)
-register(Invoke, anthropic_rules.RULES)  # Anthropic's body: Anthropic's rules
+register(Converse, bedrock_rules.RULES, ConverseAnswers)
+register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anthropic's rules
 
 __all__ = [
     "ADAPTERS",

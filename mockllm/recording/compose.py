@@ -19,7 +19,7 @@ from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall, Turn, dump_arguments
 from mockllm.errors import RequestError
 from mockllm.recording.attempt import Attempt
-from mockllm.recording.sse import SseFrames
+from mockllm.recording.sse import frames_for
 from mockllm.recording.yamltext import block, comment
 
 Redact = Callable[[str], str]
@@ -272,7 +272,9 @@ def _events_before(attempt: Attempt, reply: Reply, name: str, index: int) -> int
     """How many events of mockllm's own rendering of `reply` carry what the broken attempt
     carried: the fewest that reach the most content not beyond it, never the finish."""
     events = attempt.adapter.render_stream(_resolved(name, index, reply), attempt.parsed).events
-    answers, frames = attempt.reader(), SseFrames()
+    answers = attempt.reader()
+    frames = frames_for(attempt.adapter.stream_content_type.decode())
+    assert frames is not None  # every wire streams in one of the framings read
     target, best, count = attempt.heard.size(), -1, 0
     for n, event in enumerate(events, 1):
         if event.part in ("tail", "done"):

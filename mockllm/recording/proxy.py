@@ -24,7 +24,7 @@ from mockllm.providers import ADAPTERS, Adapter, RecordedResponses, answers_of
 from mockllm.recording.attempt import Attempt, Ending
 from mockllm.recording.redact import Redactor
 from mockllm.recording.sessions import Sessions, scenario_name
-from mockllm.recording.sse import SseFrames
+from mockllm.recording.sse import frames_for
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.routing import Routes
 
@@ -273,14 +273,15 @@ class Recorder:
 
 
 class _Tee:
-    """Reads the answer as it passes: SSE frames into the wire's reader, a JSON body kept."""
+    """Reads the answer as it passes: a stream's frames into the wire's reader, a JSON body
+    kept."""
 
     def __init__(self, attempt: Attempt | None, response: httpx.Response) -> None:
         self.attempt = attempt
         self.status = response.status_code
-        self.sse = "text/event-stream" in response.headers.get("content-type", "")
+        # SSE, or Bedrock's binary event stream; None: a JSON body
+        self.frames = frames_for(response.headers.get("content-type", ""))
         self.headers = tuple((k.lower(), v) for k, v in response.headers.multi_items())
-        self.frames = SseFrames()
         self.answers = attempt.reader() if attempt is not None else None
         self.body = bytearray()
 
@@ -288,7 +289,7 @@ class _Tee:
         if self.attempt is None or self.answers is None:
             return
         self.attempt.received += len(chunk)
-        if self.sse and self.status < 400:
+        if self.frames is not None and self.status < 400:
             for name, data in self.frames.feed(chunk):
                 try:
                     self.answers.event(name, data)
@@ -310,7 +311,7 @@ class _Tee:
                 text = self.body.decode("utf-8", "replace").strip()[:MESSAGE_CAP]
                 error = HeardError(error.type, text or None, error.code)
             attempt.error = error
-        elif not self.sse:
+        elif self.frames is None:
             data = _json(self.body)
             if isinstance(data, dict):
                 try:
@@ -318,7 +319,7 @@ class _Tee:
                 except UNREADABLE:
                     answers.heard = type(answers.heard)()  # unreadable: treated as cut
         attempt.heard = answers.heard
-        attempt.partial = self.sse and self.frames.partial
+        attempt.partial = self.frames is not None and self.frames.partial
         complete = attempt.heard.complete or self.status >= 400
         attempt.ending = ending if ending != "complete" or complete else "close"
 

@@ -1,8 +1,20 @@
-"""Server-sent events split into (event name, data) frames as bytes arrive, in any chunking."""
+"""Server-sent events split into (event name, data) frames as bytes arrive, in any chunking;
+and the splitter of a stream by its content type (Bedrock's is AWS's binary event stream)."""
 
 from __future__ import annotations
 
 import codecs
+
+from mockllm.core import eventstream
+
+
+def frames_for(content_type: str) -> SseFrames | eventstream.Frames | None:
+    """The splitter of a streamed answer of this content type; None: not a stream."""
+    if "text/event-stream" in content_type:
+        return SseFrames()
+    if eventstream.CONTENT_TYPE.decode() in content_type:
+        return eventstream.Frames()
+    return None
 
 
 class SseFrames:

@@ -4,6 +4,7 @@ corruption leaves: a cut is a partial message, never a wrong one."""
 
 from __future__ import annotations
 
+import json
 import zlib
 
 import pytest
@@ -72,3 +73,31 @@ def test_an_exception_frame_and_a_chunk_read_as_text() -> None:
     assert eventstream.readable(chunk + error) == (
         'chunk: {"type":"ping"}\nthrottlingException: {"message":"slow down"}'
     )
+
+
+@given(
+    kinds=st.lists(st.sampled_from(["messageStart", "contentBlockDelta", "chunk"]), max_size=5),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+)
+def test_frames_reads_every_message_back_in_any_chunking(kinds: list[str], cuts: list[int]) -> None:
+    """`Frames` (the recorder's reader of a Bedrock stream) splits what `event` wrote, however
+    the bytes arrive; a stream cut inside a message leaves it partial."""
+    payloads = [json.dumps({"n": i, "k": kind}) for i, kind in enumerate(kinds)]
+    data = b"".join(eventstream.event(k, p.encode()) for k, p in zip(kinds, payloads, strict=True))
+    frames, got = eventstream.Frames(), []
+    at = 0
+    for cut in sorted({c for c in cuts if c < len(data)}):
+        got += frames.feed(data[at:cut])
+        at = cut
+    got += frames.feed(data[at:])
+    assert got == list(zip(kinds, payloads, strict=True)) and not frames.partial
+    if data:
+        cut_short = eventstream.Frames()
+        assert len(cut_short.feed(data[:-1])) == len(kinds) - 1 and cut_short.partial
+
+
+@given(st.binary(max_size=300))
+def test_frames_never_raises_on_any_bytes(data: bytes) -> None:
+    frames = eventstream.Frames()
+    for name, payload in frames.feed(data):
+        assert isinstance(payload, str) and (name is None or isinstance(name, str))
