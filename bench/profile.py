@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import phases
 from bench.workload import (
     DISTINCT,
     HISTORY_LENGTHS,
@@ -130,6 +131,7 @@ async def run(args: argparse.Namespace) -> None:
                 assert status == 200, answer[:300]
             best = min(best, (time.process_time() - start) / len(timed[k::5]))
         print(f"{w.key:16} {best * 1e6:8.1f} µs CPU/request (in-process, unprofiled, best of 5)")
+    await by_phase(app, workloads, counter, args.requests // 2)
     profiler = cProfile.Profile()
     profiler.enable()
     for w in workloads:
@@ -138,6 +140,28 @@ async def run(args: argparse.Namespace) -> None:
     profiler.disable()
     stats = pstats.Stats(profiler)
     stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
+
+
+async def by_phase(app: MockLLM, workloads: list[Cold], counter: Iterator[int], n: int) -> None:
+    """The same workloads, fresh bodies, each phase of the exchange timed (bench/phases.py):
+    µs per request, each phase's best of 5 slices."""
+    clock = phases.Clock()
+    print("\nby phase (own µs per request, wall clock, best of 5 slices; bench/phases.py):")
+    with phases.instrumented(clock) as missing:
+        for w in workloads:
+            sent = [next(distinct(w, counter)) for _ in range(n)]
+            best = dict.fromkeys(phases.ORDER, float("inf"))
+            for k in range(5):
+                clock.reset()
+                for body in sent[k::5]:
+                    await post(app, w.path, body)
+                clock.leave()  # "other" up to now
+                for phase, spent in clock.spent.items():
+                    best[phase] = min(best[phase], spent / len(sent[k::5]))
+            print(phases.line(w.key, best))
+    if missing:
+        print(f"(not in this tree, timed as their callers: {', '.join(missing)})")
+    print()
 
 
 async def memory(args: argparse.Namespace) -> None:
