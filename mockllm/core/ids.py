@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from mockllm.core.encoding import digest
@@ -25,4 +27,28 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
 
 
 # An agent loop re-derives every earlier turn's ids per request.
-derive = lru_cache(maxsize=4096)(fresh)
+_derived = lru_cache(maxsize=4096)(fresh)
+
+# (prefix, length, parts, alphabet, id) of each id `derive` made while `recording`.
+Derivation = tuple[str, int, tuple[object, ...], str, str]
+_recording: list[Derivation] | None = None
+
+
+def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
+    """`fresh`, remembered: the ids that repeat (a turn's, on its first attempt)."""
+    made: str = _derived(prefix, length, *parts, alphabet=alphabet)
+    if _recording is not None:
+        _recording.append((prefix, length, parts, alphabet, made))
+    return made
+
+
+@contextmanager
+def recording() -> Iterator[list[Derivation]]:
+    """Every id `derive` makes inside, with what it was made from: a render's ids, so that
+    its bytes can be reused for another attempt with that attempt's ids (serving/rendered.py)."""
+    global _recording
+    outer, _recording = _recording, []
+    try:
+        yield _recording
+    finally:
+        _recording = outer
