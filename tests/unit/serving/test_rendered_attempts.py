@@ -130,7 +130,9 @@ def test_every_attempt_gets_the_bytes_its_own_render_gives(
     assert len(set(attempts)) == (1 if wire[0] == "kimi" else 3)
     assert reused[3][1] == reused[4][1] == reused[0][1]  # attempt 1 of any session: the same
 
-    def direct(self: Exchanges, adapter: Any, resolved: Resolved, parsed: Any, stream: bool):
+    def direct(
+        self: Exchanges, adapter: Any, resolved: Resolved, parsed: Any, stream: bool
+    ) -> Rendered:
         return self._draw(adapter, resolved, parsed, stream)  # no template, no cache
 
     monkeypatch.setattr(Exchanges, "_render", direct)
