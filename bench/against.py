@@ -155,6 +155,19 @@ def _scenarios(tree: Path, env: dict[str, str]) -> Path:
     return folder
 
 
+def baseline_paths(ref: str, trees: Path = TREES) -> tuple[Path, Path]:
+    """For an in-process run of this tree's bench on REF's code (`bench.profile --against`):
+    a folder with REF's `mockllm` and this tree's `bench` side by side, and the scenarios."""
+    tree = export(ref, trees)
+    both = tree / ".bench-hybrid"
+    both.mkdir(exist_ok=True)
+    for name, target in (("mockllm", tree / "mockllm"), ("bench", ROOT / "bench")):
+        link = both / name
+        if not link.is_symlink():
+            link.symlink_to(target, target_is_directory=True)
+    return both, _scenarios(tree, environment(tree))
+
+
 def _launcher(tree: Path) -> list[str]:
     """This venv's `mockllm` console script when REF declares the same entry point (so
     start-up compares like with like), else `python -m mockllm`."""

@@ -29,6 +29,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("locate", "mockllm.core.engine", "Engine.joined"),
     ("answer", "mockllm.serving.exchange", "answer_turn"),  # counting and the engine's answer
     ("answer", "mockllm.serving.exchange", "Exchanges._side"),
+    ("answer", "mockllm.serving.exchange", "answer_in_memory"),  # before the store seam
     ("render", "mockllm.serving.exchange", "Exchanges._render"),
     ("deliver", "mockllm.serving.exchange", "Exchanges._deliver"),
     ("log", "mockllm.log.journal", "Journal.open"),
@@ -90,23 +91,23 @@ def _wrapped(fn: Callable[..., Any], phase: str, clock: Clock) -> Callable[..., 
 
 @contextmanager
 def instrumented(clock: Clock) -> Iterator[list[str]]:
-    """Every function of `PHASES` timed into `clock` while inside; yields the ones this
-    tree lacks."""
+    """Every function of `PHASES` this tree has, timed into `clock` while inside; yields
+    the phases it has none of (their time shows in their callers')."""
     undo: list[tuple[Any, str, Any]] = []
-    missing: list[str] = []
+    found: set[str] = set()
     for phase, module_name, path in PHASES:
         owner: Any = importlib.import_module(module_name)
         *parents, name = path.split(".")
         for parent in parents:
             owner = getattr(owner, parent, None)
         fn = getattr(owner, name, None) if owner is not None else None
-        if fn is None:
-            missing.append(f"{module_name}.{path}")
+        if fn is None:  # another tree's name (`--against`): the other entry of its phase
             continue
+        found.add(phase)
         undo.append((owner, name, owner.__dict__[name] if name in vars(owner) else fn))
         setattr(owner, name, _wrapped(fn, phase, clock))
     try:
-        yield missing
+        yield [phase for phase, _, _ in PHASES if phase not in found]
     finally:
         for owner, name, original in reversed(undo):
             setattr(owner, name, original)
