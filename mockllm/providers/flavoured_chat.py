@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from mockllm.core.encoding import dumps
+from mockllm.core.encoding import canonical_json, dumps
 from mockllm.core.engine import Resolved
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
@@ -52,10 +52,12 @@ class FlavouredChat(ChatCompletions):
 
     def parse(self, body: Any) -> Parsed:
         parsed = super().parse(body)
+        if body.keys().isdisjoint(PARAMS):  # most requests: no flavour's own parameter
+            return Parsed(parsed.conversation, parsed.options, render_key=(parsed.render_key, ""))
         params = {k: body[k] for k, kinds in PARAMS.items() if isinstance(body.get(k), kinds)}
         # The flavour is not in the key: the parse is shared by every flavour, so the server
         # keys a rendering by the answering adapter's flavor too (serving/exchange.py).
-        key = (parsed.render_key, json.dumps(params, sort_keys=True))
+        key = (parsed.render_key, canonical_json(params) if params else "")
         options = {**parsed.options, "params": params} if params else parsed.options
         return Parsed(parsed.conversation, options, render_key=key)
 
