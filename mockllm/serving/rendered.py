@@ -34,7 +34,7 @@ class Rendered:
     it left. A copy for another attempt swaps the ids in its frames on first read only:
     most deliveries send `body` and never look at the frames."""
 
-    __slots__ = ("_events", "_swaps", "body", "derived", "notes", "reply", "reusable")
+    __slots__ = ("_events", "_swaps", "body", "derived", "first", "notes", "reply", "reusable")
 
     def __init__(
         self,
@@ -50,6 +50,7 @@ class Rendered:
         self.notes = notes
         self.derived = derived  # a template's attempt ids, with what they were made from
         self.reusable = True  # False: a template that cannot serve another attempt
+        self.first: Rendered | None = None  # a template's attempt 1, made once: most requests
         self._events = events or []  # the stream's frames, for faults
         self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
 
@@ -106,7 +107,18 @@ def template(render: Callable[[Resolved], Rendered], resolved: Resolved) -> Rend
 
 def for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
     """The template's bytes with `resolved`'s attempt's ids; None if an id would change
-    length (a frame's byte offsets would move)."""
+    length (a frame's byte offsets would move). Attempt 1 (every session's first, the most
+    asked) is made once per template."""
+    first = resolved.attempt == 1
+    if first and template.first is not None:
+        return template.first
+    made = _for_attempt(template, resolved)
+    if first:
+        template.first = made
+    return made
+
+
+def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
     mark, id_turn, attempt = f"{resolved.turn}.{TEMPLATE_ATTEMPT}", resolved.id_turn, []
     if resolved.attempt != 1:
         attempt.append(f"attempt {resolved.attempt}")
