@@ -21,6 +21,11 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
     `parts`: same parts, same id. Uncached, for ids that never repeat (a request's, which
     counts the attempt): caching them would only push out the ids that do."""
     seed = "\x1f".join(map(str, (prefix, *parts))).encode()  # the prefix too: toolu_ ≠ call_
+    return from_seed(prefix, length, seed, alphabet)
+
+
+def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> str:
+    """`fresh`'s id from its seed (its parts joined), for whoever built the seed already."""
     if alphabet == HEX:
         return prefix + digest(seed, (length + 1) // 2).hex()[:length]
     return prefix + digest(seed, length).translate(_TABLES[alphabet]).decode()

@@ -433,7 +433,7 @@ class McpRoutes:
                 await self._refuse(entry, send, scenario, server, found)
                 return
             manager = await self._manager(found.name, server, spec.streams())
-            await self._serve(manager, entry, scope, receive, send, session)
+            await self._serve(manager, entry, scope, receive, send, session, spec.drops())
         except Exception:
             if entry.client_disconnected and entry.status is None:
                 # The client hung up before its request was read (Claude Code 2.1 does so
@@ -462,7 +462,10 @@ class McpRoutes:
         receive: Receive,
         send: Send,
         session: str,
+        drops: bool = True,
     ) -> None:
+        """The SDK's answer, logged; raced against a `drop` fault's abort only where the
+        server scripts one (the race is two tasks per call)."""
         drop = asyncio.Event()
         inner = {**scope, ENTRY_KEY: entry, "mockllm.session": session, "mockllm.drop": drop}
         cap = self.max_body
@@ -484,6 +487,9 @@ class McpRoutes:
                 self.journal.record_sent(entry, message.get("body", b""))
             await send(message)
 
+        if not drops:
+            await manager.handle_request(inner, reading, sending)
+            return
         app = asyncio.ensure_future(manager.handle_request(inner, reading, sending))
         dropped = asyncio.ensure_future(drop.wait())
         await asyncio.wait((app, dropped), return_when=asyncio.FIRST_COMPLETED)

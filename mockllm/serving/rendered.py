@@ -34,7 +34,18 @@ class Rendered:
     it left. A copy for another attempt swaps the ids in its frames on first read only:
     most deliveries send `body` and never look at the frames."""
 
-    __slots__ = ("_events", "_swaps", "body", "derived", "first", "notes", "reply", "reusable")
+    __slots__ = (
+        "_events",
+        "_swaps",
+        "body",
+        "derived",
+        "first",
+        "notes",
+        "plans",
+        "reply",
+        "reusable",
+        "turn",
+    )
 
     def __init__(
         self,
@@ -51,6 +62,8 @@ class Rendered:
         self.derived = derived  # a template's attempt ids, with what they were made from
         self.reusable = True  # False: a template that cannot serve another attempt
         self.first: Rendered | None = None  # a template's attempt 1, made once: most requests
+        self.turn = 0  # a template's turn (its ids' mark is "turn.0")
+        self.plans: tuple[Plan, ...] | None = None  # a template's, made on first use
         self._events = events or []  # the stream's frames, for faults
         self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
 
@@ -97,7 +110,7 @@ def template(render: Callable[[Resolved], Rendered], resolved: Resolved) -> Rend
     with ids.recording() as made:
         rendered = render(marked)
     derived = tuple(d for d in made if mark in d[2] or _ATTEMPT_MARK in d[2])
-    rendered.derived = derived
+    rendered.derived, rendered.turn = derived, resolved.turn
     # A scenario named like a mark would have ids that could not be told apart.
     rendered.reusable = resolved.scenario.name not in (mark, _ATTEMPT_MARK) and all(
         d[4].encode() in rendered.body for d in derived
@@ -119,30 +132,46 @@ def for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
 
 
 def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
-    mark, id_turn, attempt = f"{resolved.turn}.{TEMPLATE_ATTEMPT}", resolved.id_turn, []
-    if resolved.attempt != 1:
-        attempt.append(f"attempt {resolved.attempt}")
-    make = ids.derive if resolved.attempt == 1 else ids.fresh  # later attempts never repeat
-    swaps: dict[bytes, bytes] = {}
-    for prefix, length, parts, alphabet, old in template.derived:
-        if old.encode() in swaps:
-            continue
-        now: list[object] = []
-        for part in parts:
-            if part == mark:
-                now.append(id_turn)
-            elif part == _ATTEMPT_MARK:
-                now += attempt
+    turn_text, attempt = str(resolved.id_turn), resolved.attempt
+    attempt_text = f"attempt {attempt}"
+    pairs = []
+    for old, prefix, length, alphabet, pieces, turn_at, attempt_at in _plans(template):
+        now = list(pieces)
+        for i in turn_at:
+            now[i] = turn_text
+        if attempt_at is not None:
+            if attempt == 1:  # scripted_id adds no attempt to a first one's parts
+                del now[attempt_at]
             else:
-                now.append(part)
-        new = make(prefix, length, *now, alphabet=alphabet)
+                now[attempt_at] = attempt_text
+        new = ids.from_seed(prefix, length, "\x1f".join(now).encode(), alphabet)
         if len(new) != len(old):
             return None
-        swaps[old.encode()] = new.encode()
-    pairs = tuple(swaps.items())
-    notes = tuple(_swapped(n.encode(), pairs).decode() for n in template.notes)
-    body = _swapped(template.body, pairs)
-    return Rendered(template.reply, body, template._events, notes, swaps=pairs)
+        pairs.append((old, new.encode()))
+    swaps = tuple(pairs)
+    notes = tuple(_swapped(n.encode(), swaps).decode() for n in template.notes)
+    body = _swapped(template.body, swaps)
+    return Rendered(template.reply, body, template._events, notes, swaps=swaps)
+
+
+# (template id as bytes, prefix, length, alphabet, the seed's pieces, where the turn mark
+# is among them, where the attempt mark is): `fresh`'s seed for any attempt, by list edits.
+Plan = tuple[bytes, str, int, str, tuple[str, ...], tuple[int, ...], int | None]
+
+
+def _plans(template: Rendered) -> tuple[Plan, ...]:
+    found = template.plans
+    if found is None:
+        mark = f"{template.turn}.{TEMPLATE_ATTEMPT}"
+        plans: dict[bytes, Plan] = {}
+        for prefix, length, parts, alphabet, made in template.derived:
+            pieces = tuple(map(str, (prefix, *parts)))  # `fresh` joins its parts so
+            turn_at = tuple(i for i, p in enumerate(pieces) if i and p == mark)
+            at = [i for i, p in enumerate(pieces) if i and p == _ATTEMPT_MARK]
+            plan = (made.encode(), prefix, length, alphabet, pieces, turn_at, at[0] if at else None)
+            plans.setdefault(plan[0], plan)
+        found = template.plans = tuple(plans.values())
+    return found
 
 
 def _swapped(data: bytes, pairs: tuple[tuple[bytes, bytes], ...]) -> bytes:
