@@ -24,7 +24,7 @@ from mockllm.core.faults import (
     first_byte_ms,
     stream_delivery,
 )
-from mockllm.core.scenario import Fault, HttpFault, Scenario, StreamError
+from mockllm.core.scenario import Fault, HttpFault, Reply, Scenario, StreamError
 from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
@@ -60,11 +60,13 @@ class Exchanges:
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
         self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
+        self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
 
     def forget(self) -> None:
         self._prepared.clear()
         self._seen.clear()
         self._rendered.clear()
+        self._drawn.clear()
 
     async def handle(
         self,
@@ -314,6 +316,12 @@ class Exchanges:
             return draw(resolved)
         made = self._rendered.get(key)
         if made is None or made.reply is not resolved.reply:  # the key holds its id()
+            # A template costs a render and the swap: made on the key's second sight only,
+            # so a reply or request shape that never repeats (a Responses body's
+            # fingerprint, a templated reply) pays one render, as before templates.
+            if self._drawn.get(key) is not resolved.reply:
+                self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
+                return draw(resolved)
             made = template(draw, resolved)
             if len(made.body) <= MAX_CACHED_BYTES:
                 self._rendered.put(key, made)
