@@ -320,7 +320,11 @@ def measure_cold(servers: list[ServerDef], settings: Settings, ref: Reference) -
 
 
 def _cold_round(running: Running, settings: Settings, ref: Reference) -> dict[str, float]:
-    targets = {w.key: Target(running.port, w.path, w.body, w.key) for w in ref.cold}
+    cold = ref.cold
+    if running.server.role == "baseline":  # its own histories: another tree's call ids may
+        own = {w.key: w for w in _histories(running)}  # differ, and it would refuse ours
+        cold = [own.get(w.key, w) for w in cold]
+    targets = {w.key: Target(running.port, w.path, w.body, w.key) for w in cold}
     if settings.warmup_seconds:  # fill the log ring (10 000 entries by default) first
         counted(running, targets["cold_ns"], settings, FULL_LOG)
     figures: dict[str, float] = {}
