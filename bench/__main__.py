@@ -7,6 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .against import AgainstError, baseline
 from .load import add_options, set_up
 from .loops import measure_loops
 from .report import Outcome, append, environment, record, table
@@ -47,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     if not servers or servers[0].role != "subject":
         print("bench: the first server must be mockllm (the subject)", file=sys.stderr)
         return 2
+    if args.against:
+        try:  # right after the subject: every phase interleaves the two trees
+            servers.insert(1, baseline(args.against))
+        except AgainstError as error:
+            print(error, file=sys.stderr)
+            return 2
     wrk, cpus = set_up(args, "bench")  # the harness, its asyncio client and wrk: load core
     with tempfile.TemporaryDirectory(prefix="mockllm-bench-") as tmp:
         settings = Settings(
@@ -80,7 +87,7 @@ def _measure(servers: list[ServerDef], settings: Settings, wrk: str | None) -> O
         measure_cold(servers, settings, ref),
         measure_memory(warm, settings, ref),
     )
-    loops = measure_loops(settings)
+    loops = measure_loops(settings, [s for s in servers if s.role == "baseline"])
     missing = redis_missing()
     if missing:
         progress(f"SKIPPING the shared-state rows: {missing}")
@@ -137,6 +144,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--mcp-calls", type=int, help="MCP calls and model requests per round (default 2000)"
+    )
+    p.add_argument(
+        "--against",
+        metavar="REF",
+        help="also measure mockllm at git commit-ish REF (exported to bench/results/trees/), "
+        "interleaved with this tree in every phase; the table adds x<REF> per row",
     )
     add_options(p)
     p.add_argument(

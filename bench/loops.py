@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import httpx
 from mcp.client.session import ClientSession
@@ -32,7 +32,7 @@ from websockets.sync.client import connect
 from . import proc
 from .floor_common import save_frames, save_reply
 from .run import Samples, Settings, progress, started
-from .servers import MOCKLLM, STARLETTE_FLOOR, Running, wait_answered
+from .servers import MOCKLLM, STARLETTE_FLOOR, Running, ServerDef, wait_answered
 
 TURNS = 10
 LOOP = "bench-tool-loop"
@@ -122,13 +122,31 @@ def _cpu(running: Running, work: Callable[[], object]) -> float:
 
 
 def _round(running: Running, settings: Settings, r: int) -> dict[str, float]:
-    n, calls = settings.loops, settings.mcp_calls
     figures: dict[str, float] = {}
+    for part in (_websocket, _http, _mcp):
+        try:
+            figures |= part(running, settings, r)
+        except Exception as error:  # a baseline tree may lack the route: '-' in its column
+            if running.server.role != "baseline":
+                raise
+            progress(f"{running.server.name}: {part.__name__.strip('_')} skipped: {error!r:.200}")
+    return figures
+
+
+def _websocket(running: Running, settings: Settings, r: int) -> dict[str, float]:
+    n = settings.loops
     ws_loop(running, f"warm-ws-{r}")  # the first loop of each pays for imports and caches
     started_at = time.perf_counter()
     cpu = _cpu(running, lambda: [ws_loop(running, f"ws-{r}-{i}") for i in range(n)])
-    figures["ws_loop_ms"] = (time.perf_counter() - started_at) * 1e3 / n
-    figures["ws_loop_cpu_us"] = cpu * 1e6 / n
+    return {
+        "ws_loop_ms": (time.perf_counter() - started_at) * 1e3 / n,
+        "ws_loop_cpu_us": cpu * 1e6 / n,
+    }
+
+
+def _http(running: Running, settings: Settings, r: int) -> dict[str, float]:
+    n, calls = settings.loops, settings.mcp_calls
+    figures: dict[str, float] = {}
     with httpx.Client() as client:
         http_loop(client, running, f"warm-http-{r}")
         started_at = time.perf_counter()
@@ -140,10 +158,14 @@ def _round(running: Running, settings: Settings, r: int) -> dict[str, float]:
             client.post(url, json=ASK).raise_for_status()
         cpu = _cpu(running, lambda: [client.post(url, json=ASK) for _ in range(calls)])
         figures["model_call_cpu_us"] = cpu * 1e6 / calls
-    if running.server.role == "subject":
-        mcp_url = _url(running, f"/s/{MCP}/bench-{r}/mcp/orders")
-        figures["mcp_call_cpu_us"] = asyncio.run(_mcp_calls(running, mcp_url, calls)) * 1e6
     return figures
+
+
+def _mcp(running: Running, settings: Settings, r: int) -> dict[str, float]:
+    if running.server.role == "floor":
+        return {}  # the floor has no MCP
+    url = _url(running, f"/s/{MCP}/bench-{r}/mcp/orders")
+    return {"mcp_call_cpu_us": asyncio.run(_mcp_calls(running, url, settings.mcp_calls)) * 1e6}
 
 
 async def _mcp_calls(running: Running, url: str, n: int) -> float:
@@ -159,11 +181,13 @@ async def _mcp_calls(running: Running, url: str, n: int) -> float:
         return (proc.cpu_seconds(running.pid) - before) / n
 
 
-def measure_loops(settings: Settings) -> Samples:
+def measure_loops(settings: Settings, baselines: Sequence[ServerDef] = ()) -> Samples:
+    """mockllm, any `--against` baseline, and the floor, interleaved round by round."""
     record_replies(settings)
-    samples: Samples = {s.name: {} for s in SERVERS}
+    servers = [SERVERS[0], *baselines, *SERVERS[1:]]
+    samples: Samples = {s.name: {} for s in servers}
     for r in range(settings.rounds):
-        for server in SERVERS:
+        for server in servers:
             progress(f"conversations round {r + 1}/{settings.rounds}: {server.name}")
             with started(server, settings, settings.workdir / "bodies") as running:
                 wait_answered(running)

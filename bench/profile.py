@@ -27,13 +27,17 @@ import cProfile
 import gc
 import json
 import linecache
+import os
 import pstats
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from bench import phases
 from bench.workload import (
     DISTINCT,
     HISTORY_LENGTHS,
@@ -112,7 +116,7 @@ def distinct(workload: Cold, counter: Iterator[int]) -> Iterator[bytes]:
 
 
 async def run(args: argparse.Namespace) -> None:
-    app = build_app(load_paths([SCENARIOS]))
+    app = build_app(load_paths([args.scenarios]))
     workloads = [*cold_workloads(), *(await histories(app))]
     if args.only:
         workloads = [w for w in workloads if w.key in args.only.split(",")]
@@ -130,6 +134,7 @@ async def run(args: argparse.Namespace) -> None:
                 assert status == 200, answer[:300]
             best = min(best, (time.process_time() - start) / len(timed[k::5]))
         print(f"{w.key:16} {best * 1e6:8.1f} µs CPU/request (in-process, unprofiled, best of 5)")
+    await by_phase(app, workloads, counter, args.requests // 2)
     profiler = cProfile.Profile()
     profiler.enable()
     for w in workloads:
@@ -140,10 +145,32 @@ async def run(args: argparse.Namespace) -> None:
     stats.strip_dirs().sort_stats(args.sort).print_stats(args.top)
 
 
+async def by_phase(app: MockLLM, workloads: list[Cold], counter: Iterator[int], n: int) -> None:
+    """The same workloads, fresh bodies, each phase of the exchange timed (bench/phases.py):
+    µs per request, each phase's best of 5 slices."""
+    clock = phases.Clock()
+    print("\nby phase (own µs per request, wall clock, best of 5 slices; bench/phases.py):")
+    with phases.instrumented(clock) as missing:
+        for w in workloads:
+            sent = [next(distinct(w, counter)) for _ in range(n)]
+            best = dict.fromkeys(phases.ORDER, float("inf"))
+            for k in range(5):
+                clock.reset()
+                for body in sent[k::5]:
+                    await post(app, w.path, body)
+                clock.leave()  # "other" up to now
+                for phase, spent in clock.spent.items():
+                    best[phase] = min(best[phase], spent / len(sent[k::5]))
+            print(phases.line(w.key, best))
+    if missing:
+        print(f"(no function of {', '.join(sorted(set(missing)))} in this tree: timed as callers)")
+    print()
+
+
 async def memory(args: argparse.Namespace) -> None:
     """Bytes kept per logged request once the caches are full: the log entry's share."""
     options = DEFAULTS
-    app = build_app(load_paths([SCENARIOS]), options)
+    app = build_app(load_paths([args.scenarios]), options)
     workload = cold_workloads()[0]
     bodies = distinct(workload, iter(range(1, 1 << 62)))
     half = options.log_limit // 2  # over the 4,096 bodies the request cache remembers
@@ -171,7 +198,7 @@ async def memory(args: argparse.Namespace) -> None:
         print(f"{stat.size_diff / half:13,.1f} {stat.count_diff / half:15.2f}  {where}  {line}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
     parser.add_argument("--requests", type=int, default=2000, help="per workload (half timed)")
     parser.add_argument("--fill", type=int, default=10_000, help="log entries first")
@@ -179,8 +206,30 @@ def main() -> None:
     parser.add_argument("--sort", default="tottime", help="pstats sort key")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--memory", action="store_true", help="bytes kept per log entry")
-    args = parser.parse_args()
+    parser.add_argument("--scenarios", type=Path, default=SCENARIOS, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="then the same run on mockllm at git commit-ish REF (bench/against.py), "
+        "this driver and its workloads",
+    )
+    args = parser.parse_args(argv)
     asyncio.run(memory(args) if args.memory else run(args))
+    if args.against:
+        against(args.against, [a for a in (argv or sys.argv[1:]) if a != args.against])
+
+
+def against(ref: str, argv: list[str]) -> None:
+    """This driver on REF's mockllm: a folder holding REF's `mockllm` and this `bench`,
+    first on the path of a child process, with the bench scenarios REF can load."""
+    from bench.against import baseline_paths
+
+    path, scenarios = baseline_paths(ref)
+    argv = [a for a in argv if a != "--against"]
+    print(f"\n=== the same on mockllm at {ref} ===", flush=True)
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    command = [sys.executable, "-m", "bench.profile", *argv, "--scenarios", str(scenarios)]
+    subprocess.run(command, env=env, cwd=path, check=True)  # -m puts the cwd first
 
 
 if __name__ == "__main__":

@@ -143,6 +143,11 @@ class Outcome:
         return [s for s in self.servers if s.role == "floor"]
 
     @property
+    def baselines(self) -> list[ServerDef]:
+        """Other trees of mockllm (`--against REF`, bench/against.py)."""
+        return [s for s in self.servers if s.role == "baseline"]
+
+    @property
     def medians(self) -> dict[str, dict[str, float]]:
         return medians(self.samples)
 
@@ -167,13 +172,22 @@ def table(outcome: Outcome) -> str:
     medians_ = outcome.medians
     subject, floors = outcome.subject.name, [f.name for f in outcome.floors]
     names = [s.name for s in outcome.servers]
+    # --against: this tree / REF, and REF's own ratio to the first floor, beside this tree's
+    bases = [b.name for b in outcome.baselines]
+    base_floor = [(b, floors[0]) for b in bases] if floors else []
     verdicts = outcome.verdicts()
-    header = ["metric", "unit", *names, *(f"x{f}" for f in floors), "target", ""]
+    header = ["metric", "unit", *names, *(f"x{f}" for f in floors), *(f"x{b}" for b in bases)]
+    header += [f"{b} x{f}" for b, f in base_floor] + ["target", ""]
     rows = [header]
     for m in METRICS:
-        values = [medians_.get(n, {}).get(m.key, math.nan) for n in names]
-        mine = medians_.get(subject, {}).get(m.key, math.nan)
-        ratios = [ratio(mine, medians_.get(f, {}).get(m.key, math.nan)) for f in floors]
+
+        def figure(name: str, key: str = m.key) -> float:
+            return medians_.get(name, {}).get(key, math.nan)
+
+        values = [figure(n) for n in names]
+        mine = figure(subject)
+        ratios = [ratio(mine, figure(f)) for f in [*floors, *bases]]
+        ratios += [ratio(figure(b), figure(f)) for b, f in base_floor]
         goal = GOALS.get(m.key)
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[verdicts.get(m.key)] if goal else ""
         rows.append(
@@ -210,11 +224,14 @@ def _loops(outcome: Outcome) -> list[str]:
         return []
     m = medians(outcome.loops)
     subject, floor = outcome.subject.name, "starlette"
+    bases = [b.name for b in outcome.baselines]
+    mine_and_bases = [subject, *bases]
 
     def value(server: str, key: str) -> float:
         return m.get(server, {}).get(key, math.nan)
 
-    rows = [["conversation", "unit", subject, floor, f"x{floor}", ""]]
+    rows = [["conversation", "unit", *mine_and_bases, floor, f"x{floor}"]]
+    rows[0] += [f"x{b}" for b in bases] + [""]
     for metric in LOOP_ROWS:
         mine, base = value(subject, metric.key), value(floor, metric.key)
         if metric.key == "mcp_call_cpu_us":  # the floor has no MCP: its model request
@@ -223,18 +240,24 @@ def _loops(outcome: Outcome) -> list[str]:
             [
                 metric.label,
                 metric.unit,
-                _number(mine, metric.digits),
+                *(_number(value(n, metric.key), metric.digits) for n in mine_and_bases),
                 _number(value(floor, metric.key), metric.digits),
                 _ratio(ratio(mine, base)),
+                *(_ratio(ratio(mine, value(b, metric.key))) for b in bases),
                 "",
             ]
         )
     ws_http = [
-        ratio(value(n, "ws_loop_cpu_us"), value(n, "http_loop_cpu_us")) for n in (subject, floor)
+        ratio(value(n, "ws_loop_cpu_us"), value(n, "http_loop_cpu_us"))
+        for n in [*mine_and_bases, floor]
     ]
-    rows.append(["WebSocket / HTTP, CPU per loop", "ratio", *map(_ratio, ws_http), "", ""])
-    mcp_model = ratio(value(subject, "mcp_call_cpu_us"), value(subject, "model_call_cpu_us"))
-    rows.append(["MCP tools/call / model request, CPU", "ratio", _ratio(mcp_model), "-", "", ""])
+    blank = [""] * len(bases)
+    rows.append(["WebSocket / HTTP, CPU per loop", "ratio", *map(_ratio, ws_http), "", *blank, ""])
+    mcp_model = [
+        ratio(value(n, "mcp_call_cpu_us"), value(n, "model_call_cpu_us")) for n in mine_and_bases
+    ]
+    mcp_row = ["MCP tools/call / model request, CPU", "ratio", *map(_ratio, mcp_model), "-"]
+    rows.append([*mcp_row, "", *blank, ""])
     return [
         "Conversations (one client, one message at a time; bench/loops.py):",
         *_grid(rows),
@@ -374,6 +397,11 @@ def _legend(outcome: Outcome) -> list[str]:
         )
     lines += [
         f"x<floor> = {subject} / floor, both from this run; targets compare with the first floor.",
+        *(
+            f"x{b.name} = {subject} / {b.name}, the same rows of the same run (above 1: this "
+            f"tree is dearer); '{b.name} x<floor>' is the baseline's own ratio to the floor."
+            for b in outcome.baselines
+        ),
         "* primary figure: server utime+stime over the run / completed requests (steadier "
         "than req/s).",
         "stream = 50 SSE data: frames; floors send "
@@ -430,7 +458,15 @@ def record(outcome: Outcome) -> dict[str, Any]:
             }
             for s in outcome.servers
         },
-        "ratios": {f.name: _clean(_ratios(medians_, subject, f.name)) for f in outcome.floors},
+        "ratios": {
+            other.name: _clean(_ratios(medians_, subject, other.name))
+            for other in [*outcome.floors, *outcome.baselines]
+        },
+        # --against: each baseline's own ratios to the floors (this tree's are in "ratios")
+        "baseline_ratios": {
+            b.name: {f.name: _clean(_ratios(medians_, b.name, f.name)) for f in outcome.floors}
+            for b in outcome.baselines
+        },
         "state": {"skipped": outcome.state_skipped}
         if outcome.state_skipped
         else {

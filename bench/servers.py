@@ -43,7 +43,8 @@ class Context:
 @dataclass(frozen=True)
 class ServerDef:
     name: str
-    role: Literal["subject", "floor", "peer"]
+    # subject: this tree's mockllm; baseline: another tree's (`--against`, bench/against.py)
+    role: Literal["subject", "baseline", "floor", "peer"]
     about: str  # one line for the table's legend
     command: Callable[[Context], list[str]]
     path: Callable[[str], str] = mockllm_path  # scenario name → request path

@@ -226,3 +226,36 @@ def test_stdio_faults_error_and_drop(server: ServerProcess, tmp_path: Path) -> N
     if error is not None:
         assert (error.code, error.message) == (-32000, "database is down")
     assert dropped is not None
+
+
+def test_calls_stream_only_where_a_fault_sends_more_than_the_result(
+    server: ServerProcess, session: str
+) -> None:
+    """A server whose calls only answer is answered one JSON body per message (half the
+    work of an SSE stream); one whose calls send progress, tools/list_changed or drop
+    mid-call (faults.yaml) is answered in SSE, as those need. The SDK's client reads both
+    (every test of this file and of test_mcp.py)."""
+    handshake = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    posted = server.http.post(
+        "/_mockllm/scenarios",
+        content=block("yaml", "orders.yaml"),
+        headers={"content-type": "application/yaml"},
+    )
+    assert posted.status_code in (200, 201), posted.text
+    accept = {"accept": "application/json, text/event-stream"}
+    kinds = {}
+    for scenario in ("orders-loop", "orders-faults"):
+        url = f"{server.url}/s/{scenario}/{session}/mcp/orders"
+        answer = server.http.post(url, json=handshake, headers=accept)
+        assert answer.status_code == 200, answer.text
+        kinds[scenario] = answer.headers["content-type"].split(";")[0]
+    assert kinds == {"orders-loop": "application/json", "orders-faults": "text/event-stream"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from mockllm.core.encoding import digest
@@ -19,6 +21,11 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
     `parts`: same parts, same id. Uncached, for ids that never repeat (a request's, which
     counts the attempt): caching them would only push out the ids that do."""
     seed = "\x1f".join(map(str, (prefix, *parts))).encode()  # the prefix too: toolu_ ≠ call_
+    return from_seed(prefix, length, seed, alphabet)
+
+
+def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> str:
+    """`fresh`'s id from its seed (its parts joined), for whoever built the seed already."""
     if alphabet == HEX:
         return prefix + digest(seed, (length + 1) // 2).hex()[:length]
     return prefix + digest(seed, length).translate(_TABLES[alphabet]).decode()
@@ -28,11 +35,33 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
 _derived = lru_cache(maxsize=4096)(fresh)
 _LONGEST_KEPT = 256  # characters of a part a remembered id may be keyed by
 
+# (prefix, length, parts, alphabet, id) of each id `derive` made while `recording`.
+Derivation = tuple[str, int, tuple[object, ...], str, str]
+_recording: list[Derivation] | None = None
+
 
 def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:
-    """`fresh`, remembered; a part from the request (a model name) longer than
-    _LONGEST_KEPT is not kept as a key: 4,096 of them could hold 4,096 × --max-body bytes."""
-    for part in parts:
+    """`fresh`, remembered: the ids that repeat (a turn's, on its first attempt). A part
+    from the request (a model name) longer than _LONGEST_KEPT is not kept as a key: 4,096
+    of them could hold 4,096 × --max-body bytes."""
+    for part in parts:  # a loop, not any(): this runs several times a request
         if type(part) is str and len(part) > _LONGEST_KEPT:
-            return fresh(prefix, length, *parts, alphabet=alphabet)
-    return _derived(prefix, length, *parts, alphabet=alphabet)
+            made = fresh(prefix, length, *parts, alphabet=alphabet)
+            break
+    else:
+        made = _derived(prefix, length, *parts, alphabet=alphabet)
+    if _recording is not None:
+        _recording.append((prefix, length, parts, alphabet, made))
+    return made
+
+
+@contextmanager
+def recording() -> Iterator[list[Derivation]]:
+    """Every id `derive` makes inside, with what it was made from: a render's ids, so that
+    its bytes can be reused for another attempt with that attempt's ids (serving/rendered.py)."""
+    global _recording
+    outer, _recording = _recording, []
+    try:
+        yield _recording
+    finally:
+        _recording = outer

@@ -117,6 +117,20 @@ class McpServer:
     def tool(self, name: str) -> McpTool | None:
         return next((t for t in self.tools if t.name == name), None)
 
+    def drops(self) -> bool:
+        """Whether a call may drop the connection mid-call (a `drop` fault)."""
+        return any(r.fault is not None and r.fault.drop for t in self.tools for r in t.results)
+
+    def streams(self) -> bool:
+        """Whether a call may send the client more than its result: progress or
+        tools/list_changed notifications before it, or a connection dropped mid-call. Only
+        then is a call answered as an SSE stream; else as one JSON body (serving/mcp.py)."""
+        return any(
+            r.fault is not None and bool(r.fault.progress or r.fault.list_changed or r.fault.drop)
+            for t in self.tools
+            for r in t.results
+        )
+
 
 def build_servers(data: Mapping[str, Any]) -> tuple[McpServer, ...]:
     """From a schema-valid `mcp_servers:` mapping, in the order written."""

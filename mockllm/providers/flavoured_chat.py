@@ -8,10 +8,11 @@ the requests no URL pinned (URL, then scenario, then server)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
 
-from mockllm.core.encoding import dumps
+from mockllm.core.encoding import canonical_json, dumps
 from mockllm.core.engine import Resolved
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
@@ -50,14 +51,16 @@ class FlavouredChat(ChatCompletions):
 
     # --- parse -------------------------------------------------------------------------
 
-    def parse(self, body: Any) -> Parsed:
-        parsed = super().parse(body)
-        params = {k: body[k] for k, kinds in PARAMS.items() if isinstance(body.get(k), kinds)}
+    def _with_flavour(
+        self, body: dict[str, Any], options: dict[str, Any], key: Hashable
+    ) -> tuple[dict[str, Any], Hashable]:
         # The flavour is not in the key: the parse is shared by every flavour, so the server
         # keys a rendering by the answering adapter's flavor too (serving/exchange.py).
-        key = (parsed.render_key, json.dumps(params, sort_keys=True))
-        options = {**parsed.options, "params": params} if params else parsed.options
-        return Parsed(parsed.conversation, options, render_key=key)
+        if body.keys().isdisjoint(PARAMS):  # most requests: no flavour's own parameter
+            return options, (key, "")
+        params = {k: body[k] for k, kinds in PARAMS.items() if isinstance(body.get(k), kinds)}
+        key = (key, canonical_json(params) if params else "")
+        return ({**options, "params": params} if params else options), key
 
     # --- render ------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Hashable
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -206,8 +207,15 @@ class ChatCompletions(Adapter):
         )
         options = body.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        key = (conversation.model, include_usage)
-        return Parsed(conversation, {"include_usage": include_usage}, render_key=key)
+        own = (conversation.model, include_usage)
+        flavoured, key = self._with_flavour(body, {"include_usage": include_usage}, own)
+        return Parsed(conversation, flavoured, render_key=key)
+
+    def _with_flavour(
+        self, body: dict[str, Any], options: dict[str, Any], key: Hashable
+    ) -> tuple[dict[str, Any], Hashable]:
+        """The render options and key, with what a flavour reads (flavoured_chat.py)."""
+        return options, key
 
     # --- render ------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ import base64
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -211,8 +210,7 @@ class Responses(Adapter):
                 param="previous_response_id",
                 code="previous_response_not_found",
             )
-        at = f"previous response {response_id}"
-        return tuple(replace(m, at=at) for m in stored.conversation())
+        return self._store.continued(str(response_id), stored)
 
     # --- render ------------------------------------------------------------------------
 
@@ -251,7 +249,7 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered))
+        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered), messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the

@@ -48,19 +48,53 @@ class Stored:
         return cls(_dumps_messages_json(found["messages"]), found["body"].encode())
 
 
+RECENT = 64  # the conversations of the latest responses, kept decoded (see `continued`)
+
+
 class ResponseStore:
     """One server's stored responses by id, the oldest dropped past STORE_LIMIT."""
 
     def __init__(self) -> None:
         self._kept: OrderedDict[str, Stored] = OrderedDict()
+        # response id → (its Stored, its conversation as `continued` gives it, or as kept)
+        self._recent: OrderedDict[str, tuple[Stored, tuple[Message, ...], bool]] = OrderedDict()
 
     def get(self, response_id: str) -> Stored | None:
         return self._kept.get(response_id)
 
-    def keep(self, response_id: str, stored: Stored) -> None:
+    def keep(
+        self, response_id: str, stored: Stored, messages: tuple[Message, ...] | None = None
+    ) -> None:
+        """Keep `stored`; `messages`, its conversation when the caller has it at hand (a
+        response just served), saves decoding it when the next request continues it."""
         self._kept[response_id] = stored
         while len(self._kept) > STORE_LIMIT:
             self._kept.popitem(last=False)
+        if messages is not None:
+            self._remember(response_id, (stored, messages, False))
+
+    def continued(self, response_id: str, stored: Stored) -> tuple[Message, ...]:
+        """The conversation a request continuing `response_id` (previous_response_id)
+        resends, each message marked as coming from that response. An agent loop continues
+        the response it was just given: a live loop (a WebSocket connection, an HTTP chain)
+        gets it from the few kept decoded, not rebuilt from the stored bytes every turn."""
+        found = self._recent.get(response_id)
+        if found is not None and found[0] is stored and found[2]:
+            return found[1]
+        messages = found[1] if found is not None and found[0] is stored else None
+        at = f"previous response {response_id}"
+        marked = tuple(  # the constructor: dataclasses.replace reads the fields per call
+            Message(m.role, m.text, m.tool_calls, m.tool_results, m.reasoning, at)
+            for m in messages or stored.conversation()
+        )
+        self._remember(response_id, (stored, marked, True))
+        return marked
+
+    def _remember(self, response_id: str, entry: tuple[Stored, tuple[Message, ...], bool]) -> None:
+        self._recent[response_id] = entry
+        self._recent.move_to_end(response_id)
+        while len(self._recent) > RECENT:
+            self._recent.popitem(last=False)
 
     def item(self, item_id: str) -> dict[str, Any] | None:
         """The output item with this id among the stored responses (an `item_reference`
@@ -78,9 +112,11 @@ class ResponseStore:
 
     def drop(self, response_id: str) -> None:
         self._kept.pop(response_id, None)
+        self._recent.pop(response_id, None)
 
     def clear(self) -> None:
         self._kept.clear()
+        self._recent.clear()
 
     def __len__(self) -> int:
         return len(self._kept)

@@ -16,7 +16,6 @@ from typing import Any
 from mockllm.core import schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Answer, Engine, Resolved
-from mockllm.core.events import Event
 from mockllm.core.faults import (
     Delivery,
     answer_kind,
@@ -33,6 +32,7 @@ from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed, SharedResponses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
+from mockllm.serving.rendered import Rendered, for_attempt, template
 from mockllm.serving.responder import Responder
 from mockllm.state import StoreUnavailable
 from mockllm.state.store import Store, answer_turn
@@ -49,14 +49,6 @@ class Prepared:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    reply: Reply  # what was rendered: a cache hit must be this very object
-    body: bytes  # the JSON body, or the whole SSE stream joined
-    events: list[Event] = field(default_factory=list)  # the stream's frames, for faults
-    notes: tuple[str, ...] = ()
-
-
 class Exchanges:
     def __init__(
         self, engine: Engine, journal: Journal, options: ServerOptions, store: Store
@@ -68,11 +60,13 @@ class Exchanges:
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
         self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
+        self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
 
     def forget(self) -> None:
         self._prepared.clear()
         self._seen.clear()
         self._rendered.clear()
+        self._drawn.clear()
 
     async def handle(
         self,
@@ -294,7 +288,7 @@ class Exchanges:
                 delivery = Delivery([rendered.body])
             else:  # the in-band error frames exist only when a stream_error fault applies
                 frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
-                delivery = stream_delivery(fault, rendered.events, frames)
+                delivery = stream_delivery(fault, list(rendered.events), frames)
         else:
             by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
@@ -307,25 +301,49 @@ class Exchanges:
     def _render(
         self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool
     ) -> Rendered:
+        """The reply's bytes: a template per reply and request shape, made once, with each
+        attempt's own ids put in (serving/rendered.py)."""
         own = parsed.render_key
         # The request's own stream flag too: the notes say how that request was answered;
         # and the flavour, which the parse (cached across flavours) does not know.
         asked, flavor = parsed.conversation.stream, adapter.flavor
-        key = (
+        key: tuple[Any, ...] | None = (
             None if own is None else (adapter.api, flavor, stream, asked, _reply_key(resolved), own)
         )
-        cached = self._rendered.get(key) if key is not None else None
-        if cached is not None and cached.reply is resolved.reply:  # the key holds its id()
-            return cached
+
+        def draw(at: Resolved) -> Rendered:
+            return self._draw(adapter, at, parsed, stream)
+
+        if key is None:
+            return draw(resolved)
+        made = self._rendered.get(key)
+        if made is None or made.reply is not resolved.reply:  # the key holds its id()
+            # A template costs a render and the swap: made on the key's second sight only,
+            # so a reply or request shape that never repeats (a Responses body's
+            # fingerprint, a templated reply) pays one render, as before templates.
+            if self._drawn.get(key) is not resolved.reply:
+                self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
+                return draw(resolved)
+            made = template(draw, resolved)
+            if len(made.body) <= MAX_CACHED_BYTES:
+                self._rendered.put(key, made)
+        found = for_attempt(made, resolved) if made.reusable else None
+        if found is not None:
+            return found
+        key = (*key, resolved.attempt)  # this attempt's own bytes, as one render
+        found = self._rendered.get(key)
+        if found is None or found.reply is not resolved.reply:
+            found = draw(resolved)
+            if len(found.body) <= MAX_CACHED_BYTES:
+                self._rendered.put(key, found)
+        return found
+
+    def _draw(self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool) -> Rendered:
         if stream:
             events, notes = adapter.render_stream(resolved, parsed)
-            rendered = Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
-        else:
-            body, notes = adapter.render(resolved, parsed)
-            rendered = Rendered(resolved.reply, body, notes=notes)
-        if key is not None and len(rendered.body) <= MAX_CACHED_BYTES:
-            self._rendered.put(key, rendered)
-        return rendered
+            return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
+        body, notes = adapter.render(resolved, parsed)
+        return Rendered(resolved.reply, body, notes=notes)
 
 
 def store_error(lost: StoreUnavailable) -> RequestError:
@@ -350,8 +368,7 @@ def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
     return (
         scenario.name,
         scenario.stream,
-        resolved.turn,
-        resolved.attempt,  # a retry's ids are its own
+        resolved.turn,  # not the attempt: its ids are put into the template (rendered.py)
         id(resolved.reply),
         resolved.created,
         resolved.input_tokens,

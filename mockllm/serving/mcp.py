@@ -26,6 +26,7 @@ from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
+from mockllm.core.cache import Lru
 from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import HUGE_MAX, McpResult, McpServer, McpTool
 from mockllm.core.scenario import Scenario
@@ -65,6 +66,7 @@ class Scripted:
         self._max_sessions = max_sessions
         self.log: McpLog = HttpLog()
         self._entries: dict[int, McpEntry | None] = {}  # by id(ctx), while a message is handled
+        self._problems: Lru[tuple[McpTool, str | None]] = Lru(256)  # see _arguments_problem
         found = scenario()
         spec = found.mcp_server(server) if found else None
         self.sdk: Server[Any] = _Sdk(
@@ -160,7 +162,7 @@ class Scripted:
             if server.unknown_tools == "refuse":
                 raise MCPError(INVALID_PARAMS, message)
             return _error_result(message)
-        problem = _arguments_problem(tool, arguments)
+        problem = self._arguments_problem(tool, arguments)
         if problem is not None:
             if entry is not None:
                 entry.mcp["problem"] = problem
@@ -174,6 +176,20 @@ class Scripted:
                 entry.mcp["problem"] = "no scripted result"
             return _error_result(f"mockllm: no scripted result of {tool.name} answers {args}")
         return await self._deliver(ctx, tool, result, counts, entry)
+
+    def _arguments_problem(self, tool: McpTool, arguments: dict[str, Any]) -> str | None:
+        """`_arguments_problem`, remembered by the arguments' text: an agent calls one tool
+        with the same arguments again and again (the schema check costs a JSON round trip)."""
+        if not tool.input_schema:
+            return None
+        key = (id(tool), compact_json(arguments))
+        found = self._problems.get(key)
+        if found is not None and found[0] is tool:  # the key holds its id()
+            return found[1]
+        problem = _arguments_problem(tool, arguments)
+        if len(key[1]) <= 4096:
+            self._problems.put(key, (tool, problem))
+        return problem
 
     async def _deliver(
         self, ctx: Any, tool: McpTool, result: McpResult, counts: _Counts, entry: McpEntry | None
@@ -346,27 +362,43 @@ class McpRoutes:
         self.scenarios, self.journal = scenarios, journal
         self.max_body, self.max_stall, self.max_sessions = max_body, max_stall, max_sessions
         self.sessions = mcp_guard.Sessions(max_mcp_sessions)  # the SDK's, over every server
-        self._served: dict[tuple[str, str], tuple[Scripted, StreamableHTTPSessionManager]] = {}
+        # by (scenario, server, whether its calls stream): one SDK manager each, started once
+        self._served: dict[
+            tuple[str, str, bool], tuple[Scripted, StreamableHTTPSessionManager]
+        ] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def reset(self, session: str | None = None) -> None:
         for scripted, _ in self._served.values():
             scripted.reset(session)
 
-    async def _manager(self, scenario: str, server: str) -> StreamableHTTPSessionManager:
-        found = self._served.get((scenario, server))
+    async def _manager(
+        self, scenario: str, server: str, streams: bool
+    ) -> StreamableHTTPSessionManager:
+        """The SDK's session manager of a scripted server. A server whose calls only ever
+        answer (most) answers each call as one JSON body (the SDK's `json_response`, which
+        every MCP client must accept): about half the CPU of an SSE stream per call. One
+        whose calls send notifications first, or drop mid-call, streams them (SSE). A
+        scenario replaced by one of the other kind gets a manager of that kind: the old
+        sessions get the SDK's 404, and the clients open new ones, as the spec has them."""
+        key = (scenario, server, streams)
+        found = self._served.get(key)
         if found is not None:
             return found[1]
-        scripted = Scripted(
+        scripted = next(
+            (s for (name, srv, _), (s, _) in self._served.items() if (name, srv) == key[:2]),
+            None,
+        ) or Scripted(
             lambda: self.scenarios(scenario), server, self.max_stall, self.max_sessions, _session
         )
         manager = StreamableHTTPSessionManager(
             scripted.sdk,
+            json_response=not streams,
             max_request_body_size=self.max_body,
             session_idle_timeout=600,
             max_sessions=max(1, self.sessions.limit),  # a backstop: mcp_guard counts them all
         )
-        self._served[(scenario, server)] = (scripted, manager)
+        self._served[key] = (scripted, manager)
         started = asyncio.Event()
 
         async def run() -> None:
@@ -394,11 +426,12 @@ class McpRoutes:
         entry.mcp = {"server": server, "transport": "streamable-http"}
         found = self.scenarios(scenario) if scenario else None
         try:
-            if found is None or found.mcp_server(server) is None:
+            spec = found.mcp_server(server) if found is not None else None
+            if found is None or spec is None:
                 await self._refuse(entry, send, scenario, server, found)
                 return
-            manager = await self._manager(found.name, server)
-            await self._serve(manager, entry, scope, receive, send, session)
+            manager = await self._manager(found.name, server, spec.streams())
+            await self._serve(manager, entry, scope, receive, send, session, spec.drops())
         except Exception:
             if entry.client_disconnected and entry.status is None:
                 # The client hung up before its request was read (Claude Code 2.1 does so
@@ -427,6 +460,7 @@ class McpRoutes:
         receive: Receive,
         send: Send,
         session: str,
+        drops: bool = True,
     ) -> None:
         """The request to the SDK, past mcp_guard's checks: its body read whole first, an
         id already in flight in its MCP session refused, a new session admitted under
@@ -460,7 +494,7 @@ class McpRoutes:
                 await self._guard_refusal(entry, send, 409, message, mcp_guard.id_of(taken))
                 return
         try:
-            await self._serve_sdk(manager, entry, scope, receive, send, session, key, sid)
+            await self._serve_sdk(manager, entry, scope, receive, send, session, key, sid, drops)
         finally:
             if sid is not None:
                 self.sessions.release(key, sid, ids)
@@ -491,7 +525,10 @@ class McpRoutes:
         session: str,
         key: tuple[str, str],
         sid: str | None,
+        drops: bool = True,
     ) -> None:
+        """The SDK's answer, logged; raced against a `drop` fault's abort only where the
+        server scripts one (the race is two tasks per call)."""
         drop = asyncio.Event()
         inner = {**scope, ENTRY_KEY: entry, "mockllm.session": session, "mockllm.drop": drop}
         shaped = mcp_guard.shaped(send)
@@ -510,6 +547,9 @@ class McpRoutes:
                 self.journal.record_sent(entry, message.get("body", b""))
             await shaped(message)
 
+        if not drops:
+            await manager.handle_request(inner, reading, sending)
+            return
         app = asyncio.ensure_future(manager.handle_request(inner, reading, sending))
         dropped = asyncio.ensure_future(drop.wait())
         await asyncio.wait((app, dropped), return_when=asyncio.FIRST_COMPLETED)

@@ -111,6 +111,9 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
         # to the app as plain HTTP, answered 426.
         ws=_protocols(app.options.websocket)[1],
         ws_max_size=app.options.max_body,
+        # No permessage-deflate: on loopback compressing every frame only costs CPU (about a
+        # quarter of a WebSocket turn's); a client that offers it goes on without it.
+        ws_per_message_deflate=False,
     )
 
 

@@ -18,7 +18,7 @@ from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
 from mockllm.state import StoreUnavailable
 from mockllm.state.redis_store import Cuts, RedisStore, cuts_of, field_of
-from mockllm.state.store import Expected
+from mockllm.state.store import Counted, Expected
 
 SOURCE = "<POST /_mockllm/scenarios>"
 Known = tuple[dict[str, int], Cuts]  # a session's attempts by turn field, and its cuts
@@ -57,9 +57,10 @@ class Shared:
 
     async def commit(
         self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
-    ) -> Scenario | None:
+    ) -> Scenario | Counted | None:
         """The count and the cut in one write, if Redis agrees (`RedisStore.commit`); else
-        what Redis sent back is what this replica knows of the session from now on."""
+        the count alone, and what Redis sent back is what this replica knows of the session
+        from now on."""
         seen = expected.seen
         assert isinstance(seen, Seen)
         field, before = field_of(scenario.name, turn), expected.attempt - 1
@@ -81,9 +82,30 @@ class Shared:
         if done == -1:  # scenarios posted meanwhile: load them, then answer again
             await self.refresh()
             return self.engine.find(scenario.name)
-        assert now is not None
-        self._known.put(session, ({**seen.attempts, field: count}, now))
-        return scenario
+        assert now is not None  # counted, as another attempt than this replica expected
+        attempts = {**seen.attempts, field: count}
+        self._known.put(session, (attempts, now))
+        return Counted(count, cuts_of(now, scenario.name), Seen(attempts, now, seen.version))
+
+    async def cut(
+        self, session: str, scenario: Scenario, turn: int, counted: Counted, how: str | None
+    ) -> None:
+        """Record how a `Counted` attempt was cut, when that differs from what Redis has
+        (most answers are whole, on a turn never cut: no round trip)."""
+        seen = counted.seen
+        assert isinstance(seen, Seen)
+        key = field_of(scenario.name, turn).encode()
+        if seen.cuts.get(key) == (how.encode() if how is not None else None):
+            return
+        try:
+            await self.store.cut(session, scenario.name, turn, counted.attempt, how)
+        except StoreUnavailable as lost:  # the attempt was counted, its cut perhaps not
+            lost.consumed, lost.counted = (turn, counted.attempt), True
+            raise
+        kept = {k: v for k, v in seen.cuts.items() if k != key}
+        if how is not None:
+            kept[key] = how.encode()
+        self._known.put(session, (seen.attempts, kept))
 
     async def response(self, key: str) -> bytes | None:
         return await self.store.response(key)

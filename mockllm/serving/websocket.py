@@ -235,6 +235,9 @@ class _Reply:
 
 def _data(frame: bytes) -> str | None:
     """The data of one SSE frame (`event:` lines dropped), or None if it has none."""
+    head, found, data = frame.partition(b"\ndata: ")
+    if found and b"\n" not in data and not head.startswith(b"data:"):  # what mockllm writes
+        return data.decode()  # `event: NAME` then one `data:` line
     lines = [line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:")]
     if not lines:
         return None

@@ -100,6 +100,18 @@ class StoreUnavailable(Exception):
         )
 
 
+class StoreBusy(StoreUnavailable):
+    """The store answered, but kept changing under a request (scenarios posted on another
+    server faster than it could load them): a 503 that says so, not "unreachable"."""
+
+    def __init__(self, url: str, what: str) -> None:
+        super().__init__(url, what)
+        self.args = (f"mockllm: the shared state store {self.url}: {what}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class LogLost(StoreUnavailable):
     """The fleet log's keys were found gone (evicted, flushed, a Redis restarted empty):
     its readers get a 503 saying so until the log is cleared, never a log with a silent hole."""

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from mockllm.core.engine import Engine
 from mockllm.core.scenario import Scenario
 from mockllm.state import MEMORY
-from mockllm.state.store import Expected
+from mockllm.state.store import Counted, Expected
 
 NO_CUTS: Mapping[int, str] = {}  # shared, never written: a plain dict reads fastest
 
@@ -98,6 +98,12 @@ class MemoryStore:
         if how != cuts.get(turn):
             state.cut(session, scenario.name, turn, how)
         return None
+
+    async def cut(
+        self, session: str, scenario: Scenario, turn: int, counted: Counted, how: str | None
+    ) -> None:
+        # Never reached: nothing counts between `expect` and `commit` here (no `Counted`).
+        self.state.cut(session, scenario.name, turn, how)
 
     async def refresh(self) -> None:
         return None  # every scenario this server serves was posted to it

@@ -54,14 +54,18 @@ redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1
 """
 
-# Count an attempt and record how it was cut in one atomic step, or nothing: the answer was
-# computed for attempt ARGV[4] + 1 with the session's cuts as ARGV[6..] list them (field,
-# value, ...); if either changed meanwhile (another replica counted), or the scenarios'
-# version is not ARGV[3] ("" accepts any), nothing is written and the state as it is comes
-# back, to answer again. So a request that fails after this step has written all it changes,
-# and one that fails before it nothing: a 503 never spends an attempt, or a scripted fault,
-# without the cut that goes with it.
-# Reply: {1, version, attempt} done; {0, version, attempts so far, cuts} changed; {-1, version}.
+# Count an attempt, and record how it was cut, in one atomic step: the answer was computed
+# for attempt ARGV[4] + 1 with the session's cuts as ARGV[6..] list them (field, value, ...).
+# If the turn still had ARGV[4] attempts and the session those cuts, the attempt is counted
+# with its cut (ARGV[5]; "" for a whole one). If another request counted meanwhile, the
+# attempt is counted all the same (one HINCRBY: exact under any concurrency, never a retry)
+# without a cut, and the attempt and the cuts as they now are come back: the caller answers
+# that attempt and records its cut with CUT, if it has one. Nothing is written when the
+# scenarios' version is not ARGV[3] ("" accepts any): the caller loads them and answers again.
+# So a request that fails after this step has written the attempt (and, unless another
+# counted meanwhile, its cut), and one that fails before it nothing.
+# Reply: {1, version, attempt} counted with the cut; {0, version, attempt, cuts} counted
+# without; {-1, version} not counted.
 COMMIT = """
 local version = redis.call('GET', KEYS[3]) or '0'
 if ARGV[3] ~= '' and version ~= ARGV[3] then return {-1, version} end
@@ -72,13 +76,13 @@ if same then
     if redis.call('HGET', KEYS[2], ARGV[i]) ~= ARGV[i + 1] then same = false; break end
   end
 end
-if not same then return {0, version, before, redis.call('HGETALL', KEYS[2])} end
-redis.call('HSET', KEYS[1], ARGV[1], before + 1)
+local attempt = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+if not same then return {0, version, attempt, redis.call('HGETALL', KEYS[2])} end
 if ARGV[5] == '' then redis.call('HDEL', KEYS[2], ARGV[1])
 else redis.call('HSET', KEYS[2], ARGV[1], ARGV[5]) end
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
-return {1, version, before + 1}
+return {1, version, attempt}
 """
 
 Cuts = dict[bytes, bytes]  # a session's cuts hash as stored: field -> how it was cut
@@ -168,10 +172,11 @@ class RedisStore:
         cuts: Cuts,
         how: str | None,
     ) -> tuple[int, str, int, Cuts | None]:
-        """Count attempt `before` + 1 of a turn and record how it was cut (None: whole), as
-        one write, if the turn still had `before` attempts and the session the `cuts`:
-        (1, version, attempt, None). Else nothing is written: (0, version, attempts so far,
-        the session's cuts now), or (-1, version, 0, None) when `version` is behind."""
+        """Count an attempt of a turn, and record how it was cut (None: whole) in the same
+        write if the turn still had `before` attempts and the session the `cuts`:
+        (1, version, attempt, None). Else the attempt is counted without a cut: (0, version,
+        the attempt counted, the session's cuts now); or nothing is written, (-1, version,
+        0, None), when `version` is behind."""
         keys = [self._attempts(session), self._cuts(session), self._version]
         args = [field_of(scenario, turn), self.ttl, version, before, how or ""]
         async with self._reachable():

@@ -18,9 +18,11 @@ from mockllm.core.engine import Answer, Engine
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import Violation
 from mockllm.core.values import value
-from mockllm.state import StoreUnavailable
+from mockllm.state import StoreBusy
 
-TRIES = 8  # answers computed for one request before it gives up on a turn others keep counting
+# Times one request loads scenarios posted meanwhile (on another server) and answers again
+# before it gives up with a 503 saying so: only a POST between its read and its count does it.
+TRIES = 8
 
 
 @value  # built per request: no frozen dataclass's __setattr__ per field (core/values.py)
@@ -31,6 +33,17 @@ class Expected:
     attempt: int  # the attempt this request will be, if nobody counts one meanwhile
     cuts: Mapping[int, str]  # how the session's earlier turns of the scenario were cut
     seen: object = None  # the store's own record of what it expected (serving/shared.py)
+
+
+@value  # built per request (core/values.py)
+class Counted:
+    """`commit`'s word that it counted an attempt other than the expected one (another
+    request counted meanwhile): the attempt this request is, and the session's cuts as the
+    store has them now. The answer is computed on them, and its cut recorded with `cut`."""
+
+    attempt: int
+    cuts: Mapping[int, str]
+    seen: object = None  # the store's own record of it (serving/shared.py)
 
 
 class Store(Protocol):
@@ -47,14 +60,22 @@ class Store(Protocol):
 
     async def commit(
         self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
-    ) -> Scenario | None:
-        """Count the `expected` attempt and record how it was cut (None: whole), in one
-        write, if the store still agrees: None then. Else nothing is written, and the
-        scenario to answer again on (replaced if it was); `expect` now says what the store
-        has. A `StoreUnavailable` says in `consumed` whether the attempt may have counted.
-        On Redis a retry after scenarios were posted meanwhile is checked against the
-        version just loaded (not counted unchecked), so a request answers on the scenario
-        it was counted under; `answer_turn` gives up with a 503 after `TRIES` of them."""
+    ) -> Scenario | Counted | None:
+        """Count an attempt at the turn, in one atomic step: with how it was cut (None:
+        whole) in the same write if the store still agrees with `expected`: None then. If
+        another request counted meanwhile, the attempt is counted all the same and comes
+        back as `Counted`, its cut not recorded (the caller answers it and calls `cut`).
+        If scenarios were posted meanwhile (Redis: another server), nothing is written and
+        the scenario to answer again on comes back (replaced if it was), checked against
+        the version just loaded; `answer_turn` gives up with a 503 after `TRIES` of them.
+        A `StoreUnavailable` says in `consumed` whether the attempt may have counted."""
+        ...
+
+    async def cut(
+        self, session: str, scenario: Scenario, turn: int, counted: Counted, how: str | None
+    ) -> None:
+        """Record how the `counted` attempt was cut (None: whole), unless the store already
+        has that or a later attempt of the turn was counted meanwhile."""
         ...
 
     async def refresh(self) -> None:
@@ -89,10 +110,11 @@ async def answer_turn(
     violations: Callable[[Scenario], tuple[Violation, ...]],
 ) -> tuple[Scenario, Answer]:
     """Count the attempt, answer it, record how it was cut: the answer is computed for the
-    attempt the store expects, then counted with its cut in one write that happens only if
-    the store agrees; else computed again on what the store has now. In memory nothing can
-    count meanwhile (nothing suspends), so it is one pass; on Redis one round trip when this
-    server saw the session last, two when another counted (serving/shared.py)."""
+    attempt the store expects, then counted with its cut in one write. In memory nothing
+    can count meanwhile (nothing suspends), so it is one pass; on Redis one round trip when
+    this server saw the session last; when another request counted meanwhile the count
+    stands (exact under any concurrency, no retry) and the answer is computed again for the
+    attempt it is, plus a round trip to record its cut if it has one (serving/shared.py)."""
     for _ in range(TRIES):
         conv = engine.joined(scenario, parsed, call_id)
         expected = await store.expect(session, scenario.name, conv.turn)
@@ -102,5 +124,15 @@ async def answer_turn(
         again = await store.commit(session, scenario, conv.turn, expected, found.cut)
         if again is None:
             return scenario, found
+        if isinstance(again, Counted):  # the attempt it really is
+            found = engine.answer(
+                scenario, session, conv, again.attempt, again.cuts, violations(scenario), call_id
+            )
+            await store.cut(session, scenario, conv.turn, again, found.cut)
+            return scenario, found
         scenario = again
-    raise StoreUnavailable(store.url, f"turn counted by others {TRIES} times meanwhile")
+    raise StoreBusy(
+        store.url,
+        f"its run-time scenarios were posted anew {TRIES} times while this request was "
+        "answered; nothing was counted: send it again",
+    )

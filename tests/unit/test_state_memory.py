@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from mockllm.core.conversation import Conversation, Message
+from mockllm.core.scenario import Scenario
 from mockllm.loading.loader import load_mapping
-from mockllm.state import StoreUnavailable, redacted
+from mockllm.state import StoreBusy, StoreUnavailable, redacted
 from mockllm.state.memory import MemoryState, MemoryStore
-from mockllm.state.store import answer_turn
+from mockllm.state.store import TRIES, answer_turn
 
 from .stores import at_once, engine_of
 
@@ -99,3 +104,24 @@ def test_the_memory_store_never_suspends() -> None:
     assert at_once(store.response("r")) is None and store.keeps_responses is False
     at_once(store.reset("s"))
     assert at_once(store.expect("s", "x", 0)).attempt == 1
+
+
+def test_a_store_that_keeps_changing_under_a_request_is_a_503_saying_so() -> None:
+    """Only scenarios posted anew between each read and count (another server's POSTs) make
+    a request give up: its 503 says that, not that the store is unreachable."""
+    scenario = load_mapping({"name": "x", "turns": [{"reply": {"text": "a"}}]})
+    engine = engine_of(scenario)
+
+    class Posting(MemoryStore):
+        async def commit(self, *args: Any, **kwargs: Any) -> Scenario:
+            return scenario  # "load the new scenarios, answer again", every time
+
+    store = Posting(engine, 10)
+    conv = Conversation(model="m", messages=(Message("user", "hi"),))
+    with pytest.raises(StoreBusy) as busy:
+        at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))
+    assert str(busy.value) == (
+        "mockllm: the shared state store memory: its run-time scenarios were posted anew "
+        f"{TRIES} times while this request was answered; nothing was counted: send it again"
+    )
+    assert "unreachable" not in str(busy.value)

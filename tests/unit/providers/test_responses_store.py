@@ -5,6 +5,7 @@ output items an `item_reference` names are found in the stored bodies."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -91,3 +92,28 @@ def test_any_item_reference_id_is_found_or_refused_in_the_apis_shape(item_id: ob
         assert error.status in (400, 404) and error.param is not None
     else:
         assert item_id == "fc_1a"
+
+
+@pytest.mark.parametrize("messages", CONVERSATIONS)
+def test_a_continued_response_is_its_conversation_marked_whether_kept_decoded_or_not(
+    messages: tuple[Message, ...],
+) -> None:
+    """A live loop continues the response it was just served: its conversation comes from
+    the few kept decoded, the same messages the stored bytes decode to, each marked as
+    coming from that response."""
+    store = ResponseStore()
+    stored = Stored.of(messages, b"{}")
+    store.keep("resp_1", stored, messages)  # served just now: decoded at hand
+    store.keep("resp_2", Stored.of(messages, b"{}"))  # adopted from another server: bytes
+    expected = tuple(replace(m, at="previous response resp_1") for m in stored.conversation())
+    first = store.continued("resp_1", stored)
+    assert first == expected
+    assert store.continued("resp_1", stored) is first  # the next turn: not rebuilt
+    other = store.get("resp_2")
+    assert other is not None
+    assert store.continued("resp_2", other) == tuple(
+        replace(m, at="previous response resp_2") for m in messages
+    )
+    replaced = Stored.of(messages[:1], b"{}")  # the same id kept anew: never the old one
+    store.keep("resp_1", replaced)
+    assert len(store.continued("resp_1", replaced)) == 1

@@ -1,0 +1,180 @@
+"""A rendered reply, and the same bytes reused for another attempt at the same turn.
+
+Every attempt at a turn gets fresh ids (docs/scenarios.md, "Retries"), and the ids are all
+a render of the same reply changes: the rest is decided by the reply and the request. So
+a reply is rendered once per (reply, request shape) as a *template*, at attempt 0 (which
+no request is: attempts count from 1), with every id `derive` makes recorded; an attempt
+is then that template with each attempt-0 id replaced by the attempt's own, in the bytes.
+A 50-frame stream costs a few `bytes.replace` instead of 50 JSON encodings.
+
+Only what the attempt reaches is replaced: an id whose parts hold the attempt-0 marks
+(`Resolved.id_turn`'s "turn.0", `scripted_id`'s "attempt 0"). A template whose attempt ids
+do not all stand verbatim in its bytes (an id reshaped, such as DeepSeek's UUID, or
+hashed into something else) is not reused: `template` returns None and every attempt is
+rendered whole, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import overload
+
+from mockllm.core import ids
+from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
+from mockllm.core.scenario import Reply
+
+TEMPLATE_ATTEMPT = 0  # no request's attempt: its ids are marked by it, and only they
+_ATTEMPT_MARK = f"attempt {TEMPLATE_ATTEMPT}"  # what scripted_id adds past attempt 1
+
+
+class Rendered:
+    """A reply's body (a stream's frames joined) and its frames, with the notes rendering
+    it left. A copy for another attempt swaps the ids in its frames on first read only:
+    most deliveries send `body` and never look at the frames."""
+
+    __slots__ = (
+        "_events",
+        "_swaps",
+        "body",
+        "derived",
+        "first",
+        "notes",
+        "plans",
+        "reply",
+        "reusable",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        reply: Reply,
+        body: bytes,
+        events: list[Event] | None = None,
+        notes: tuple[str, ...] = (),
+        derived: tuple[ids.Derivation, ...] = (),
+        swaps: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        self.reply = reply  # what was rendered: a cache hit must be this very object
+        self.body = body  # the JSON body, or the whole SSE stream joined
+        self.notes = notes
+        self.derived = derived  # a template's attempt ids, with what they were made from
+        self.reusable = True  # False: a template that cannot serve another attempt
+        self.first: Rendered | None = None  # a template's attempt 1, made once: most requests
+        self.turn = 0  # a template's turn (its ids' mark is "turn.0")
+        self.plans: tuple[Plan, ...] | None = None  # a template's, made on first use
+        self._events = events or []  # the stream's frames, for faults
+        self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
+
+    @property
+    def events(self) -> Sequence[Event]:
+        return _Swapped(self._events, self._swaps) if self._swaps else self._events
+
+
+class _Swapped(Sequence[Event]):
+    """A template's frames with an attempt's ids, swapped in when first read: the log
+    takes the frames of every stream but reads them only for a fault or reasoning."""
+
+    def __init__(self, events: list[Event], swaps: tuple[tuple[bytes, bytes], ...]) -> None:
+        self._events, self._swaps, self._done = events, swaps, False
+
+    def _list(self) -> list[Event]:
+        if not self._done:
+            swaps = self._swaps
+            self._events = [e._replace(data=_swapped(e.data, swaps)) for e in self._events]
+            self._done = True
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        return self._list()[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._list())
+
+
+def template(render: Callable[[Resolved], Rendered], resolved: Resolved) -> Rendered:
+    """`resolved`'s reply rendered at the template attempt, its attempt ids recorded;
+    `reusable` False if its bytes cannot serve an attempt (see the module's docstring)."""
+    marked = replace(resolved, attempt=TEMPLATE_ATTEMPT)
+    mark = marked.id_turn
+    with ids.recording() as made:
+        rendered = render(marked)
+    derived = tuple(d for d in made if mark in d[2] or _ATTEMPT_MARK in d[2])
+    rendered.derived, rendered.turn = derived, resolved.turn
+    # A scenario named like a mark would have ids that could not be told apart.
+    rendered.reusable = resolved.scenario.name not in (mark, _ATTEMPT_MARK) and all(
+        d[4].encode() in rendered.body for d in derived
+    )
+    return rendered
+
+
+def for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
+    """The template's bytes with `resolved`'s attempt's ids; None if an id would change
+    length (a frame's byte offsets would move). Attempt 1 (every session's first, the most
+    asked) is made once per template."""
+    first = resolved.attempt == 1
+    if first and template.first is not None:
+        return template.first
+    made = _for_attempt(template, resolved)
+    if first:
+        template.first = made
+    return made
+
+
+def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
+    turn_text, attempt = str(resolved.id_turn), resolved.attempt
+    attempt_text = f"attempt {attempt}"
+    pairs = []
+    for old, prefix, length, alphabet, pieces, turn_at, attempt_at in _plans(template):
+        now = list(pieces)
+        for i in turn_at:
+            now[i] = turn_text
+        if attempt_at is not None:
+            if attempt == 1:  # scripted_id adds no attempt to a first one's parts
+                del now[attempt_at]
+            else:
+                now[attempt_at] = attempt_text
+        new = ids.from_seed(prefix, length, "\x1f".join(now).encode(), alphabet)
+        if len(new) != len(old):
+            return None
+        pairs.append((old, new.encode()))
+    swaps = tuple(pairs)
+    notes = tuple(_swapped(n.encode(), swaps).decode() for n in template.notes)
+    body = _swapped(template.body, swaps)
+    return Rendered(template.reply, body, template._events, notes, swaps=swaps)
+
+
+# (template id as bytes, prefix, length, alphabet, the seed's pieces, where the turn mark
+# is among them, where the attempt mark is): `fresh`'s seed for any attempt, by list edits.
+Plan = tuple[bytes, str, int, str, tuple[str, ...], tuple[int, ...], int | None]
+
+
+def _plans(template: Rendered) -> tuple[Plan, ...]:
+    found = template.plans
+    if found is None:
+        mark = f"{template.turn}.{TEMPLATE_ATTEMPT}"
+        plans: dict[bytes, Plan] = {}
+        for prefix, length, parts, alphabet, made in template.derived:
+            pieces = tuple(map(str, (prefix, *parts)))  # `fresh` joins its parts so
+            turn_at = tuple(i for i, p in enumerate(pieces) if i and p == mark)
+            at = [i for i, p in enumerate(pieces) if i and p == _ATTEMPT_MARK]
+            plan = (made.encode(), prefix, length, alphabet, pieces, turn_at, at[0] if at else None)
+            plans.setdefault(plan[0], plan)
+        found = template.plans = tuple(plans.values())
+    return found
+
+
+def _swapped(data: bytes, pairs: tuple[tuple[bytes, bytes], ...]) -> bytes:
+    for old, new in pairs:
+        data = data.replace(old, new)
+    return data

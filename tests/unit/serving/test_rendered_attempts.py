@@ -1,0 +1,159 @@
+"""A reply rendered once as a template and reused for every attempt (serving/rendered.py)
+gives, on every wire and flavour, the very bytes a render of that attempt gives: each
+attempt's own ids, nothing of the template's left."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mockllm.core import ids
+from mockllm.core.engine import Resolved
+from mockllm.loading.loader import load_mapping
+from mockllm.serving.exchange import Exchanges
+from mockllm.serving.rendered import Rendered, for_attempt, template
+from mockllm.serving.server import build_app
+
+from ..stores import at_once
+
+SCENARIO = {
+    "name": "agent",
+    "turns": [
+        {
+            "reply": {
+                "reasoning": "look it up",
+                "text": "checking",
+                "tool_calls": [
+                    {"name": "get_weather", "arguments": {"city": "Paris"}},
+                    {"name": "get_time", "arguments": {}, "id": "call_mine"},
+                ],
+            }
+        },
+        {"reply": {"text": "It is sunny."}},
+    ],
+}
+TOOLS = {"type": "object", "properties": {"city": {"type": "string"}}}
+ASK = "weather?"
+CHAT = {
+    "model": "gpt-4o",
+    "messages": [{"role": "user", "content": ASK}],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": TOOLS}}],
+}
+WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
+    ("chat", "v1/chat/completions", CHAT, b""),
+    ("chat stream", "v1/chat/completions", {**CHAT, "stream": True}, b""),
+    ("deepseek", "f/deepseek/v1/chat/completions", {**CHAT, "stream": True}, b""),
+    ("qwen", "f/qwen/v1/chat/completions", CHAT, b""),
+    ("kimi", "f/kimi/v1/chat/completions", {**CHAT, "stream": True}, b""),
+    (
+        "messages",
+        "v1/messages",
+        {"model": "claude-sonnet-4-5", "max_tokens": 99, "messages": CHAT["messages"]},
+        b"",
+    ),
+    (
+        "messages stream",
+        "v1/messages",
+        {"model": "claude-sonnet-4-5", "max_tokens": 9, "messages": CHAT["messages"], "stream": 1},
+        b"",
+    ),
+    ("responses", "v1/responses", {"model": "gpt-4.1", "input": ASK}, b""),
+    ("responses stream", "v1/responses", {"model": "gpt-4.1", "input": ASK, "stream": True}, b""),
+    (
+        "gemini",
+        "v1beta/models/gemini-2.5-flash:generateContent",
+        {"contents": [{"role": "user", "parts": [{"text": ASK}]}]},
+        b"",
+    ),
+    (
+        "gemini stream",
+        "v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        {"contents": [{"role": "user", "parts": [{"text": ASK}]}]},
+        b"alt=sse",
+    ),
+]
+
+
+async def post(app: Any, path: str, body: bytes, query: bytes) -> tuple[int, bytes]:
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "headers": [(b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
+    }
+    sent: list[bytes] = []
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            sent.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(sent)
+
+
+def exchange(wire: tuple[str, str, dict[str, Any], bytes]) -> list[tuple[int, bytes]]:
+    """Three attempts at turn 0 in one session, then turn 0 in two fresh sessions."""
+    _, route, body, query = wire
+    app = build_app([load_mapping(SCENARIO)])
+    raw = json.dumps(body).encode()
+    paths = [f"/s/agent/one/{route}"] * 3 + [f"/s/agent/two/{route}", f"/s/agent/3/{route}"]
+    if route.startswith("f/"):  # the flavour prefix goes first
+        flavor = route.split("/")[1]
+        rest = route.split("/", 2)[2]
+        paths = [f"/f/{flavor}{p.replace(route, rest)}" for p in paths]
+
+    return [at_once(post(app, path, raw, query)) for path in paths]
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=[w[0] for w in WIRES])
+def test_every_attempt_gets_the_bytes_its_own_render_gives(
+    wire: tuple[str, str, dict[str, Any], bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reused = exchange(wire)
+    assert all(status == 200 for status, _ in reused), reused
+    attempts = [body for _, body in reused[:3]]
+    # fresh ids per attempt (Kimi's are positional and its response id is its own: the
+    # real API gives a retried turn the same ones)
+    assert len(set(attempts)) == (1 if wire[0] == "kimi" else 3)
+    assert reused[3][1] == reused[4][1] == reused[0][1]  # attempt 1 of any session: the same
+
+    def direct(
+        self: Exchanges, adapter: Any, resolved: Resolved, parsed: Any, stream: bool
+    ) -> Rendered:
+        return self._draw(adapter, resolved, parsed, stream)  # no template, no cache
+
+    monkeypatch.setattr(Exchanges, "_render", direct)
+    assert exchange(wire) == reused
+
+
+def test_a_template_whose_ids_are_reshaped_is_not_reused() -> None:
+    """DeepSeek's response id is a UUID made of a derived id: not verbatim in the bytes."""
+    scenario = load_mapping(SCENARIO)
+    at = Resolved(scenario, 1, scenario.turns[1].reply, 3, 5, 0, 1735689600, attempt=2)
+
+    def uuid_like(resolved: Resolved) -> Rendered:
+        made = ids.derive("", 8, scenario.name, resolved.id_turn)
+        return Rendered(resolved.reply, f'{{"id":"{made[:4]}-{made[4:]}"}}'.encode())
+
+    def verbatim(resolved: Resolved) -> Rendered:
+        made = ids.derive("r_", 8, scenario.name, resolved.id_turn)
+        return Rendered(resolved.reply, f'{{"id":"{made}"}}'.encode())
+
+    assert not template(uuid_like, at).reusable
+    made = template(verbatim, at)
+    assert made.reusable
+    found = for_attempt(made, at)
+    assert found is not None and found.body == verbatim(at).body
