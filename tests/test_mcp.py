@@ -291,6 +291,8 @@ def test_stdio_writes_its_own_log_file(tmp_path: Path) -> None:
             "method": "tools/call",
             "tool": "lookup_order",
             "arguments": {"order_id": "A1"},
+            "answer": 0,  # the first of the tool's two scripted results answered it
+            "scripted": {"lookup_order": 2},
             "result": {"text": "Order A1: shipped on 2026-11-30", "is_error": False},
         }
     ]

@@ -22,7 +22,7 @@ from mockllm.log import calls
 from mockllm.log.calls import Failure
 from mockllm.log.records import LogEntry, Verdict
 from mockllm.log.transcript import call_text, plural, short
-from mockllm.log.verdict import unserved_turns
+from mockllm.log.verdict import unconsumed_mcp_answers, unserved_turns
 
 Refusal = str | re.Pattern[str] | None
 
@@ -203,6 +203,20 @@ def all_turns_served(entries: Sequence[LogEntry]) -> Failure | None:
     )
 
 
+def all_mcp_answers_served(entries: Sequence[LogEntry]) -> Failure | None:
+    """Every result a scripted MCP server scripts for its tools answered a `tools/call`
+    (aimock's MCP fakes fail on unconsumed entries): a tool the agent listed and never
+    called, or called fewer times than scripted, fails it."""
+    unconsumed = unconsumed_mcp_answers(dict(e.raw) for e in entries)
+    if not unconsumed:
+        return None
+    return Failure(
+        f"{plural(len(unconsumed), 'MCP tool')} with scripted results never used",
+        "every scripted result of the session's MCP tools answered a call",
+        [*unconsumed, "the agent called the tool fewer times than scripted, or not at all"],
+    )
+
+
 def clean_verdict(verdict: Verdict) -> Failure | None:
     if verdict.ok:
         return None
@@ -222,6 +236,7 @@ LOG_CHECKS = (
     "model_calls",
     "tool_executed",
     "all_turns_served",
+    "all_mcp_answers_served",
 )
 VERDICT_CHECKS = ("mcp_loop_closed", "clean_verdict")
 CHECKS = (*calls.CHECKS, *LOG_CHECKS, *VERDICT_CHECKS)
@@ -248,6 +263,8 @@ def run_check(
         return all_tool_calls_answered(logged)
     if check == "all_turns_served":
         return all_turns_served(logged)
+    if check == "all_mcp_answers_served":
+        return all_mcp_answers_served(logged)
     if check == "no_unoffered_tool_executed":
         try:
             return no_unoffered_tool_executed(logged, _refusal(spec.get("refusal")))

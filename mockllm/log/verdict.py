@@ -518,6 +518,36 @@ def unserved_turns(entries: Iterable[EntryJson]) -> list[str]:
     return lines
 
 
+def unconsumed_mcp_answers(entries: Iterable[EntryJson]) -> list[str]:
+    """Scripted MCP answers no `tools/call` got, one line per tool (aimock's MCP fakes fail
+    on unconsumed entries): each call's entry says which answer it got (`mcp.answer`) and
+    how many its tool scripts, and each `tools/list` entry how many each listed tool
+    scripts (`mcp.scripted`), so a tool listed and never called counts too."""
+    scripted: dict[tuple[str, str], tuple[int, set[int]]] = {}
+    for e in entries:
+        mcp = e.get("mcp")
+        if e.get("api") != "mcp" or not isinstance(mcp, dict):
+            continue
+        server = str(mcp.get("server"))
+        for tool, count in (mcp.get("scripted") or {}).items():
+            if isinstance(count, int):
+                scripted.setdefault((server, str(tool)), (count, set()))
+        answer = mcp.get("answer")
+        if mcp.get("method") == "tools/call" and isinstance(answer, int):
+            count = (mcp.get("scripted") or {}).get(mcp.get("tool"), 0)
+            key = (server, str(mcp.get("tool")))
+            scripted.setdefault(key, (count if isinstance(count, int) else 0, set()))[1].add(answer)
+    lines = []
+    for (server, tool), (count, got) in scripted.items():
+        missing = [str(i) for i in range(count) if i not in got]
+        if missing:
+            lines.append(
+                f"{server}.{tool}: {len(missing)} of {count} scripted results never "
+                f"answered a call (result {', '.join(missing[:10])})"
+            )
+    return lines
+
+
 # How each wire's result says "this call failed", for errors_fed_back's message.
 _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",

@@ -142,6 +142,9 @@ class Scripted:
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         server, counts = self.spec(), self.counts(self.session_of(ctx))
         shown = [t for t in server.tools if t.listed or counts.changed]
+        entry = self.entry_of(ctx)
+        if entry is not None:  # what all_mcp_answers_served reads (log/verdict.py)
+            entry.mcp["scripted"] = {t.name: len(t.results) for t in shown}
         return types.ListToolsResult(tools=[_tool(t) for t in shown])
 
     async def _call_tool(
@@ -175,6 +178,9 @@ class Scripted:
             if entry is not None:
                 entry.mcp["problem"] = "no scripted result"
             return _error_result(f"mockllm: no scripted result of {tool.name} answers {args}")
+        if entry is not None:  # which scripted answer, of how many (all_mcp_answers_served)
+            entry.mcp["answer"] = next(i for i, r in enumerate(tool.results) if r is result)
+            entry.mcp["scripted"] = {tool.name: len(tool.results)}
         return await self._deliver(ctx, tool, result, counts, entry)
 
     def _arguments_problem(self, tool: McpTool, arguments: dict[str, Any]) -> str | None:

@@ -28,6 +28,7 @@ SHORT_HINT = "(short: -vv or --mockllm-transcript=full shows every request in fu
 
 __all__ = [
     "Unoffered",
+    "assert_all_mcp_answers_served",
     "assert_all_tool_calls_answered",
     "assert_all_turns_served",
     "assert_called_before",
@@ -55,6 +56,12 @@ def assert_all_turns_served(entries: Sequence[LogEntry], session: str | None = N
     """Every turn each scenario of the session scripts was served (respx's assert_all_called)."""
     __tracebackhide__ = True
     _raise(checks.all_turns_served(_requests(entries)), entries, session)
+
+
+def assert_all_mcp_answers_served(entries: Sequence[LogEntry], session: str | None = None) -> None:
+    """Every result the session's scripted MCP tools script answered a call."""
+    __tracebackhide__ = True
+    _raise(checks.all_mcp_answers_served(_requests(entries)), entries, session)
 
 
 def assert_no_unoffered_tool_executed(

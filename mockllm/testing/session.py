@@ -171,6 +171,13 @@ class Session:
         __tracebackhide__ = True
         assertions.assert_all_turns_served(self.logged(), self.name)
 
+    def assert_all_mcp_answers_served(self) -> None:
+        """Every result the session's scripted MCP tools script answered a `tools/call`
+        (aimock's MCP fakes fail on unconsumed entries): asked for, like
+        `assert_all_turns_served`."""
+        __tracebackhide__ = True
+        assertions.assert_all_mcp_answers_served(self.logged(), self.name)
+
     def assert_no_unoffered_tool_executed(
         self, refusal: str | re.Pattern[str] | None = None
     ) -> None:

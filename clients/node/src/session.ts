@@ -115,6 +115,11 @@ export class Session {
     await this.holds({ check: "all_turns_served" });
   }
 
+  /** Every result the session's scripted MCP tools script answered a `tools/call` (aimock's MCP fakes fail on unconsumed entries). */
+  async assertAllMcpAnswersServed(): Promise<void> {
+    await this.holds({ check: "all_mcp_answers_served" });
+  }
+
   /** `refusal`: a pattern marking a result as the harness's "no such tool" answer. */
   async assertNoUnofferedToolExecuted({ refusal }: { refusal?: RegExp | string } = {}): Promise<void> {
     const pattern = refusal === undefined ? undefined : assertions.refusalPattern(refusal);
