@@ -235,7 +235,7 @@ def figures(server: ServerProcess) -> Iterator[dict[str, Any]]:
     request import (the MCP SDK takes seconds, on the loop: not a schema's doing)."""
     warm: dict[str, Any] = {"cases": 0, "statuses": collections.Counter()}
     with httpx.Client(base_url=server.url, timeout=120) as http:
-        route, body = _output_bodies({"type": "object"}, "chat")
+        route, body = output_bodies({"type": "object"}, "chat")
         _send(http, warm, f"/s/json-valid/warm/{route}", body)
         _mcp_case(http, warm, "warm", {"type": "object"}, {})
     probe = Probe(server.url)
@@ -278,7 +278,7 @@ def _send(
 # --- the routes ---------------------------------------------------------------------------
 
 
-def _output_bodies(schema: Any, wire: str) -> tuple[str, dict[str, Any]]:
+def output_bodies(schema: Any, wire: str) -> tuple[str, dict[str, Any]]:
     user = [{"role": "user", "content": "x"}]
     if wire == "chat":
         fmt = {"type": "json_schema", "json_schema": {"name": "n", "schema": schema}}
@@ -311,7 +311,7 @@ def test_hostile_schemas_as_response_formats(
         @FUZZ
         @given(object_schemas(), st.sampled_from(WIRES))
         def run(schema: Any, wire: str) -> None:
-            route, body = _output_bodies(schema, wire)
+            route, body = output_bodies(schema, wire)
             r = _send(http, figures, f"/s/json-valid/{session}/{route}", body)
             r.json()
 

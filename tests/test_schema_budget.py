@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from .support import BUNDLED, ServerProcess, running_server
+from .test_hostile_schemas import output_bodies
 
 # A server held by a schema once answered after minutes or never: past this, a test fails.
 TIMEOUT = 60
@@ -217,23 +218,6 @@ def test_a_schema_within_the_budget_still_generates(server: ServerProcess, sessi
 HUGE_STEP = {"type": "number", "multipleOf": 1e-300, "minimum": 1e300}
 
 
-def _output(wire: str, schema: Any) -> tuple[str, dict[str, Any]]:
-    user = [{"role": "user", "content": "x"}]
-    if wire == "chat":
-        fmt = {"type": "json_schema", "json_schema": {"name": "n", "schema": schema}}
-        return "v1/chat/completions", {"model": "m", "messages": user, "response_format": fmt}
-    if wire == "responses":
-        fmt = {"format": {"type": "json_schema", "name": "n", "schema": schema}}
-        return "v1/responses", {"model": "m", "input": "x", "text": fmt}
-    if wire == "messages":
-        body = {"model": "m", "max_tokens": 5, "messages": user}
-        return "v1/messages", {
-            **body,
-            "output_config": {"format": {"type": "json_schema", "schema": schema}},
-        }
-    return f"{GEMINI}:generateContent", _gemini(schema, "responseJsonSchema")
-
-
 def _hostile(kind: str) -> dict[str, Any]:
     if kind == "huge-multipleOf":
         value: dict[str, Any] = HUGE_STEP
@@ -243,13 +227,13 @@ def _hostile(kind: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("kind", ["huge-multipleOf", "#/nope", "http://x/y"])
-@pytest.mark.parametrize("wire", ["chat", "responses", "messages", "gemini"])
+@pytest.mark.parametrize("wire", ["chat", "responses", "messages", "gemini-json"])
 def test_hostile_numbers_and_refs_in_structured_output_are_a_400(
     server: ServerProcess, session: str, wire: str, kind: str
 ) -> None:
     """Each was `500 mockllm internal error` (OverflowError in _snaps; jsonschema's
     unresolvable reference inside anyOf)."""
-    route, body = _output(wire, _hostile(kind))
+    route, body = output_bodies(_hostile(kind), wire)
     r = _post(server, f"s/json-reply/{session}/{route}", body)
     assert r.status_code == 400, r.text
     assert "cannot generate valid" in r.text

@@ -45,15 +45,19 @@ def constraints() -> str:
     return "".join(f"{name}=={version}\n" for name, version in sorted(versions.items()))
 
 
-def fill(wheelhouse: Path) -> None:
-    wheelhouse.mkdir(parents=True, exist_ok=True)
+def download(folder: Path, requirements: list[str]) -> None:
+    """The wheels of `requirements` into `folder`, at this environment's versions."""
+    folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         pinned = Path(tmp) / "constraints.txt"
         pinned.write_text(constraints())
         command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:"]
-        command += ["--dest", str(wheelhouse), "--constraint", str(pinned)]
-        command += [*runtime_requirements(), *pins(CLIENTS), *pins(BUILD)]
+        command += ["--dest", str(folder), "--constraint", str(pinned), *requirements]
         subprocess.run(command, check=True)
+
+
+def fill(wheelhouse: Path) -> None:
+    download(wheelhouse, [*runtime_requirements(), *pins(CLIENTS), *pins(BUILD)])
     (wheelhouse / ".downloaded").touch()
 
 

@@ -18,7 +18,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,7 +30,7 @@ from typing import IO, Any
 import httpx
 
 from ..support import ROOT
-from ..wheelhouse import constraints, pins
+from ..wheelhouse import download, pins
 
 TOOLS = ("buildah", "podman", "debootstrap")
 CACHE = Path(os.environ.get("MOCKLLM_IMAGE_CACHE", "/var/tmp/mockllm-image"))
@@ -65,13 +64,7 @@ def fill_wheels(folder: Path) -> None:
     # redis wants async-timeout below Python 3.11.3; Debian bookworm's is 3.11.2, and
     # markers are read here for this interpreter, not the base's.
     wanted.append("async-timeout>=4.0.3")
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        pinned = Path(tmp) / "constraints.txt"
-        pinned.write_text(constraints())
-        command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:"]
-        command += ["--dest", str(folder), "--constraint", str(pinned)]
-        run(*command, *wanted, *pins(("setuptools",)))
+    download(folder, [*wanted, *pins(("setuptools",))])
 
 
 def _in_image(requirement: str) -> bool:
