@@ -325,6 +325,10 @@ class Exchanges:
                 self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
                 return draw(resolved)
             made = template(draw, resolved)
+            if stream and not adapter.stream_content_type.startswith(b"text/event-stream"):
+                # A binary framing checksums its bytes (Bedrock's event stream: a CRC32 a
+                # message): an id swapped in would break them. Rendered per attempt.
+                made.reusable = False
             if len(made.body) <= MAX_CACHED_BYTES:
                 self._rendered.put(key, made)
         found = for_attempt(made, resolved) if made.reusable else None

@@ -41,6 +41,12 @@ CHAT = {
     "messages": [{"role": "user", "content": ASK}],
     "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": TOOLS}}],
 }
+BEDROCK = {
+    "messages": [{"role": "user", "content": [{"text": ASK}]}],
+    "toolConfig": {
+        "tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": TOOLS}}}]
+    },
+}
 WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
     ("chat", "v1/chat/completions", CHAT, b""),
     ("chat stream", "v1/chat/completions", {**CHAT, "stream": True}, b""),
@@ -72,6 +78,15 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
         "v1beta/models/gemini-2.5-flash:streamGenerateContent",
         {"contents": [{"role": "user", "parts": [{"text": ASK}]}]},
         b"alt=sse",
+    ),
+    ("bedrock", "model/anthropic.claude-sonnet-4-6/converse", BEDROCK, b""),
+    # AWS's event stream checksums each message: an attempt's ids cannot be swapped in.
+    ("bedrock stream", "model/anthropic.claude-sonnet-4-6/converse-stream", BEDROCK, b""),
+    (
+        "bedrock invoke stream",
+        "model/anthropic.claude-sonnet-4-6/invoke-with-response-stream",
+        {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": CHAT["messages"]},
+        b"",
     ),
 ]
 
