@@ -17,6 +17,8 @@ from mockllm.loading.loader import load_text
 from mockllm.providers import ADAPTERS, Adapter, Body, Parsed, Stream
 from mockllm.serving.server import build_app
 
+from ..asgi import post
+
 
 class Echo(Adapter):
     api = "echo"
@@ -50,27 +52,6 @@ def run(coroutine: Any) -> Any:
     except StopIteration as done:
         return done.value
     raise AssertionError("the request suspended")
-
-
-async def post(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
-    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(),
-             "query_string": b"", "headers": [(b"content-type", b"application/json")],
-             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}  # fmt: skip
-    sent: list[bytes] = []
-    status = 0
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        else:
-            sent.append(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return status, b"".join(sent)
 
 
 def test_a_wire_of_seven_members_serves_plain_streamed_and_refused(

@@ -16,6 +16,7 @@ from mockllm.serving.exchange import Exchanges
 from mockllm.serving.rendered import Rendered, for_attempt, template
 from mockllm.serving.server import build_app
 
+from ..asgi import post
 from ..stores import at_once
 
 SCENARIO = {
@@ -89,34 +90,6 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
         b"",
     ),
 ]
-
-
-async def post(app: Any, path: str, body: bytes, query: bytes) -> tuple[int, bytes]:
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": query,
-        "headers": [(b"content-type", b"application/json")],
-        "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 8000),
-    }
-    sent: list[bytes] = []
-    status = 0
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        else:
-            sent.append(message.get("body", b""))
-
-    await app(scope, receive, send)
-    return status, b"".join(sent)
 
 
 def exchange(wire: tuple[str, str, dict[str, Any], bytes]) -> list[tuple[int, bytes]]:

@@ -1,0 +1,26 @@
+"""One POST through an app's raw ASGI interface, in-process: its status and body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+async def post(app: Any, path: str, body: bytes, query: bytes = b"") -> tuple[int, bytes]:
+    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(),
+             "query_string": query, "headers": [(b"content-type", b"application/json")],
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}  # fmt: skip
+    sent: list[bytes] = []
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        else:
+            sent.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return status, b"".join(sent)
