@@ -249,7 +249,7 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered), messages)
+        self._store.keep(_response_id(resolved, parsed), Stored.made(messages, rendered), messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -257,7 +257,7 @@ class Responses(Adapter):
         events' JSON, `response.created` then `response.completed`."""
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
-        self._store.keep(response_id, Stored.of(options["stored_messages"], None))
+        self._store.keep(response_id, Stored.made(options["stored_messages"], None))
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
         model = snapshot(parsed.conversation.model)
@@ -276,7 +276,7 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        kept = Stored.of((*parsed.options["stored_messages"], own), None)
+        kept = Stored.made((*parsed.options["stored_messages"], own), None)
         self._store.keep(heard.response_id, kept)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:

@@ -28,7 +28,8 @@ class Stored:
     # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
 
     @classmethod
-    def of(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
+    def made(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
+        """A response kept as bytes: its conversation and, when a server rendered it, its body."""
         return cls(_dumps_messages(messages), body)
 
     def conversation(self) -> tuple[Message, ...]:
