@@ -14,9 +14,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mockllm.judge.uses import name_of, uses
+from mockllm.judge.verdict import DEFAULT_MAX_CALLS, verdict
 from mockllm.log.records import Json
-from mockllm.log.runs import name_of, uses
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 
 # What could end the data's <script> element early (`</script>`, `<!--`). ASCII-only JSON
 # already escapes the rest: U+2028 and U+2029 (line ends in older JavaScript) and lone

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from selenium.webdriver.common.by import By
 
 from mockllm.errors import ScenarioError
+from mockllm.judge.verdict import CHECK_NAMES, FAIL, PASS, verdict
 from mockllm.loading.loader import load_text
-from mockllm.log.verdict import CHECK_NAMES, FAIL, PASS, verdict
 from tests.support import BUNDLED, ROOT, ServerProcess, running_server
 from tests.support.browser import Viewer, chromium, missing
 from tests.support.hypothesis_profiles import examples

@@ -32,7 +32,7 @@ from examples.harness import (
 )
 from examples.harness.toolbox import Toolbox
 from mockllm import load_paths
-from mockllm.log.verdict import REQUEST_CHECKS
+from mockllm.judge.verdict import REQUEST_CHECKS
 from tests.support import BUNDLED, ROOT, ServerProcess, sample_text
 
 APIS = ("chat", "responses", "anthropic", "gemini", "bedrock")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mockllm.log import calls
+from mockllm.judge import calls
 from tests.support import ROOT
 
 pytest_plugins = ["pytester"]

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from selenium.webdriver.common.by import By
 
-from mockllm.log.verdict import FAIL, PASS
+from mockllm.judge.verdict import FAIL, PASS
 from tests.e2e.admin.test_cli import mockllm as run_mockllm
 from tests.support import ServerProcess, running_server
 from tests.support.browser import Viewer, chromium, missing
@@ -272,7 +272,7 @@ def test_an_allowance_is_a_record_in_the_log_the_ring_and_the_file(server: Serve
     session.reset()
     forgetful(session.url("weather-single"))  # type: ignore[operator]
     assert session.verdict().label == FAIL
-    # The report judges each use of the session apart (log/runs.py): the one before the
+    # The report judges each use of the session apart (judge/uses.py): the one before the
     # reset kept its waiver, the one after it has none.
     before, *_, after, why, summary = report_lines(server, session.name)
     assert before.startswith(WAIVED) and before.endswith("(2 requests) · run 1 of 2"), before

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from mockllm.cli import main
-from mockllm.log.verdict import verdict
+from mockllm.judge.verdict import verdict
 from tests.support import TOOL_PARAMETERS, ServerProcess, running_server
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": TOOL_PARAMETERS}}]

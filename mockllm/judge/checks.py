@@ -4,7 +4,7 @@ Each returns None when it holds, else a `calls.Failure` (headline, expected, hap
 the client adds the transcript). The Python `Session` and `mockllm.testing.assertions`
 run them over the entries they read; `POST /_mockllm/check` runs them for the Node
 client (`run_check`), so a failure reads the same words in both languages. The checks
-of what the agent did with each call live in `log/calls.py`; this module adds the checks
+of what the agent did with each call live in `judge/calls.py`; this module adds the checks
 over the whole log and the verdict, and is the one door for the route.
 """
 
@@ -18,11 +18,11 @@ from typing import Any
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolCall, ToolResult
-from mockllm.log import calls
-from mockllm.log.calls import Failure
+from mockllm.judge import calls
+from mockllm.judge.calls import Failure
+from mockllm.judge.transcript import call_text, plural, short
+from mockllm.judge.verdict import unconsumed_mcp_answers, unserved_turns
 from mockllm.log.records import LogEntry, Verdict
-from mockllm.log.transcript import call_text, plural, short
-from mockllm.log.verdict import unconsumed_mcp_answers, unserved_turns
 
 Refusal = str | re.Pattern[str] | None
 

@@ -1,5 +1,5 @@
 """`mockllm report LOGFILE`: a --log file read back, its sessions picked, judged by the
-verdict (log/verdict.py) and printed one line a session, or as transcripts. cli.py parses
+verdict (judge/verdict.py) and printed one line a session, or as transcripts. cli.py parses
 the flags and prints; the HTML page (`--html`) is the viewer's, a layer above this one."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockllm.errors import did_you_mean
+from mockllm.judge.transcript import plural, transcript
+from mockllm.judge.uses import name_of, reruns, uses
+from mockllm.judge.verdict import NOT_REFUSALS, verdict
 from mockllm.log.records import LogEntry
-from mockllm.log.runs import name_of, reruns, uses
-from mockllm.log.transcript import plural, transcript
-from mockllm.log.verdict import NOT_REFUSALS, verdict
 
 Entry = dict[str, Any]
 

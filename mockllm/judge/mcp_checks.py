@@ -40,7 +40,7 @@ def mcp_checks(
 ) -> list[dict[str, Any]]:
     """The four loop checks, when the session touched a scripted MCP tool (none otherwise,
     so a verdict without MCP keeps its checks). `says_error`: the verdict's reading of a
-    result (and its entry's wire) as an error (log/verdict.py)."""
+    result (and its entry's wire) as an error (judge/verdict.py)."""
     tools = _scripted_tools(model, mcp, declared or {})
     calls = list(_mcp_calls(model, tools))
     if not calls and not _executions(mcp):

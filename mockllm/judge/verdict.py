@@ -11,15 +11,13 @@ turn's entries caused). A waived check shows as waived, never as passed.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from mockllm.core import schema_budget
-from mockllm.core.cache import Lru, sized_cache
-from mockllm.log.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
+from mockllm.judge.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
+from mockllm.log.allowances import ALLOWANCE
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
 DEFAULT_MAX_CALLS = 20
@@ -27,10 +25,6 @@ DEFAULT_MAX_CALLS = 20
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
 PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
-# The `api` of a log record that is no request: the checks a test waived for its session
-# (log/allowances.py), kept in the log so that every judge of it (`mockllm report` too)
-# waives what the test waived.
-ALLOWANCE = "allowance"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).
@@ -88,7 +82,7 @@ def verdict(
     checks = [
         _judge(c, everything if c.name in _WHOLE_LOG else entries, context, allow) for c in CHECKS
     ]
-    loop = mcp_checks(entries, mcp, _says_error, mcp_tools)  # log/mcp_checks.py
+    loop = mcp_checks(entries, mcp, _says_error, mcp_tools)  # judge/mcp_checks.py
     checks += [_judged(c, allow) for c in loop]
     for c in checks:  # where a session's waiver came from: the test's marker, a client
         if c["status"] == "waived" and c["name"] in logged.allow and c["name"] not in given:
@@ -587,80 +581,6 @@ _WHOLE_LOG = (*REQUEST_CHECKS, "requests_made")  # the checks that see MCP messa
 
 def _time(entry: EntryJson) -> float:
     return datetime.fromisoformat(str(entry["time"]).replace("Z", "+00:00")).timestamp()
-
-
-def call_problem(
-    name: str, arguments: str, tools: dict[str, Any], freeform: frozenset[str] = frozenset()
-) -> str | None:
-    """What is wrong with a served call that a careful harness must refuse to execute:
-    a tool not offered, arguments that are not a JSON object, or that break its schema.
-    A `freeform` tool takes any text (a Responses custom tool: Codex's `exec`)."""
-    if name not in tools:
-        return "not offered"
-    if name in freeform:
-        return None
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return "arguments are not valid JSON"
-    if not isinstance(value, dict):
-        return "arguments are not a JSON object"
-    schema = tools[name]
-    if not isinstance(schema, dict):
-        return None
-    key = json.dumps(schema, sort_keys=True)
-    costly = (hash(key), hash(arguments))
-    known = _COSTLY.get(costly)
-    if known is not None:  # an entry formatted again (a log read) does not pay again
-        return known
-    try:  # a budget of its own: the verdict on a call never depends on what ran before it
-        with schema_budget.walk(fresh=True):
-            if len(arguments) > _SMALL:
-                return _arguments_problem(key, arguments)
-            return _schema_problem(key, arguments)
-    except schema_budget.SchemaTooCostly as e:
-        return _COSTLY.put(costly, f"arguments not checked: {e.why}")
-
-
-_SMALL = 4096  # arguments up to this many characters have their answer remembered
-# Checks that ran out of budget, by their texts' hashes: each cost up to a second.
-_COSTLY: Lru[str] = Lru(256)
-
-
-def _arguments_problem(schema: str, arguments: str) -> str | None:
-    """Remembered: the same scripted call against the same tool recurs in every session
-    (and a shared log formats each entry as it closes, on the request's path)."""
-    validator = _validator(schema)
-    if validator is None:
-        return None
-    import jsonschema  # deferred: only paid when an entry is formatted (in memory: when read)
-
-    try:
-        error = jsonschema.exceptions.best_match(validator.iter_errors(json.loads(arguments)))
-    except schema_budget.SchemaTooCostly:
-        raise  # not remembered: said by call_problem
-    except Exception:  # a broken schema is a rule violation, never a broken log
-        return None
-    return f"arguments break the schema: {error.message}" if error is not None else None
-
-
-# keyed by a client's schema and arguments: bounded in bytes too
-_schema_problem = sized_cache(1024)(_arguments_problem)
-
-
-@sized_cache(256)
-def _validator(schema: str) -> Any:
-    """A checked validator per distinct schema: checking a schema against the metaschema
-    costs milliseconds, and reading a log of thousands of calls to one tool paid it for
-    every call. None for a schema that is not one."""
-    try:
-        parsed = json.loads(schema)
-        schema_budget.check_schema(parsed)
-        return schema_budget.validator(parsed)
-    except schema_budget.SchemaTooCostly:
-        raise
-    except Exception:  # a broken schema is a rule violation, never a broken log
-        return None
 
 
 def sessions(entries: Iterable[EntryJson]) -> dict[str, list[EntryJson]]:

@@ -1,11 +1,11 @@
-"""The verdict's MCP loop checks (log/mcp_checks.py) on hand-written entries: each failure
+"""The verdict's MCP loop checks (judge/mcp_checks.py) on hand-written entries: each failure
 mode with the harness that commits it and the one that does not."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mockllm.log.verdict import verdict
+from mockllm.judge.verdict import verdict
 
 CALL = {"id": "call_1", "name": "mcp__orders__lookup_order", "arguments": '{"order_id":"A1"}'}
 TOOLS = {"orders-loop": [("orders", "lookup_order")]}

@@ -1,4 +1,4 @@
-"""The checks over a session's log that both clients raise (mockllm/log/checks.py), as
+"""The checks over a session's log that both clients raise (mockllm/judge/checks.py), as
 `POST /_mockllm/check` runs them for the Node client: both sides of each, the words the
 Python assertions print, and a spec from a request that is wrong is a ValueError (the
 route's 400), never another exception."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.log import calls, checks
+from mockllm.judge import calls, checks
 from mockllm.log.records import LogEntry
 from mockllm.testing import assertions
 from tests.support.hypothesis_profiles import examples

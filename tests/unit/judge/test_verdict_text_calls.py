@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm.log.verdict import verdict
+from mockllm.judge.verdict import verdict
 
 CALL = {"id": "call_A", "name": "get_weather", "arguments": "{}"}
 

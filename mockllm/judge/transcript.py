@@ -7,14 +7,15 @@ so the transcript reads like the conversation rather than repeating its history.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mockllm.core.conversation import Message, ToolCall
-from mockllm.log.mcp import transcript_lines
+from mockllm.judge.uses import clash
+from mockllm.judge.verdict import CUTTING_FAULTS, verdict
+from mockllm.log.allowances import ALLOWANCE
 from mockllm.log.records import LogEntry, LogResponse
-from mockllm.log.runs import clash
-from mockllm.log.verdict import ALLOWANCE, CUTTING_FAULTS, verdict
 
 _WIDTH = 160  # characters of any one text shown; the log keeps everything
 _FULL_WIDTH = 4000
@@ -224,3 +225,45 @@ def _call_got(
         return f" — cut by {by}: never arrived"
     had = len(str(calls[index].get("arguments") or "").encode())
     return f" — cut by {by}: the client got {had} of {len(call.arguments.encode())} bytes"
+
+
+def transcript_lines(mcp: Any, seq: int, status: int | None, width: int) -> list[str]:
+    """An MCP entry in a transcript: `harness → MCP orders/lookup_order({...}) → 'R'`.
+    A notification is one short line; the transport's own requests (the GET stream,
+    DELETE) are left out unless refused (they stay in the log)."""
+    if not isinstance(mcp, dict):
+        return [f"  mcp (log seq {seq}) · {status}"]
+    server, method = mcp.get("server", "?"), mcp.get("method")
+    head = f"  mcp (log seq {seq}) · server {server} · "
+    error = mcp.get("error")
+    if method == "tools/call":
+        arguments = json.dumps(mcp.get("arguments") or {}, ensure_ascii=False)
+        lines = [head + f"harness called {mcp.get('tool')}({_cut(arguments, 80)})"]
+        if mcp.get("fault"):
+            lines.append(f"     ~ mcp fault: {mcp['fault']}")
+        if error:
+            lines.append(
+                f"     → JSON-RPC error {error.get('code')}: "
+                + _cut(str(error.get("message")), width)
+            )
+        elif isinstance(mcp.get("result"), dict):
+            result = mcp["result"]
+            flag = " (isError)" if result.get("is_error") else ""
+            lines.append(f"     → returned{flag}: {_cut(str(result.get('text', '')), width)}")
+        elif mcp.get("unfinished"):
+            lines.append(f"     → (no result: {_cut(str(mcp['unfinished']), width)})")
+        else:
+            lines.append("     → (no result: the call did not finish)")
+        return lines
+    if method is None:  # the GET stream, DELETE: shown only when refused
+        return [head + f"refused: HTTP {status}"] if status and status >= 400 else []
+    said = (
+        f" → error {error.get('code')}: {_cut(str(error.get('message')), width)}" if error else ""
+    )
+    listed = f" → {', '.join(map(str, mcp['tools']))}" if mcp.get("tools") is not None else ""
+    return [head + f"{method}{listed}{said}"]
+
+
+def _cut(text: str, width: int) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= width else text[: width - 1] + "…"
