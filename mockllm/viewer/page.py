@@ -25,7 +25,7 @@ _UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 # The viewer's script, split by what each part draws, in the order the page runs them:
 # base.js first (the state and DOM helpers the rest build with), live.js last (it starts
-# the page). Every .js file in this package is one of these (tests/test_viewer.py).
+# the page). Every .js file in this package is one of these (tests/e2e/log/test_viewer.py).
 SCRIPTS = ("base.js", "log.js", "sessions.js", "request.js", "mcp.js", "live.js")
 
 

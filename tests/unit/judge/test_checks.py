@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from mockllm.judge import calls, checks
 from mockllm.log.records import LogEntry
 from mockllm.testing import assertions
-from tests.hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 
 def entry(seq: int, **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 makes validates against it (a field added to `LiveEntry.to_json` and not to the schema
 fails here), and the readers (log/records.py, clients/node/src/records.ts, the viewer's
 `Entry` typedef) and docs/http-api.md's field list name exactly its fields. Every
-end-to-end test's server log is validated against it too, at teardown (tests/support.py)."""
+end-to-end test's server log is validated against it too, at teardown (tests/support/__init__.py)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from mockllm.log import allowances
 from mockllm.log.journal import Journal, LiveEntry, entry_json
 from mockllm.log.mcp import McpEntry, answered, asked, failed
 from mockllm.log.records import LogEntry, LogResponse
+from tests.support import ROOT, log_problems
+from tests.support.journals import opened
 
-from ...support import ROOT, log_problems
-from .test_journal import SCENARIO, SERVED, TOOL, opened
+from .test_journal import SCENARIO, SERVED, TOOL
 
 SCHEMA = json.loads((ROOT / "mockllm" / "log" / "entry.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)

@@ -1,6 +1,6 @@
 """`mockllm.log.runs` and the journal's `Uses`: the run a session name carries, one use of
 a session from one reset to the next, reruns, and two clients on one session
-(tests/test_runs.py drives the same through real pytest runs)."""
+(tests/e2e/log/test_runs.py drives the same through real pytest runs)."""
 
 from __future__ import annotations
 
