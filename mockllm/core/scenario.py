@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import EmbeddingRules, build_rules, check_rules
 from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import McpServer, build_servers, check_servers, mcp_ref, names_mcp_tool
 from mockllm.core.values import assert_never
@@ -311,6 +312,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named
@@ -396,6 +399,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         source=source,
         mcp_servers=servers,
         side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
+        embeddings=build_rules(data.get("embeddings")),
         seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
         includes=tuple(data.get("include", ())),
         allow=dict(data.get("allow") or {}),
@@ -518,6 +522,7 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
         problems += check_servers(scenario.mcp_servers, refs, locate)
     problems += _check_from_mcp(scenario, locate)
     problems += _check_matches(scenario, locate, data.get("side_requests") or ())
+    problems += check_rules(data.get("embeddings"), locate)
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
         problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
     return problems

@@ -19,9 +19,10 @@ from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.embedding_routes import EmbeddingRoutes
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import MCP_PREFIX, Routes
+from mockllm.serving.routing import MCP_PREFIX, Routes, embedding_wire
 from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
@@ -49,6 +50,8 @@ class MockLLM:
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
         self.exchanges = Exchanges(engine, journal, options, self.store)
+        shapes = {"openai": self.families["openai"], "gemini": self.families["gemini"]}
+        self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
 
@@ -168,6 +171,7 @@ class MockLLM:
         return (
             side_routes.is_probe(scope, route)
             or (method == "POST" and side_routes.counting_api(route) is not None)
+            or (method == "POST" and embedding_wire(route) is not None)
             or (
                 method == "GET"
                 and side_routes.wants_websocket(scope)
@@ -179,6 +183,10 @@ class MockLLM:
         """What an agent CLI sends besides its turns (side_routes.py)."""
         if side_routes.is_probe(scope, route):
             await side_routes.probe(scope, send, route)
+            return
+        if embedding_wire(route) is not None:
+            scenario, session, _ = self.routes.split(scope["path"])
+            await self.embeddings.handle(scope, receive, send, route, (scenario, session))
             return
         api = side_routes.counting_api(route)
         if api is not None:

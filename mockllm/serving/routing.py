@@ -15,6 +15,19 @@ MCP_PREFIX = "mcp/"
 # with the model in the path (a Gemini path is a route already: its model listing's).
 ANTHROPIC_COUNT = "v1/messages/count_tokens"
 GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
+# Embeddings, answered beside the turns (embedding_routes.py): OpenAI's, with or without
+# /v1 in the base URL as Chat Completions is, and Gemini's two methods.
+OPENAI_EMBEDDINGS = frozenset({"v1/embeddings", "embeddings"})
+GEMINI_EMBED = re.compile(
+    r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)"
+)
+
+
+def embedding_wire(route: str) -> str | None:
+    """'openai' or 'gemini' for an embeddings route, else None."""
+    if route in OPENAI_EMBEDDINGS:
+        return "openai"
+    return "gemini" if GEMINI_EMBED.fullmatch(route) else None
 
 
 class Routes:
@@ -70,6 +83,7 @@ class Routes:
         return (
             (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
             or rest == ANTHROPIC_COUNT
+            or embedding_wire(rest) is not None
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None
