@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 import struct
+import subprocess
+import sys
 from typing import Any
 
 import httpx
@@ -18,6 +21,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from mockllm import Session
+from mockllm.core import embeddings
 
 from .support import ServerProcess
 
@@ -100,6 +104,15 @@ def test_float_and_base64_carry_the_same_float32_numbers(
     # Deterministic: the same request, the same bytes
     again = httpx.post(url, json={**body, "encoding_format": "float"})
     assert again.content == httpx.post(url, json={**body, "encoding_format": "float"}).content
+
+
+def test_the_same_vector_in_a_process_of_another_hash_seed() -> None:
+    code = "from mockllm.core import embeddings; print(embeddings.packed('refund policy', 8).hex())"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    other = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert other.stdout.strip() == embeddings.packed("refund policy", 8).hex()
 
 
 def test_token_arrays_and_dimensions(server: ServerProcess, session: str) -> None:

@@ -41,7 +41,7 @@ MAX_DIMENSIONS = 4096  # the largest vector served, asked or not (a bound on the
 # Weights of the three feature kinds: a shared phrase counts its bigram on top of its two
 # words, a shared word more than shared spelling (which still joins "refund" and "refunds").
 # Tuned on bench/embeddings_similarity.py's corpus (heavier bigrams drowned short queries).
-_UNIGRAM, _BIGRAM, _TRIGRAM = 1.0, 0.6, 0.5
+_UNIGRAM, _BIGRAM, _TRIGRAM = 1.0, 0.6, 0.7
 # Words so common that sharing them says nothing: weighted down, not dropped, so a text
 # made only of them still has a vector of its own.
 _STOPWORD_TEXT = (
@@ -84,7 +84,7 @@ def features(text: str) -> dict[str, float]:
         grams = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
         for gram, n in grams.items():  # spelling: each word's share split over its grams
             key = "c:" + gram
-            out[key] = out.get(key, 0.0) + _TRIGRAM * stop * n * tf / len(padded)
+            out[key] = out.get(key, 0.0) + _TRIGRAM * stop * n * tf / math.sqrt(len(grams))
     pairs = Counter(itertools.pairwise(found))
     for (a, b), tf in pairs.items():
         stop = _STOPWORD_WEIGHT if a in _STOPWORDS and b in _STOPWORDS else 1.0
