@@ -257,3 +257,5 @@ def test_embeddings_are_logged_as_side_requests_never_turns(
     assert any("3 input(s)" in n for n in embed.raw["response"]["notes"])
     verdict = mock.verdict()
     assert verdict.ok and verdict.raw["side_requests"] == 1 and verdict.raw["requests"] == 1
+    said = mock.transcript()
+    assert "side request embeddings · openai-embeddings" in said and "← vectors (200)" in said
