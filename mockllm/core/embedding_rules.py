@@ -84,24 +84,25 @@ def fault_for(rules: EmbeddingRules, asked: Asked) -> EmbeddingFault | None:
     return None
 
 
-def vectors(rules: EmbeddingRules, asked: Asked, dims: int) -> list[tuple[list[float], str]]:
-    """Each input's vector in `dims` dimensions, and how it was found ('hashed', 'pinned',
-    'similar'), for the log."""
+def vectors(rules: EmbeddingRules, asked: Asked, dims: int) -> list[tuple[bytes, str]]:
+    """Each input's vector in `dims` dimensions, packed as float32 (embeddings.pack), and
+    how it was found ('hashed', 'pinned', 'similar'), for the log."""
     return [_vector(rules, text, dims) for text in asked.texts]
 
 
-def _vector(rules: EmbeddingRules, text: str, dims: int) -> tuple[list[float], str]:
+def _vector(rules: EmbeddingRules, text: str, dims: int) -> tuple[bytes, str]:
     pinned = rules.vectors.get(text)
     if pinned is not None:  # served as given: its length too (a wrong one is the point)
-        return list(pinned), "pinned"
+        return embeddings.pack(list(pinned)), "pinned"
     near = rules.similar.get(text)
     if near is None:
-        return embeddings.vector(text, dims), "hashed"
+        return embeddings.packed(text, dims), "hashed"
     sums = [0.0] * dims
     for other in near:
         found = _neighbour(rules, other, dims)
         sums = [s + v for s, v in zip(sums, found, strict=True)]
-    return embeddings.blend(embeddings.normalised(sums), embeddings.vector(text, dims)), "similar"
+    moved = embeddings.blend(embeddings.normalised(sums), embeddings.vector(text, dims))
+    return embeddings.pack(moved), "similar"
 
 
 def _neighbour(rules: EmbeddingRules, text: str, dims: int) -> list[float]:

@@ -98,7 +98,7 @@ def packed(text: str, dims: int) -> bytes:
     key = (dims, text)
     hit = _cache.get(key) if len(text) <= _CACHED_CHARS else None
     if hit is None:
-        hit = struct.pack(f"<{dims}f", *_dense(text, dims))
+        hit = pack(_dense(text, dims))
         if len(text) <= _CACHED_CHARS:
             _cache.put(key, hit)
     return hit
@@ -106,24 +106,41 @@ def packed(text: str, dims: int) -> bytes:
 
 def vector(text: str, dims: int) -> list[float]:
     """The unit vector of `text` in `dims` dimensions, as float32 values."""
-    return list(struct.unpack(f"<{dims}f", packed(text, dims)))
+    return unpack(packed(text, dims))
 
 
 def _dense(text: str, dims: int) -> list[float]:
-    out = [0.0] * dims
+    sparse: dict[int, float] = {}  # a text has far fewer features than dimensions
     found = features(text) or {"empty:" + text: 1.0}  # no word: a vector of its own still
     for feature, weight in found.items():
         digest = blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest()
         slot = int.from_bytes(digest, "little")
-        out[(slot >> 1) % dims] += weight if slot & 1 else -weight
-    return normalised(out)
+        at = (slot >> 1) % dims
+        sparse[at] = sparse.get(at, 0.0) + (weight if slot & 1 else -weight)
+    out = [0.0] * dims
+    norm = math.hypot(*sparse.values())
+    if norm == 0.0:  # every feature cancelled out (dims 1 with a cancelling pair)
+        out[0] = 1.0
+        return out
+    for at, value in sparse.items():
+        out[at] = value / norm
+    return out
 
 
 def normalised(values: list[float]) -> list[float]:
-    norm = math.sqrt(sum(v * v for v in values))
-    if norm == 0.0:  # every feature cancelled out (or dims 1 with a cancelling pair)
+    norm = math.hypot(*values)
+    if norm == 0.0:  # every feature cancelled out
         return [1.0] + [0.0] * (len(values) - 1)
     return [v / norm for v in values]
+
+
+def pack(values: list[float]) -> bytes:
+    """float32 little-endian: the bytes OpenAI's `base64` encoding carries."""
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def unpack(data: bytes) -> list[float]:
+    return list(struct.unpack(f"<{len(data) // 4}f", data))
 
 
 def blend(near: list[float], own: list[float]) -> list[float]:

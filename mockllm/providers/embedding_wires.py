@@ -7,7 +7,6 @@ limit and message.
 from __future__ import annotations
 
 import base64
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,7 +123,7 @@ def _openai_400(message: str, param: str | None, code: str | None = None) -> Req
     return RequestError(400, message, param=param, code=code, error_type="invalid_request_error")
 
 
-def openai_body(asked: Asked, vectors: Sequence[Sequence[float]], encoding: str) -> bytes:
+def openai_body(asked: Asked, vectors: Sequence[bytes], encoding: str) -> bytes:
     data = [
         {"object": "embedding", "index": i, "embedding": _encoded(v, encoding)}
         for i, v in enumerate(vectors)
@@ -134,11 +133,12 @@ def openai_body(asked: Asked, vectors: Sequence[Sequence[float]], encoding: str)
     return orjson.dumps({"object": "list", "data": data, "model": asked.model, "usage": usage})
 
 
-def _encoded(vector: Sequence[float], encoding: str) -> list[float] | str:
-    packed = struct.pack(f"<{len(vector)}f", *vector)  # float32, as OpenAI's are
+def _encoded(packed: bytes, encoding: str) -> list[float] | str:
+    """`packed`: float32 little-endian, as OpenAI's are: base64 sends these bytes, float
+    the same numbers."""
     if encoding == "base64":
         return base64.b64encode(packed).decode("ascii")
-    return list(struct.unpack(f"<{len(vector)}f", packed))
+    return embeddings.unpack(packed)
 
 
 # --- Gemini ---------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def _gemini_400(message: str) -> RequestError:
     return RequestError(400, message, error_type="INVALID_ARGUMENT")
 
 
-def gemini_body(vectors: Sequence[Sequence[float]], batch: bool) -> bytes:
+def gemini_body(vectors: Sequence[bytes], batch: bool) -> bytes:
     values = [{"values": _encoded(v, "float")} for v in vectors]
     return orjson.dumps({"embeddings": values} if batch else {"embedding": values[0]})
 

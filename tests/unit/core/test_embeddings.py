@@ -90,8 +90,14 @@ def test_rules_pin_move_and_fail() -> None:
     rules = load_text(SCENARIO).embeddings
     assert rules is not None
     asked = Asked("m", ("pinned", "money back", "other"), (1, 1, 1), 8)
-    (pinned, how), (moved, how2), (_, how3) = vectors(rules, asked, 8)
-    assert (pinned, how, how2, how3) == ([3.0, 4.0], "pinned", "similar", "hashed")
+    (pinned, how), (packed, how2), (_, how3) = vectors(rules, asked, 8)
+    assert (embeddings.unpack(pinned), how, how2, how3) == (
+        [3.0, 4.0],
+        "pinned",
+        "similar",
+        "hashed",
+    )
+    moved = embeddings.unpack(packed)
     mean = embeddings.normalised(
         [
             a + b
