@@ -19,6 +19,7 @@ import re
 import struct
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 from hashlib import blake2b
 
 from mockllm.core.cache import Lru
@@ -57,6 +58,7 @@ _WORD = re.compile(r"\w+")
 # texts of up to _CACHED_CHARS are kept, so the cache stays under about 10 MB.
 _cache: Lru[bytes] = Lru(512)
 _CACHED_CHARS = 4096
+_CACHED_FEATURE = 64  # the longest feature (or word) whose hash (or trigrams) is kept
 
 
 def dimensions_of(model: str) -> int:
@@ -80,16 +82,25 @@ def features(text: str) -> dict[str, float]:
     for word, tf in Counter(found).items():
         stop = _STOPWORD_WEIGHT if word in _STOPWORDS else 1.0
         out["w:" + word] = _UNIGRAM * stop * (1 + math.log(tf))
-        padded = f"<{word}>"
-        grams = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
-        for gram, n in grams.items():  # spelling: each word's share split over its grams
+        grams = _grams(word) if len(word) <= _CACHED_FEATURE else _grams.__wrapped__(word)
+        for gram, share in grams.items():  # spelling: the word's share of each
             key = "c:" + gram
-            out[key] = out.get(key, 0.0) + _TRIGRAM * stop * n * tf / math.sqrt(len(grams))
+            out[key] = out.get(key, 0.0) + _TRIGRAM * stop * tf * share
     pairs = Counter(itertools.pairwise(found))
     for (a, b), tf in pairs.items():
         stop = _STOPWORD_WEIGHT if a in _STOPWORDS and b in _STOPWORDS else 1.0
         out[f"b:{a} {b}"] = _BIGRAM * stop * (1 + math.log(tf))
     return out
+
+
+@lru_cache(maxsize=16384)
+def _grams(word: str) -> dict[str, float]:
+    """The word's character trigrams, with its boundaries (`<refund>` → `<re`, …, `nd>`),
+    each with its count over the square root of how many distinct ones there are."""
+    padded = f"<{word}>"
+    grams = Counter(padded[i : i + 3] for i in range(len(padded) - 2))
+    root = math.sqrt(len(grams))
+    return {gram: n / root for gram, n in grams.items()}
 
 
 def packed(text: str, dims: int) -> bytes:
@@ -113,8 +124,7 @@ def _dense(text: str, dims: int) -> list[float]:
     sparse: dict[int, float] = {}  # a text has far fewer features than dimensions
     found = features(text) or {"empty:" + text: 1.0}  # no word: a vector of its own still
     for feature, weight in found.items():
-        digest = blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-        slot = int.from_bytes(digest, "little")
+        slot = _slot(feature)
         at = (slot >> 1) % dims
         sparse[at] = sparse.get(at, 0.0) + (weight if slot & 1 else -weight)
     out = [0.0] * dims
@@ -125,6 +135,23 @@ def _dense(text: str, dims: int) -> list[float]:
     for at, value in sparse.items():
         out[at] = value / norm
     return out
+
+
+def _slot(feature: str) -> int:
+    """The feature's 64-bit BLAKE2b: its dimension (the high 63 bits) and sign (bit 0).
+    Words and trigrams recur across texts, so most are hashed once; only short ones are
+    kept, so that a hostile text of huge words cannot fill memory."""
+    return _known_slot(feature) if len(feature) <= _CACHED_FEATURE else _hashed(feature)
+
+
+@lru_cache(maxsize=65536)
+def _known_slot(feature: str) -> int:
+    return _hashed(feature)
+
+
+def _hashed(feature: str) -> int:
+    digest = blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
 
 
 def normalised(values: list[float]) -> list[float]:
