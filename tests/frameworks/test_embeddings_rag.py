@@ -18,8 +18,7 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.embeddings.openai import OpenAIEmbedding
 
 from mockllm import Session
-
-from ..support import ServerProcess
+from tests.support import ServerProcess
 
 DOCS = [
     "Refunds are issued within 30 days of purchase to the original payment method.",

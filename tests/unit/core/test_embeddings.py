@@ -40,7 +40,7 @@ def test_each_model_has_its_usual_dimension(model: str, dims: int) -> None:
 
 def test_the_same_text_gives_the_same_bytes_on_every_machine() -> None:
     """BLAKE2b, not hash(): these bytes were computed once and never change (a process with
-    another hash seed computes them too: tests/test_embeddings.py)."""
+    another hash seed computes them too: tests/e2e/wires/test_embeddings.py)."""
     assert embeddings.packed("refund policy", 8).hex() == GOLDEN
 
 
