@@ -35,6 +35,13 @@ MODEL_DIMENSIONS = {
     "text-multilingual-embedding-002": 768,
     "embedding-001": 768,
     "gemini-embedding-001": 3072,
+    # Ollama's (ollama.com/library, each model's page)
+    "nomic-embed-text": 768,
+    "mxbai-embed-large": 1024,
+    "all-minilm": 384,
+    "bge-m3": 1024,
+    "snowflake-arctic-embed": 1024,
+    "embeddinggemma": 768,
 }
 DEFAULT_DIMENSIONS = 1536
 MAX_DIMENSIONS = 4096  # the largest vector served, asked or not (a bound on the work)
@@ -63,7 +70,7 @@ _CACHED_FEATURE = 64  # the longest feature (or word) whose hash (or trigrams) i
 
 def dimensions_of(model: str) -> int:
     """The model's usual dimension: by its name, with any `models/` prefix or suffix."""
-    name = model.rsplit("/", 1)[-1]
+    name = model.rsplit("/", 1)[-1].split(":", 1)[0]  # models/x, x:latest
     if name in MODEL_DIMENSIONS:
         return MODEL_DIMENSIONS[name]
     found = [d for known, d in MODEL_DIMENSIONS.items() if name.startswith(known)]

@@ -17,6 +17,7 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
+from mockllm.providers.embedding_ollama import OllamaShape
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.embedding_routes import EmbeddingRoutes
@@ -50,7 +51,11 @@ class MockLLM:
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
         self.exchanges = Exchanges(engine, journal, options, self.store)
-        shapes = {"openai": self.families["openai"], "gemini": self.families["gemini"]}
+        shapes = {
+            "openai": self.families["openai"],
+            "gemini": self.families["gemini"],
+            "ollama": OllamaShape(),
+        }
         self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request

@@ -19,12 +19,13 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter
+from mockllm.providers import embedding_ollama as ollama
 from mockllm.providers import embedding_wires as wires
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import GEMINI_EMBED, embedding_wire
 
-APIS = {"openai": "openai-embeddings", "gemini": "gemini-embeddings"}
+APIS = {"openai": "openai-embeddings", "gemini": "gemini-embeddings", "ollama": "ollama-embeddings"}
 WHY = "an embeddings request: answered from its text, never a turn"
 
 
@@ -111,6 +112,10 @@ def _parsed(wire: str, route: str, body: Any) -> tuple[Asked, Any]:
     if wire == "openai":
         asked, encoding = wires.openai_request(body)
         return asked, lambda found: wires.openai_body(asked, found, encoding)
+    if wire == "ollama":
+        legacy = route == "api/embeddings"
+        asked = ollama.ollama_request(body, legacy)
+        return asked, lambda found: ollama.ollama_body(asked, found, legacy)
     match = GEMINI_EMBED.fullmatch(route)
     assert match is not None
     batch = match["method"] == "batchEmbedContents"
@@ -121,6 +126,8 @@ def _parsed(wire: str, route: str, body: Any) -> tuple[Asked, Any]:
 def _over_limit(wire: str, asked: Asked) -> RequestError:
     if wire == "openai":
         return wires.openai_over_limit()
+    if wire == "ollama":
+        return ollama.ollama_over_limit()
     return wires.gemini_over_limit(max(wires.GEMINI_MAX_TOKENS + 1, *asked.tokens))
 
 

@@ -18,15 +18,18 @@ GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
 # Embeddings, answered beside the turns (embedding_routes.py): OpenAI's, with or without
 # /v1 in the base URL as Chat Completions is, and Gemini's two methods.
 OPENAI_EMBEDDINGS = frozenset({"v1/embeddings", "embeddings"})
+OLLAMA_EMBEDDINGS = frozenset({"api/embed", "api/embeddings"})
 GEMINI_EMBED = re.compile(
     r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)"
 )
 
 
 def embedding_wire(route: str) -> str | None:
-    """'openai' or 'gemini' for an embeddings route, else None."""
+    """'openai', 'gemini' or 'ollama' for an embeddings route, else None."""
     if route in OPENAI_EMBEDDINGS:
         return "openai"
+    if route in OLLAMA_EMBEDDINGS:
+        return "ollama"
     return "gemini" if GEMINI_EMBED.fullmatch(route) else None
 
 

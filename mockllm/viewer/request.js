@@ -74,8 +74,8 @@ function embeddingTexts(request) {
       })
       .join("\n");
   };
-  if ("input" in request) {
-    var input = request.input;
+  if ("input" in request || "prompt" in request) {
+    var input = "input" in request ? request.input : request.prompt;
     if (!Array.isArray(input) || (input.length && typeof input[0] === "number")) input = [input];
     return input.map(function (i) {
       return Array.isArray(i) ? "tokens: " + i.join(" ") : String(i);

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import httpx
+import ollama
 import openai
 import pytest
 from google import genai
@@ -258,3 +259,45 @@ def test_embeddings_are_logged_as_side_requests_never_turns(
     assert verdict.ok and verdict.raw["side_requests"] == 1 and verdict.raw["requests"] == 1
     said = mock.transcript()
     assert "side request embeddings · openai-embeddings" in said and "← vectors (200)" in said
+
+
+def test_the_ollama_client_embeds_and_ranks(server: ServerProcess, session: str) -> None:
+    client = ollama.Client(host=server.url, headers={"x-mockllm-session": session})
+    docs = client.embed(model="nomic-embed-text", input=DOCS)
+    vectors = [list(v) for v in docs.embeddings]
+    assert [len(v) for v in vectors] == [768] * 3 and docs.model == "nomic-embed-text"
+    assert docs.prompt_eval_count and docs.total_duration
+    for query, wanted in QUERIES:
+        q = client.embed(model="nomic-embed-text:latest", input=query)
+        assert _rank(list(q.embeddings[0]), vectors) == wanted, query
+    assert (
+        len(client.embed(model="mxbai-embed-large", input="x", dimensions=32).embeddings[0]) == 32
+    )
+    legacy = client.embeddings(model="all-minilm", prompt=DOCS[0])
+    assert len(legacy.embedding) == 384
+    # truncate: true (Ollama's default) cuts a long input; false gets Ollama's 400
+    assert client.embed(model="all-minilm", input="word " * 9000).embeddings
+    with pytest.raises(ollama.ResponseError) as raised:
+        client.embed(model="all-minilm", input="word " * 9000, truncate=False)
+    assert raised.value.status_code == 400
+    assert raised.value.error == "the input length exceeds the context length"
+
+
+def test_scenario_faults_on_ollama_and_gemini(
+    server: ServerProcess, session: str, mock: Session
+) -> None:
+    mock.add_scenario(SCENARIO)
+    headers = {"x-mockllm-session": session, "x-mockllm-scenario": "embed-rules"}
+    client = ollama.Client(host=server.url, headers=headers)
+    with pytest.raises(ollama.ResponseError) as raised:
+        client.embed(model="nomic-embed-text", input=["rate me"])
+    assert raised.value.status_code == 429
+    with pytest.raises(ollama.ResponseError, match="exceeds the context length"):
+        client.embed(model="nomic-embed-text", input="too long")
+    assert len(client.embed(model="nomic-embed-text", input="wrong size").embeddings[0]) == 7
+    gemini = _genai(server, session, "embed-rules")
+    with pytest.raises(genai_errors.ClientError) as failed:
+        gemini.models.embed_content(model="gemini-embedding-001", contents="rate me")
+    assert failed.value.code == 429 and failed.value.status == "RESOURCE_EXHAUSTED"
+    apis = {e.api for e in mock.requests()}
+    assert apis == {"ollama-embeddings", "gemini-embeddings"}

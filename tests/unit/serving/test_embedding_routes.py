@@ -17,6 +17,7 @@ from tests.unit.asgi import post
 APP = build_app([load_text("name: hello\nturns:\n  - reply: {text: hi}\n")])
 OPENAI = "/v1/embeddings"
 GEMINI = "/v1beta/models/text-embedding-004:batchEmbedContents"
+OLLAMA = "/api/embed"
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
@@ -40,6 +41,12 @@ GEMINI_BODIES = st.fixed_dictionaries(
 )  # fmt: skip
 
 
+OLLAMA_BODIES = st.fixed_dictionaries(
+    {"model": st.sampled_from(["nomic-embed-text", "all-minilm:latest", ""]), "input": INPUTS},
+    optional={"dimensions": JSON, "truncate": JSON},
+)
+
+
 def _ask(path: str, body: bytes) -> tuple[int, Any]:
     coroutine = post(APP, path, body)
     try:  # it never suspends (the memory log writes at once): done in one step
@@ -59,6 +66,8 @@ def _error_shaped(path: str, status: int, answer: Any) -> bool:
     error = answer["error"]
     if path == OPENAI:
         return isinstance(error["message"], str) and "type" in error and "param" in error
+    if path == OLLAMA:
+        return isinstance(error, str) and set(answer) == {"error"}
     return error["code"] == status and isinstance(error["status"], str)
 
 
@@ -69,6 +78,8 @@ def _error_shaped(path: str, status: int, answer: Any) -> bool:
         GEMINI_BODIES.map(lambda b: (GEMINI, json.dumps(b).encode())),
         st.binary(max_size=60).map(lambda b: (OPENAI, b)),
         st.binary(max_size=60).map(lambda b: (GEMINI, b)),
+        OLLAMA_BODIES.map(lambda b: (OLLAMA, json.dumps(b).encode())),
+        st.binary(max_size=60).map(lambda b: (OLLAMA, b)),
     )
 )
 def test_hostile_bodies_get_the_providers_error_never_a_5xx(case: tuple[str, bytes]) -> None:
@@ -76,11 +87,11 @@ def test_hostile_bodies_get_the_providers_error_never_a_5xx(case: tuple[str, byt
     status, answer = _ask(path, body)
     assert status < 500, answer
     if status == 200:
-        assert "data" in answer or "embeddings" in answer
+        assert "data" in answer or "embeddings" in answer or "embedding" in answer
     else:
         assert status == 400 and _error_shaped(path, status, answer), answer
     logged = _logged_last()
-    assert logged["api"] in ("openai-embeddings", "gemini-embeddings")
+    assert logged["api"] in ("openai-embeddings", "gemini-embeddings", "ollama-embeddings")
     assert logged["side"]["name"] == "embeddings" and logged["turn"] is None
 
 
@@ -96,10 +107,15 @@ def test_the_limits_are_the_providers_and_mockllms() -> None:
          "at most 100 requests"),
         (GEMINI, {"requests": [{"content": {"parts": [{"text": "w " * 5000}]}}]},
          "exceeds the maximum number of tokens allowed (2048)"),
+        (OLLAMA, {"model": "all-minilm", "input": ["x"] * 3000}, "at most 2048 inputs"),
+        (OLLAMA, {"model": "all-minilm", "input": "w " * 20000, "truncate": False},
+         "the input length exceeds the context length"),
     ]  # fmt: skip
     for path, body, says in cases:
         status, answer = _ask(path, json.dumps(body).encode())
-        assert status == 400 and says in answer["error"]["message"], (says, answer)
+        error = answer["error"]
+        message = error if isinstance(error, str) else error["message"]
+        assert status == 400 and says in message, (says, answer)
     # ... and it still serves
     status, answer = _ask(OPENAI, b'{"model": "text-embedding-3-small", "input": "ok"}')
     assert status == 200 and len(answer["data"][0]["embedding"]) == 1536
