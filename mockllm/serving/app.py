@@ -55,6 +55,7 @@ class MockLLM:
             "openai": self.families["openai"],
             "gemini": self.families["gemini"],
             "ollama": OllamaShape(),
+            "bedrock": self.families["bedrock"],
         }
         self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
@@ -99,6 +100,8 @@ class MockLLM:
             return
         if adapter is not None and flavor is not None:
             adapter = adapter.variant(flavor)
+        if adapter is not None and adapter.api == "bedrock-invoke" and embedding_wire(route):
+            adapter = None  # a Titan or Cohere embedding model: answered beside the turns
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):

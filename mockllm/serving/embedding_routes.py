@@ -19,13 +19,19 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter
+from mockllm.providers import embedding_bedrock as bedrock
 from mockllm.providers import embedding_ollama as ollama
 from mockllm.providers import embedding_wires as wires
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import GEMINI_EMBED, embedding_wire
+from mockllm.serving.routing import BEDROCK_INVOKE, GEMINI_EMBED, embedding_wire
 
-APIS = {"openai": "openai-embeddings", "gemini": "gemini-embeddings", "ollama": "ollama-embeddings"}
+APIS = {
+    "openai": "openai-embeddings",
+    "gemini": "gemini-embeddings",
+    "ollama": "ollama-embeddings",
+    "bedrock": "bedrock-embeddings",
+}
 WHY = "an embeddings request: answered from its text, never a turn"
 
 
@@ -112,6 +118,11 @@ def _parsed(wire: str, route: str, body: Any) -> tuple[Asked, Any]:
     if wire == "openai":
         asked, encoding = wires.openai_request(body)
         return asked, lambda found: wires.openai_body(asked, found, encoding)
+    if wire == "bedrock":
+        found = BEDROCK_INVOKE.fullmatch(route)
+        assert found is not None
+        asked = bedrock.bedrock_request(body, found["model"])
+        return asked, lambda vectors: bedrock.bedrock_body(asked, vectors, body)
     if wire == "ollama":
         legacy = route == "api/embeddings"
         asked = ollama.ollama_request(body, legacy)
@@ -128,6 +139,8 @@ def _over_limit(wire: str, asked: Asked) -> RequestError:
         return wires.openai_over_limit()
     if wire == "ollama":
         return ollama.ollama_over_limit()
+    if wire == "bedrock":
+        return bedrock.bedrock_over_limit()
     return wires.gemini_over_limit(max(wires.GEMINI_MAX_TOKENS + 1, *asked.tokens))
 
 

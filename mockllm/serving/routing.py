@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 
 from mockllm.providers import Adapter
+from mockllm.providers.embedding_bedrock import is_embedding_model
 
 # `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
 MCP_PREFIX = "mcp/"
@@ -24,12 +25,19 @@ GEMINI_EMBED = re.compile(
 )
 
 
+# Bedrock's InvokeModel for an embedding model (Titan, Cohere): the Invoke wire's route.
+BEDROCK_INVOKE = re.compile(r"model/(?P<model>.+)/invoke")
+
+
 def embedding_wire(route: str) -> str | None:
-    """'openai', 'gemini' or 'ollama' for an embeddings route, else None."""
+    """'openai', 'gemini', 'ollama' or 'bedrock' for an embeddings route, else None."""
     if route in OPENAI_EMBEDDINGS:
         return "openai"
     if route in OLLAMA_EMBEDDINGS:
         return "ollama"
+    found = BEDROCK_INVOKE.fullmatch(route)
+    if found is not None:
+        return "bedrock" if is_embedding_model(found["model"]) else None
     return "gemini" if GEMINI_EMBED.fullmatch(route) else None
 
 

@@ -6,6 +6,7 @@ embeddings request is a side request with its own api, never a turn."""
 from __future__ import annotations
 
 import base64
+import json
 import math
 import os
 import struct
@@ -13,10 +14,12 @@ import subprocess
 import sys
 from typing import Any
 
+import boto3
 import httpx
 import ollama
 import openai
 import pytest
+from botocore.config import Config
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
@@ -301,3 +304,46 @@ def test_scenario_faults_on_ollama_and_gemini(
     assert failed.value.code == 429 and failed.value.status == "RESOURCE_EXHAUSTED"
     apis = {e.api for e in mock.requests()}
     assert apis == {"ollama-embeddings", "gemini-embeddings"}
+
+
+def _bedrock(server: ServerProcess, session: str) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        endpoint_url=f"{server.url}/s/embed-rules/{session}",
+        region_name="us-east-1",
+        aws_access_key_id="k",
+        aws_secret_access_key="k",
+        config=Config(retries={"max_attempts": 1}),
+    )
+
+
+def _invoke(client: Any, model: str, body: dict[str, Any]) -> Any:
+    return json.loads(client.invoke_model(modelId=model, body=json.dumps(body))["body"].read())
+
+
+def test_bedrock_titan_and_cohere_through_boto3(
+    server: ServerProcess, session: str, mock: Session
+) -> None:
+    mock.add_scenario(SCENARIO)
+    client = _bedrock(server, session)
+    titan = "amazon.titan-embed-text-v2:0"
+    docs = [_invoke(client, titan, {"inputText": d})["embedding"] for d in DOCS]
+    assert [len(v) for v in docs] == [1024] * 3
+    for query, wanted in QUERIES:
+        answer = _invoke(client, titan, {"inputText": query})
+        assert answer["embeddingsByType"]["float"] == answer["embedding"]
+        assert _rank(answer["embedding"], docs) == wanted
+    assert len(_invoke(client, titan, {"inputText": "x", "dimensions": 256})["embedding"]) == 256
+    assert (
+        len(_invoke(client, "amazon.titan-embed-text-v1", {"inputText": "x"})["embedding"]) == 1536
+    )
+    cohere = _invoke(
+        client, "cohere.embed-english-v3", {"texts": DOCS, "input_type": "search_document"}
+    )
+    assert cohere["response_type"] == "embeddings_floats" and len(cohere["embeddings"]) == 3
+    with pytest.raises(client.exceptions.ValidationException, match="not a valid enum value"):
+        _invoke(client, titan, {"inputText": "x", "dimensions": 300})
+    with pytest.raises(client.exceptions.ThrottlingException):
+        _invoke(client, titan, {"inputText": "rate me"})
+    logged = {e.api for e in mock.requests()}
+    assert logged == {"bedrock-embeddings"}
