@@ -13,7 +13,10 @@ from mockllm.core import embeddings
 from mockllm.core.embedding_rules import Asked
 from mockllm.errors import RequestError
 
-TITAN_V2_DIMENSIONS = (256, 512, 1024)  # AWS: "1024 (default), 512, 256"
+# docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-text.html and
+# model-parameters-embed-v3.html: "1024 (default), 512, 256"; 0 to 96 texts a call, 0 to
+# 2048 characters each
+TITAN_V2_DIMENSIONS = (256, 512, 1024)
 TITAN_MAX_TOKENS = 8192
 COHERE_MAX_TEXTS = 96
 COHERE_MAX_CHARS = 2048
@@ -47,7 +50,7 @@ def bedrock_request(body: object, model: str) -> Asked:
 
 def _cohere(body: dict[str, object], model: str) -> Asked:
     texts = body.get("texts")
-    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):  # 0 to 96
         raise _invalid("Malformed input request: #/texts: expected type: JSONArray of strings")
     if len(texts) > COHERE_MAX_TEXTS:
         found = f"expected maximum item count: {COHERE_MAX_TEXTS}, found: {len(texts)}"
@@ -71,7 +74,7 @@ def bedrock_body(asked: Asked, vectors: Sequence[bytes], body: object) -> bytes:
         by_type = isinstance(body, dict) and bool(body.get("embedding_types"))
         return orjson.dumps(
             {
-                "id": embeddings.packed(asked.texts[0], 4).hex(),  # stable, as ids go here
+                "id": embeddings.packed("\n".join(asked.texts), 4).hex(),  # stable
                 "texts": list(asked.texts),
                 "embeddings": {"float": values} if by_type else values,
                 "response_type": "embeddings_by_type" if by_type else "embeddings_floats",
