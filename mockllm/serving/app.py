@@ -319,7 +319,7 @@ def base_url_hint(scope: Scope, route: str) -> str:
             f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
             "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
         )
-    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+    if route in ("v1/v1/chat/completions", "v1/v1/responses", "v1/v1/embeddings"):
         return (
             f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
             f"give it base_url={base + '/v1'!r} (one /v1)"

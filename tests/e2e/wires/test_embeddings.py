@@ -347,3 +347,9 @@ def test_bedrock_titan_and_cohere_through_boto3(
         _invoke(client, titan, {"inputText": "rate me"})
     logged = {e.api for e in mock.requests()}
     assert logged == {"bedrock-embeddings"}
+
+
+def test_a_base_url_with_v1_twice_is_told_how_to_fix_it(server: ServerProcess) -> None:
+    client = openai.OpenAI(base_url=f"{server.url}/v1/v1", api_key="k", max_retries=0)
+    with pytest.raises(openai.NotFoundError, match="append /embeddings to their base URL"):
+        client.embeddings.create(model="text-embedding-3-small", input="x")
