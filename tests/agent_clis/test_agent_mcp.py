@@ -197,6 +197,44 @@ def test_claude_code_with_mcp_servers(tmp_path: Path) -> None:
     assert 'tool "lookup_order" timed out after 3s' in result["content"], drop.describe()
 
 
+def test_claude_code_finds_an_mcp_tool_by_tool_search(tmp_path: Path) -> None:
+    """Claude Code's default configuration (tool search on): the MCP tool is deferred
+    behind its `ToolSearch` and absent from `tools` until a search found it. The scenario
+    scripts the search in one line (`search_tools`), Claude Code answers it with a
+    `tool_reference` and offers the tool from then on; the call reaches the fake."""
+    needs(BIN / "claude")
+    scenario = "claude-code-mcp-search"
+    run = claude(tmp_path, scenario, fake_http(scenario), MCP_SERVER="orders", TOOL_SEARCH="1")
+    assert run.returncode == 0, run.describe()
+    assert statuses(run) == [(0, 200), (1, 200), (2, 200)], run.describe()
+    first, second, _ = run.model_requests()
+    # Deferred at first: named only in a system message, the placeholder alone deferred.
+    assert "mcp__orders__lookup_order" not in first["tools"], run.describe()
+    deferred = [t["name"] for t in first["request"]["tools"] if t.get("defer_loading")]
+    assert "mcp__orders__lookup_order" not in deferred
+    (use,) = [b for b in first_reply(run) if b["type"] == "tool_use"]
+    assert use["name"] == "ToolSearch"
+    assert use["input"] == {"query": "select:mcp__orders__lookup_order"}
+    # Found: sent with defer_loading, offered (the tool_reference is in the history).
+    sent = {t["name"]: t for t in second["request"]["tools"]}
+    assert sent["mcp__orders__lookup_order"].get("defer_loading") is True
+    assert "mcp__orders__lookup_order" in second["tools"]
+    (result,) = second["tool_results"]
+    assert result["content"] == "tool_reference: mcp__orders__lookup_order"
+    (call,) = mcp_entries(run, "tools/call")
+    assert call["mcp"]["arguments"] == {"order_id": "A1"}
+    assert all(loop_checks(run).values()) and loop_checks(run), run.describe()
+    report_ok(run)
+
+
+def first_reply(run: Run) -> list[dict[str, Any]]:
+    """The content blocks of the assistant's first reply, as the second request carries it."""
+    messages = run.model_requests()[1]["request"]["messages"]
+    reply = next(m for m in messages if m["role"] == "assistant")
+    content: list[dict[str, Any]] = reply["content"]
+    return content
+
+
 # --- Codex -----------------------------------------------------------------------------------
 
 
