@@ -115,6 +115,7 @@ class Responses(Adapter):
             raise missing("model")
         previous = body.get("previous_response_id")
         history = self._previous(previous)
+        earlier = self._carried(previous)
         items = body.get("input")
         if items is None and previous is None:
             raise missing("input")
@@ -132,7 +133,7 @@ class Responses(Adapter):
             if isinstance(instructions, str) and instructions
             else ()
         )
-        offered, deferred, search = _offered(body.get("tools"), items or [])
+        offered, deferred, search, own = _offered(body.get("tools"), items or [], history, earlier)
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
@@ -156,6 +157,8 @@ class Responses(Adapter):
             "stored_messages": messages,  # instructions are not carried to the next response
             # flat name → (namespace, name, kind) of the tools that are not plain functions
             "wire_names": {t.name: w for t, w in offered + deferred if w is not None},
+            # the tools this conversation's input items offered, kept with the response
+            "carried": _carry(offered[own:]),
             # over WebSocket a response is kept for the connection's next request to name
             # (previous_response_id) even with `store: false`, though never for a GET
             "connection": connection,
@@ -208,6 +211,16 @@ class Responses(Adapter):
                     param="input",
                 )
 
+    def _carried(self, response_id: Any) -> Offered:
+        """The tools the continued response's conversation offered in its input items."""
+        stored = self._store.get(str(response_id)) if response_id is not None else None
+        if stored is None:
+            return []
+        return [
+            (Tool(flat, freeform=kind == "custom"), (namespace, bare, kind))
+            for flat, namespace, bare, kind in stored.carried()
+        ]
+
     def _previous(self, response_id: Any) -> tuple[Message, ...]:
         if response_id is None:
             return ()
@@ -259,7 +272,8 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered), messages)
+        kept = Stored.of(messages, rendered, parsed.options["carried"])
+        self._store.keep(_response_id(resolved, parsed), kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -267,7 +281,9 @@ class Responses(Adapter):
         events' JSON, `response.created` then `response.completed`."""
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
-        self._store.keep(response_id, Stored.of(options["stored_messages"], None))
+        self._store.keep(
+            response_id, Stored.of(options["stored_messages"], None, options["carried"])
+        )
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
         model = snapshot(parsed.conversation.model)
@@ -286,7 +302,7 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        kept = Stored.of((*parsed.options["stored_messages"], own), None)
+        kept = Stored.of((*parsed.options["stored_messages"], own), None, parsed.options["carried"])
         self._store.keep(heard.response_id, kept)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
@@ -803,7 +819,7 @@ def _items(items: list[Any]) -> list[Message]:
             result = ToolResult(str(item.get("call_id", "")), text_of(item.get("output")))
             out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
         elif kind == "tool_search_output":  # the client's answer to its search: tools loaded
-            loaded = "\n".join(f"tool_search_output: {t.name}" for t, _ in _loaded(item, i))
+            loaded = "\n".join(f"{_LOADED}{t.name}" for t, _ in _loaded(item, i))
             result = ToolResult(str(item.get("call_id", "")), loaded)
             out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
     if run is not None:
@@ -880,25 +896,65 @@ SEARCH_TOOL = "tool_search"  # a Responses tool search's name in scenarios and t
 _SEARCH_ITEMS = ("tool_search_call", "tool_search_output")
 
 
-def _offered(tools: Any, items: list[Any]) -> tuple[Offered, Offered, ToolSearch | None]:
+def _carry(offered: Offered) -> list[list[Any]]:
+    """Tools that came from input items, not the `tools` field, as a stored response
+    keeps them."""
+    return [[t.name, *(w if w is not None else (None, t.name, "function"))] for t, w in offered]
+
+
+def _offered(
+    tools: Any,
+    items: list[Any],
+    history: tuple[Message, ...] = (),
+    earlier: Offered | None = None,
+) -> tuple[Offered, Offered, ToolSearch | None, int]:
     """The tools of `tools` and of `additional_tools` input items (Codex), namespaces
     flattened, each with how a call to it is written when it is not a plain function; the
-    tools deferred (`defer_loading: true`) that no `tool_search_output` in the input has
-    loaded yet; and the tool search offered (a `tool_search` tool)."""
+    tools deferred (`defer_loading: true`) that no `tool_search_output` has loaded yet;
+    and the tool search offered (a `tool_search` tool). A tool loaded stays offered for
+    the rest of the conversation, also when the output is in the stored response that
+    `previous_response_id` continues (`history`, `earlier`: what its input items offered),
+    not in this request's input. Last, how many of the tools offered the `tools` field
+    gave (they come first): the others belong to the conversation, kept with it."""
     deferred: Offered = []
     out = _tools(tools, "tools", deferred=deferred)
+    own = len(out)
     loaded: Offered = []
     for i, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") == "additional_tools":
             out += _tools(item.get("tools"), f"input[{i}].tools", deferred=deferred)
         elif isinstance(item, dict) and item.get("type") == "tool_search_output":
             loaded += _loaded(item, i)
+    found = {t.name for t, _ in loaded} | _loaded_before(history)
+    by_name = {t.name: (t, w) for t, w in deferred}
     names = {t.name for t, _ in out}
-    for tool, wire in loaded + [d for d in deferred if d[0].name in {t.name for t, _ in loaded}]:
+    again = [by_name.get(n) or _stored_tool(n) for n in sorted(found)]
+    for tool, wire in [*loaded, *(earlier or ()), *again]:
         if tool.name not in names:
             names.add(tool.name)
             out.append((tool, wire))
-    return out, [d for d in deferred if d[0].name not in names], _search(tools)
+    return out, [d for d in deferred if d[0].name not in names], _search(tools), own
+
+
+_LOADED = "tool_search_output: "  # how a search's loaded tool reads in the log and history
+
+
+def _loaded_before(history: tuple[Message, ...]) -> set[str]:
+    """The tools the stored conversation's tool_search_outputs loaded (flat names)."""
+    return {
+        line.removeprefix(_LOADED)
+        for m in history
+        for r in m.tool_results
+        for line in r.content.splitlines()
+        if line.startswith(_LOADED)
+    }
+
+
+def _stored_tool(name: str) -> tuple[Tool, WireName | None]:
+    """A tool loaded earlier in the stored conversation, known by its flat name only: a
+    namespace member (`mcp__orders__lookup_order`) is called with its namespace again."""
+    namespace, _, bare = name.rpartition("__")
+    return Tool(name), ((namespace, bare, "function") if namespace else None)
 
 
 def _loaded(item: dict[str, Any], i: int) -> Offered:
