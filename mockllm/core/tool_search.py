@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from mockllm.core.conversation import Conversation, Tool
+from mockllm.core.conversation import Conversation, Tool, ToolSearch
 from mockllm.core.encoding import compact_json
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
@@ -31,7 +31,7 @@ def searched(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
     the model was not given."""
     if reply.search is None:
         return reply
-    offered = conv.tool_search
+    offered = conv.tool_search or _named(conv)
     if offered is None:
         message = (
             f"mockllm: scenario {scenario.name!r} turn {index} searches for tools "
@@ -46,6 +46,17 @@ def searched(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
         return replace(reply, search=None, tool_calls=calls, finish="tool_calls")
     regex = offered.query_key == "pattern"
     return replace(reply, found=find(reply.search, conv.deferred, regex))
+
+
+# Client-side searches that are plain tools, on any wire: Claude Code's, and the name the
+# Responses API and the OpenAI Agents SDK give theirs.
+CLIENT_SEARCHES = ("ToolSearch", "tool_search")
+
+
+def _named(conv: Conversation) -> ToolSearch | None:
+    """A search tool the client runs itself, offered as a plain tool under a known name."""
+    name = next((n for n in CLIENT_SEARCHES if n in conv.tool_names), None)
+    return ToolSearch("client", name) if name is not None else None
 
 
 def find(query: str, tools: tuple[Tool, ...], regex: bool = False) -> tuple[str, ...]:
