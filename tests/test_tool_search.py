@@ -273,3 +273,33 @@ def test_responses_hosted_search(server: ServerProcess, session: str, stream: bo
         second = final(client, stream, model="gpt-5.5", input=again, tools=tools)
     assert second.output_text == "18 °C"
     assert "get_time" not in server.last(session)["tools"]
+
+
+def test_a_loaded_tool_stays_offered_after_previous_response_id(
+    server: ServerProcess, session: str
+) -> None:
+    """Codex continues each response by `previous_response_id` with only the new items: the
+    namespace its tool_search_output loaded is still offered two requests later (it was
+    not, and the call of turn 1 was then judged against a tool no longer offered)."""
+    turns = [
+        {"reply": {"search_tools": "orders"}},
+        {"reply": {"tool_calls": [{"name": "mcp__orders__lookup_order", "arguments": {}}]}},
+        {"expect": {"tools": ["mcp__orders__lookup_order"]}, "reply": {"text": "shipped"}},
+    ]
+    url = add(server, session, turns)
+    with openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0) as client:
+        ask: dict[str, Any] = {"model": "gpt-5.5", "tools": [CODEX_SEARCH]}
+        first = client.responses.create(input="Where is order A1?", **ask)
+        (search,) = first.output
+        loaded = {
+            "type": "tool_search_output",
+            "call_id": search.call_id,
+            "execution": "client",
+            "tools": [ORDERS],
+        }
+        second = client.responses.create(input=[loaded], previous_response_id=first.id, **ask)
+        (call,) = second.output
+        assert (call.namespace, call.name) == ("mcp__orders", "lookup_order")
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": "shipped"}
+        third = client.responses.create(input=[output], previous_response_id=second.id, **ask)
+    assert third.output_text == "shipped"

@@ -133,7 +133,7 @@ class Responses(Adapter):
             if isinstance(instructions, str) and instructions
             else ()
         )
-        offered, deferred, search, own = _offered(body.get("tools"), items or [], history, earlier)
+        offered, deferred, search, own = _offered(body.get("tools"), items or [], earlier)
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
@@ -903,18 +903,15 @@ def _carry(offered: Offered) -> list[list[Any]]:
 
 
 def _offered(
-    tools: Any,
-    items: list[Any],
-    history: tuple[Message, ...] = (),
-    earlier: Offered | None = None,
+    tools: Any, items: list[Any], earlier: Offered | None = None
 ) -> tuple[Offered, Offered, ToolSearch | None, int]:
     """The tools of `tools` and of `additional_tools` input items (Codex), namespaces
     flattened, each with how a call to it is written when it is not a plain function; the
     tools deferred (`defer_loading: true`) that no `tool_search_output` has loaded yet;
     and the tool search offered (a `tool_search` tool). A tool loaded stays offered for
     the rest of the conversation, also when the output is in the stored response that
-    `previous_response_id` continues (`history`, `earlier`: what its input items offered),
-    not in this request's input. Last, how many of the tools offered the `tools` field
+    `previous_response_id` continues (`earlier`: what its input items offered), not in
+    this request's input. Last, how many of the tools offered the `tools` field
     gave (they come first): the others belong to the conversation, kept with it."""
     deferred: Offered = []
     out = _tools(tools, "tools", deferred=deferred)
@@ -925,10 +922,9 @@ def _offered(
             out += _tools(item.get("tools"), f"input[{i}].tools", deferred=deferred)
         elif isinstance(item, dict) and item.get("type") == "tool_search_output":
             loaded += _loaded(item, i)
-    found = {t.name for t, _ in loaded} | _loaded_before(history)
-    by_name = {t.name: (t, w) for t, w in deferred}
+    found = {t.name for t, _ in loaded}
     names = {t.name for t, _ in out}
-    again = [by_name.get(n) or _stored_tool(n) for n in sorted(found)]
+    again = [d for d in deferred if d[0].name in found]
     for tool, wire in [*loaded, *(earlier or ()), *again]:
         if tool.name not in names:
             names.add(tool.name)
@@ -937,24 +933,6 @@ def _offered(
 
 
 _LOADED = "tool_search_output: "  # how a search's loaded tool reads in the log and history
-
-
-def _loaded_before(history: tuple[Message, ...]) -> set[str]:
-    """The tools the stored conversation's tool_search_outputs loaded (flat names)."""
-    return {
-        line.removeprefix(_LOADED)
-        for m in history
-        for r in m.tool_results
-        for line in r.content.splitlines()
-        if line.startswith(_LOADED)
-    }
-
-
-def _stored_tool(name: str) -> tuple[Tool, WireName | None]:
-    """A tool loaded earlier in the stored conversation, known by its flat name only: a
-    namespace member (`mcp__orders__lookup_order`) is called with its namespace again."""
-    namespace, _, bare = name.rpartition("__")
-    return Tool(name), ((namespace, bare, "function") if namespace else None)
 
 
 def _loaded(item: dict[str, Any], i: int) -> Offered:
