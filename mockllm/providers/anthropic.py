@@ -201,7 +201,7 @@ class Messages(Adapter):
         messages = [Message("system", system, at="system")] if system else []
         for i, m in enumerate(body["messages"]):
             messages += _message(m, i)
-        offered, deferred, search = _tools(body.get("tools"), _found(body["messages"]))
+        offered, deferred, search = _tools(body.get("tools"), body["messages"])
         conversation = Conversation(
             model=str(body["model"]),
             messages=tuple(merge_assistants(messages)),
@@ -618,7 +618,7 @@ CLIENT_SEARCH = "ToolSearch"
 
 
 def _tools(
-    tools: Any, found: set[str]
+    tools: Any, messages: Any
 ) -> tuple[tuple[Tool, ...], tuple[Tool, ...], ToolSearch | None]:
     """The tools offered, those deferred and not found yet, and the tool search offered.
     A tool sent with `defer_loading: true` is offered once a search in the history handed
@@ -631,6 +631,9 @@ def _tools(
     offered: list[Tool] = []
     deferred: list[Tool] = []
     server: ToolSearch | None = None
+    # The history is searched for tool_references only when a tool is deferred.
+    later = any(isinstance(t, dict) and t.get("defer_loading") is True for t in tools)
+    found = _found(messages) if later else set()
     for i, t in enumerate(tools):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             raise bad(f"tools.{i}.name: Field required")
