@@ -90,6 +90,8 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "vertex-gemini",
+    "vertex-anthropic",
 )
 
 

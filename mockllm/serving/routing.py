@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mockllm.providers import Adapter
+from mockllm.providers import Adapter, vertex_anthropic, vertex_gemini
 
 # `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
 MCP_PREFIX = "mcp/"
@@ -15,6 +15,9 @@ MCP_PREFIX = "mcp/"
 # with the model in the path (a Gemini path is a route already: its model listing's).
 ANTHROPIC_COUNT = "v1/messages/count_tokens"
 GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
+# Vertex AI's: Gemini's under its publisher path, Claude's as `count-tokens:rawPredict`.
+VERTEX_GEMINI_COUNT = vertex_gemini.COUNT
+VERTEX_ANTHROPIC_COUNT = vertex_anthropic.COUNT
 
 
 class Routes:
@@ -70,6 +73,8 @@ class Routes:
         return (
             (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
             or rest == ANTHROPIC_COUNT
+            or VERTEX_GEMINI_COUNT.fullmatch(rest) is not None
+            or VERTEX_ANTHROPIC_COUNT.fullmatch(rest) is not None
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None
