@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockllm.core.scenario import Scenario
+from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.providers import vertex
 from mockllm.providers.anthropic import Messages, bad, system_message_refusal
@@ -65,6 +66,12 @@ class VertexAnthropic(Messages):
         if not isinstance(body.get("anthropic_version"), str):
             raise bad(NO_VERSION)
         return Messages.parse(self, {**body, "model": model, "stream": stream})
+
+    def validate(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
+        """The rules read the model from the path, as Anthropic's id (Vertex's
+        `claude-3-5-sonnet@20240620` is the API's `claude-3-5-sonnet-20240620`)."""
+        model = ctx.conversation.model.replace("@", "-")
+        return self.rules.run({**body, "model": model}, ctx)
 
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         return scripted_id(scenario, turn, index, "toolu_vrtx_01", 22, attempt)
