@@ -80,6 +80,11 @@ def cold_workloads() -> list[Cold]:
         },
     }
     bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
+    vertex = "v1/projects/bench/locations/us-east5/publishers"
+    vertex_gemini_route = f"{vertex}/google/models/gemini-2.5-flash:generateContent"
+    vertex_claude_route = f"{vertex}/anthropic/models/claude-sonnet-4-6:rawPredict"
+    vertex_claude = {k: v for k, v in anthropic.items() if k != "model"}
+    vertex_claude["anthropic_version"] = "vertex-2023-10-16"
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -87,6 +92,18 @@ def cold_workloads() -> list[Cold]:
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
         Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
+        Cold(
+            "cold_vertex_gemini",
+            "distinct Vertex Gemini",
+            _path(vertex_gemini_route),
+            _dumps(gemini),
+        ),
+        Cold(
+            "cold_vertex_claude",
+            "distinct Vertex Claude",
+            _path(vertex_claude_route),
+            _dumps(vertex_claude),
+        ),
     ]
 
 
