@@ -87,3 +87,14 @@ def test_a_429_ends_the_run_unless_retries_are_on(server: ServerProcess, session
     assert kept["answer"] == "It is 18 °C and sunny in Paris."
     statuses = [e["response"]["status"] for e in server.requests(session=f"{session}-kept")]
     assert statuses == [429, 429, 200, 200]
+
+
+def test_the_documented_recipe_is_the_agent_the_suite_runs() -> None:
+    """docs/frameworks.md's ADK recipe: every line of it is in agent.py, which the tests
+    above run (the recipe cannot run in the suite's venv, whose google-genai is 3.x)."""
+    doc = (ROOT / "docs" / "frameworks.md").read_text()
+    recipe = doc.split("# recipe: adk-vertex", 1)[1].split("```", 1)[0]
+    source = AGENT.read_text()
+    lines = [line.split("  #")[0].strip() for line in recipe.splitlines()[1:]]
+    missing = [line for line in lines if line and line not in source]
+    assert not missing, missing

@@ -29,27 +29,24 @@ def get_weather(city: str) -> str:
     return {"Paris": "18 °C and sunny", "北京": "25度", "上海": "22度"}.get(city, "unknown city")
 
 
-def model() -> Gemini:
+async def main() -> None:
+    prompt = sys.argv[1] if len(sys.argv) > 1 else "What is the weather in Paris?"
+    stream = len(sys.argv) > 2 and sys.argv[2] == "sse"
     attempts = os.environ.get("ADK_ATTEMPTS")  # google-genai's retries: off unless given
     retries = (
         types.HttpRetryOptions(attempts=int(attempts), initial_delay=0.05) if attempts else None
     )
-    return Gemini(
+    model = Gemini(
         model="gemini-2.5-flash",
-        retry_options=retries,
         base_url=os.environ["MOCKLLM_VERTEX_URL"],
         client_kwargs={
             "project": os.environ["GOOGLE_CLOUD_PROJECT"],
             "location": os.environ["GOOGLE_CLOUD_LOCATION"],
             "credentials": Credentials(token="ya29.mock-token"),  # type: ignore[no-untyped-call]
         },
+        retry_options=retries,
     )
-
-
-async def main() -> None:
-    prompt = sys.argv[1] if len(sys.argv) > 1 else "What is the weather in Paris?"
-    stream = len(sys.argv) > 2 and sys.argv[2] == "sse"
-    agent = Agent(name="weather", model=model(), instruction="Answer.", tools=[get_weather])
+    agent = Agent(name="weather", model=model, instruction="Answer.", tools=[get_weather])
     runner = InMemoryRunner(agent=agent)
     mode = StreamingMode.SSE if stream else StreamingMode.NONE
     outcome: dict[str, object] = {"calls": [], "results": []}
