@@ -526,7 +526,8 @@ def _banner(count: int, default: str | None) -> str:
     if "vertex-gemini" in apis:
         lines.append(
             '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
-            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}}, credentials=...)'
+            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}}, '
+            'credentials=Credentials(token="test"))  (google.oauth2.credentials)'
         )
     if "vertex-anthropic" in apis:
         lines.append(
