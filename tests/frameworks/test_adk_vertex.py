@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ..support import ROOT, ServerProcess
+from tests.support import ROOT, ServerProcess
 
 PYTHON = ROOT / ".venv-adk" / "bin" / "python"
 AGENT = ROOT / "tests" / "frameworks" / "adk" / "agent.py"
