@@ -6,9 +6,9 @@ them. docs/http-api.md, "Vertex AI specifics".
 The body is Anthropic's without `model` (the path has it), with `stream` kept and an
 `anthropic_version` of the client's choosing (Google documents `vertex-2023-10-16`;
 AnthropicVertex sets its own dated value): any string is taken, none is refused. Betas
-stay in the `anthropic-beta` header. The answer and the stream are Anthropic's, call ids
-`toolu_vrtx_01…`. Errors: Claude's own refusals in Anthropic's shape; what Vertex refuses
-itself (the quota 429) in Google's envelope.
+stay in the `anthropic-beta` header. The answer and the stream are Anthropic's, message
+ids `msg_vrtx_01…` and call ids `toolu_vrtx_01…`. Errors: Claude's own refusals in
+Anthropic's shape; what Vertex refuses itself (the quota 429) in Google's envelope.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class VertexAnthropic(Messages):
     route_help = vertex.route_help("anthropic", "rawPredict", "streamRawPredict")
     models_routes = ()
     request_id_header = "x-mockllm-request-id"  # Vertex's own is not known
+    message_id_prefix = "msg_vrtx_01"  # as Vertex's answers carry (OmniRoute PR #8909)
 
     def parse(self, body: Any) -> Parsed:
         """A body read without its path (the log, token counting): its own `model` if it

@@ -51,6 +51,7 @@ def test_tool_loop_with_parallel_calls(mock: Session, server: ServerProcess, str
     history: list[Any] = [{"role": "user", "content": "北京和上海?"}]
     first = ask(client, history, stream)
     assert first.stop_reason == "tool_use" and first.model == MODEL
+    assert first.id.startswith("msg_vrtx_01")  # Vertex's own message ids
     uses = [b for b in first.content if b.type == "tool_use"]
     assert [u.input for u in uses] == [{"city": "北京"}, {"city": "上海"}]
     assert all(u.id.startswith("toolu_vrtx_01") and len(u.id) == 35 for u in uses)
