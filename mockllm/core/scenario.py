@@ -152,6 +152,12 @@ class Reply:
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
     refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    # `search_tools: QUERY`: the model searches the request's deferred tools first
+    # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
+    # provider's own server-side search, whichever the request offers.
+    search: str | None = None
+    # A server-side search's result, made concrete per request: the deferred tools found.
+    found: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

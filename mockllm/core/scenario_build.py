@@ -216,6 +216,7 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         usage=Usage(usage.get("input"), usage.get("output")),
         json=data.get("json"),
         refusal=data.get("refusal"),
+        search=data.get("search_tools"),
     )
 
 

@@ -189,7 +189,9 @@ def _check_result_count(scenario: Scenario, i: int, wanted: int, locate: Locate)
     where = locate(("turns", i, "expect", "tool_results"))
     if i == 0:
         return [_at(where, "turn 0 has no previous turn, so no tool results can answer it")]
-    calls = len(scenario.turns[i - 1].reply.tool_calls)
+    previous = scenario.turns[i - 1].reply
+    # A search for tools is one call more where the client runs it (its result answers it).
+    calls = len(previous.tool_calls) + (previous.search is not None)
     if wanted > calls:
         return [_at(where, f"{wanted} results expected, but turn {i - 1} makes {calls} call(s)")]
     return []
