@@ -89,6 +89,8 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "vertex-gemini",
+    "vertex-anthropic",
 )
 
 
