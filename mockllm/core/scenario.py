@@ -13,14 +13,23 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal
 
-from mockllm.core import bounded
+from mockllm.core import bounded, misbehaviour
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.encoding import compact_json
+from mockllm.core.keepalive import KeepAlive
 from mockllm.core.mcp import McpServer, build_servers, check_servers, mcp_ref, names_mcp_tool
 from mockllm.core.values import assert_never
 from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
+# An empty reply (docs/scenarios.md, "Replies that are valid and still wrong"): Chat's
+# `content` null or "" (both are seen); every other wire has one empty shape.
+Empty = Literal["null", "string"]
+# Which filter stopped a `content_filter` reply: Gemini names it in its finishReason; the
+# other wires have one filter reason each.
+FilterReason = Literal["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"]
+# Why Gemini blocked the prompt itself (promptFeedback.blockReason: no candidate at all).
+BlockReason = Literal["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"]
 ValidationMode = Literal["strict", "warn", "off"]
 Flavor = Literal["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"]
 # The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
@@ -151,7 +160,34 @@ class Reply:
     finish: Finish = "stop"
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
-    refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    refusal: str | None = None  # the model declines to answer (each wire's own refusal)
+    empty: Empty | None = None  # a 200 with no text, no calls, nothing
+    filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
+    blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
+
+    @property
+    def text_part(self) -> bool:
+        """Whether a wire made of parts (Anthropic, Gemini, Responses, Bedrock) sends a text
+        part: the text, or an empty one when the reply holds nothing else at all. An empty
+        reply, a refusal and a blocked prompt hold no text part."""
+        others = self.tool_calls or self.reasoning is not None or self.refusal is not None
+        nothing = self.empty is not None or self.blocked is not None
+        return bool(self.text) or not (others or nothing)
+
+    @property
+    def kind(self) -> str | None:
+        """The kind of valid-but-wrong reply this is (core/misbehaviour.py), if any."""
+        if self.blocked is not None:
+            return "blocked_prompt"
+        if self.refusal is not None:
+            return "refusal"
+        if self.finish == "content_filter":
+            return "content_filter"
+        if self.empty is not None:
+            return "empty"
+        if self.reasoning is not None and not self.text and not self.tool_calls:
+            return "reasoning_only"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +238,25 @@ class Stall:
     """Headers, then nothing: the reply is held back until the client gives up."""
 
 
+MisbehaviourKind = Literal["refusal", "content_filter", "empty", "reasoning_only"]
+
+
+_MISBEHAVING = {
+    "refusal": "a refusal",
+    "content_filter": "a reply stopped by a content filter",
+    "empty": "an empty reply",
+    "reasoning_only": "reasoning and no answer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Misbehave:
+    """The turn's reply replaced by a valid but wrong one of this kind (misbehaviour.py):
+    delivered whole, so a harness retrying it gets the turn's own reply once `times` ends."""
+
+    kind: MisbehaviourKind
+
+
 @dataclass(frozen=True, slots=True)
 class Delay:
     first_byte_ms: int = 0
@@ -211,7 +266,7 @@ class Delay:
 # The parts of a fault that decide what the client gets instead of the whole reply. They
 # exclude one another (each replaces or holds back what another would act on), so a fault
 # holds one of them; a delay goes with any, or alone.
-Part = HttpFault | Stall | StreamError | Truncate
+Part = HttpFault | Stall | StreamError | Truncate | Misbehave
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +292,8 @@ class Fault:
                 return "stream_error"
             case Truncate():
                 return "truncate"
+            case Misbehave(kind=kind):
+                return kind
             case None:
                 return "delay" if self.delay else "none"
             case unreachable:
@@ -244,8 +301,9 @@ class Fault:
 
     @property
     def cuts(self) -> bool:
-        """Whether the client gets less than the whole reply (a delay alone delivers it)."""
-        return self.part is not None
+        """Whether the client gets less than the whole reply (a delay alone delivers it, and
+        a misbehaving reply is whole)."""
+        return self.part is not None and not isinstance(self.part, Misbehave)
 
     def describe(self) -> str:
         match self.part:
@@ -257,6 +315,8 @@ class Fault:
                 return f"error event after {'half the' if after is None else after} events"
             case Truncate() as truncate:
                 return f"cut {truncate.describe()}, then {truncate.disconnect}"
+            case Misbehave(kind=kind):
+                return f"{_MISBEHAVING[kind]} instead of the reply"
             case None:
                 return f"delay {self.delay}"
             case unreachable:
@@ -297,6 +357,7 @@ class SideRequest:
 class StreamConfig:
     text_chunk_chars: int = 16
     argument_fragments: int = 3
+    keep_alive: KeepAlive | None = None  # SSE comments between the events (core/keepalive.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,7 +452,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         description=data.get("description", "").strip(),
         validation=data.get("validation"),
         flavor=data.get("flavor"),
-        stream=StreamConfig(**stream),
+        stream=_stream(stream),
         chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
         mcp_servers=servers,
@@ -400,6 +461,12 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         includes=tuple(data.get("include", ())),
         allow=dict(data.get("allow") or {}),
     )
+
+
+def _stream(data: Mapping[str, Any]) -> StreamConfig:
+    keep_alive = data.get("keep_alive")
+    own = {k: v for k, v in data.items() if k != "keep_alive"}
+    return StreamConfig(**own, keep_alive=KeepAlive(**keep_alive) if keep_alive else None)
 
 
 def _from_mcp(turns: tuple[Turn, ...], servers: tuple[McpServer, ...]) -> tuple[Turn, ...]:
@@ -495,6 +562,7 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
         if turn.repeat and i != last:
             problems.append(_at(locate(("turns", i, "repeat")), "only the last turn can repeat"))
         problems += _check_turn_shape(turn, i, locate, data["turns"][i].get("fault"))
+        problems += _check_misbehaviour(turn, i, locate)
         expect = turn.expect
         if expect is None:
             continue
@@ -559,6 +627,13 @@ def _check_matches(
     return problems
 
 
+def _check_misbehaviour(turn: Turn, i: int, locate: Locate) -> list[Problem]:
+    def where(key: str) -> Problem:
+        return locate(("turns", i, "reply", key))
+
+    return misbehaviour.check_reply(turn.reply, turn.match.api if turn.match else None, where)
+
+
 def _check_turn_shape(
     turn: Turn, i: int, locate: Locate, written: Mapping[str, Any] | None
 ) -> list[Problem]:
@@ -604,7 +679,7 @@ def _check_turn_shape(
 # The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
 # loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
 # nothing for a later one to act on.
-_PARTS = ("http", "stall", "stream_error", "truncate")
+_PARTS = ("http", "stall", "stream_error", "truncate", "misbehave")
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -699,6 +774,8 @@ def _part(data: Mapping[str, Any]) -> Part | None:
         return StreamError(**error)
     if (truncate := data.get("truncate")) is not None:
         return _truncate(truncate, data.get("disconnect") or "reset")
+    if (kind := data.get("misbehave")) is not None:
+        return Misbehave(kind)
     return None
 
 
@@ -718,7 +795,19 @@ def _header_value(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-CHAOS_KINDS = ("429", "500", "503", "529", "truncate", "stream_error", "delay")
+CHAOS_KINDS = (
+    "429",
+    "500",
+    "503",
+    "529",
+    "truncate",
+    "stream_error",
+    "delay",
+    "refusal",
+    "content_filter",
+    "empty",
+    "reasoning_only",
+)
 
 
 def _chaos(data: Mapping[str, Any]) -> Chaos:
@@ -733,11 +822,27 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         text=data.get("text", ""),
         reasoning=data.get("reasoning"),
         tool_calls=calls,
-        finish=data.get("finish", "tool_calls" if calls else "stop"),
+        finish=data.get("finish", _default_finish(data, calls)),
         usage=Usage(usage.get("input"), usage.get("output")),
         json=data.get("json"),
         refusal=data.get("refusal"),
+        empty=_empty(data),
+        filter=data.get("filter"),
+        blocked=data.get("blocked"),
     )
+
+
+def _empty(data: Mapping[str, Any]) -> Empty | None:
+    """`empty: null` (Chat content null) or `empty: ""` (content ""); absent: not empty."""
+    if "empty" not in data:
+        return None
+    return "null" if data["empty"] is None else "string"
+
+
+def _default_finish(data: Mapping[str, Any], calls: tuple[ScriptedCall, ...]) -> Finish:
+    if "filter" in data:  # naming the filter says it stopped the reply
+        return "content_filter"
+    return "tool_calls" if calls else "stop"
 
 
 def _call(data: Mapping[str, Any]) -> ScriptedCall:
