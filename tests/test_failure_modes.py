@@ -59,6 +59,7 @@ NEVER_ANSWERED = "fails calls_answered, errors_fed_back"  # a refused call's res
 UNFORMED = 'raises GaveUp("could not form its function call") · clean'
 NO_CALLS = 'raises TypeError("not iterable") · clean'  # naive: response.function_calls is None
 FILTERED = 'raises GaveUp("stopped (content_filter)") · clean'  # the finish reason read
+NOT_ASKED_AGAIN = "fails empty_replies_asked_again"  # an empty reply sent back, or kept
 # Bedrock: a call whose arguments no toolUse.input can carry comes as stopReason
 # malformed_tool_use with no toolUse (docs/http-api.md, Bedrock); the naive loop sends the
 # empty assistant turn back, which Bedrock refuses (rule B5).
@@ -340,15 +341,14 @@ OUTCOMES: dict[str, Row] = {
             "anthropic, gemini, bedrock": FILTERED,
         },
         {
-            "chat, responses, anthropic": (
-                'raises RuntimeError("no answer after 50 model calls") · fails no_tool_loop'
-            ),
+            "chat, responses, anthropic": 'raises RuntimeError("no answer after 50 model calls") '
+            "· fails no_tool_loop, no_refusal_loop",
             "gemini": NO_CALLS,
             "bedrock": EMPTY_TURN,
         },
         "The correct loop stops at once: asking again gets the same refusal. The naive loop "
         "finds no text and no call and asks again, forever (the turn repeats): no_tool_loop "
-        "flags it; on Gemini (no content) and Bedrock (the empty turn sent back, B5) it "
+        "and no_refusal_loop flag it; on Gemini (no content) and Bedrock (the empty turn sent back, B5) it "
         "crashes first. Anthropic, Gemini and Bedrock carry no refusal text: their refusal "
         "is a stop reason (refusal, SAFETY, content_filtered), which the reference harness "
         "reads as a content filter.",
@@ -369,29 +369,30 @@ OUTCOMES: dict[str, Row] = {
     "empty-reply": Row(
         PARIS,
         {
-            "chat, anthropic": 'raises BadRequestError("history diverged") · clean',
+            "chat, anthropic": f'raises BadRequestError("history diverged") · {NOT_ASKED_AGAIN}',
             "responses": PARIS,
-            "gemini": NO_CALLS,
-            "bedrock": EMPTY_TURN,
+            "gemini": f'raises TypeError("not iterable") · {NOT_ASKED_AGAIN}',
+            "bedrock": EMPTY_TURN.replace("clean", NOT_ASKED_AGAIN),
         },
         "The correct loop asks again (EmptyReply, up to 3 attempts). The naive loop sends the "
         "empty reply back as a turn and asks on: the history no longer holds the turn's "
         "call (Chat, Anthropic), or Bedrock refuses the empty turn (B5); on Gemini it "
-        "iterates the calls of a reply that has none. Not shown on Responses: with no "
-        "output item there is nothing to send back, so the naive loop's next request is "
-        "the retry.",
+        "iterates the calls of a reply that has none and the session ends on the empty "
+        "reply; empty_replies_asked_again flags each. Not shown on Responses: with no output "
+        "item there is nothing to send back, so the naive loop's next request is the retry.",
     ),
     "reasoning-only": Row(
         PARIS,
         {
-            "chat, anthropic": 'raises BadRequestError("history diverged") · clean',
-            "responses": 'raises BadRequestError("without its required following item") · clean',
-            "gemini": NO_CALLS,
-            "bedrock": EMPTY_TURN,
+            "chat, anthropic": f'raises BadRequestError("history diverged") · {NOT_ASKED_AGAIN}',
+            "responses": 'raises BadRequestError("without its required following item") '
+            f"· {NOT_ASKED_AGAIN}",
+            "gemini": f'raises TypeError("not iterable") · {NOT_ASKED_AGAIN}',
+            "bedrock": EMPTY_TURN.replace("clean", NOT_ASKED_AGAIN),
         },
         "The reasoning is not an answer: the correct loop asks again. Responses refuses a "
         "reasoning item replayed with nothing after it; Bedrock a turn holding only "
-        "reasoning.",
+        "reasoning; empty_replies_asked_again flags each.",
     ),
     "keep-alive-comments": Row(
         {
