@@ -56,6 +56,7 @@ METRICS = [
     Metric("cold_responses_c32_cpu_us", "distinct Responses c=32 server CPU *", "µs/req", 1),
     Metric("cold_gemini_c32_cpu_us", "distinct Gemini c=32 server CPU *", "µs/req", 1),
     Metric("cold_bedrock_c32_cpu_us", "distinct Bedrock c=32 server CPU *", "µs/req", 1),
+    Metric("cold_embeddings_c32_cpu_us", "embeddings, 16 inputs, 1 new c=32 CPU *", "µs/req", 1),
     *(
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS

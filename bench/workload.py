@@ -80,6 +80,12 @@ def cold_workloads() -> list[Cold]:
         },
     }
     bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
+    # A RAG agent indexing its corpus, as the openai SDK asks by default (base64 float32),
+    # 1536 dimensions (docs/embeddings.md): 16 chunks a request, one of them new (one
+    # DISTINCT a body), the others the same corpus again, as every test of a suite sends it
+    chunks = [f"Chunk {i} of the help centre: refunds, shipping and passwords" for i in range(15)]
+    chunks.append(f"A new chunk about express shipping and refund days ({DISTINCT})")
+    embeddings = {"model": "text-embedding-3-small", "input": chunks, "encoding_format": "base64"}
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -87,6 +93,7 @@ def cold_workloads() -> list[Cold]:
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
         Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
+        Cold("cold_embeddings", "distinct embeddings", _path("v1/embeddings"), _dumps(embeddings)),
     ]
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import EmbeddingRules
 from mockllm.core.keepalive import KeepAlive
 from mockllm.core.mcp import McpServer, names_mcp_tool
 from mockllm.core.values import assert_never
@@ -159,6 +160,12 @@ class Reply:
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
     refusal: str | None = None  # the model declines to answer (each wire's own refusal)
+    # `search_tools: QUERY`: the model searches the request's deferred tools first
+    # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
+    # provider's own server-side search, whichever the request offers.
+    search: str | None = None
+    # A server-side search's result, made concrete per request: the deferred tools found.
+    found: tuple[str, ...] = ()
     empty: Empty | None = None  # a 200 with no text, no calls, nothing
     filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
     blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
@@ -167,8 +174,9 @@ class Reply:
     def text_part(self) -> bool:
         """Whether a wire made of parts (Anthropic, Gemini, Responses, Bedrock) sends a text
         part: the text, or an empty one when the reply holds nothing else at all. An empty
-        reply, a refusal and a blocked prompt hold no text part."""
+        reply, a refusal, a blocked prompt and a tool search hold no text part."""
         others = self.tool_calls or self.reasoning is not None or self.refusal is not None
+        others = others or self.search is not None
         nothing = self.empty is not None or self.blocked is not None
         return bool(self.text) or not (others or nothing)
 
@@ -183,7 +191,8 @@ class Reply:
             return "content_filter"
         if self.empty is not None:
             return "empty"
-        if self.reasoning is not None and not self.text and not self.tool_calls:
+        alone = not self.text and not self.tool_calls and self.search is None
+        if self.reasoning is not None and alone:
             return "reasoning_only"
         return None
 
@@ -368,6 +377,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named

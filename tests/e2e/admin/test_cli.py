@@ -66,7 +66,7 @@ def test_validate_ok_and_broken(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         1,
         "",
         f"{bad}:5:7: turns[0].reply.finsh: unknown key 'finsh' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, empty, filter, blocked); did you mean 'finish'?\n"
+        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, empty, filter, blocked, search_tools); did you mean 'finish'?\n"
         f"1 problem in 1 file; {files} files ok\n",
     )
 
