@@ -26,10 +26,14 @@ CARRIES: Mapping[str, frozenset[str]] = {
     "gemini": _COMMON | {"blocked_prompt"},
     "bedrock-converse": _COMMON,
     "bedrock-invoke": _COMMON,
+    "vertex-gemini": _COMMON | {"blocked_prompt"},  # Gemini's body on Vertex's routes
+    "vertex-anthropic": _COMMON,  # Anthropic's body on Vertex's routes
 }
 # Stream options a wire's framing can carry: SSE comments need SSE (Bedrock's AWS event
 # stream has no comment; its frames are checksummed binary messages).
-SSE_COMMENTS = frozenset({"openai-chat", "openai-responses", "anthropic", "gemini"})
+SSE_COMMENTS = frozenset(
+    {"openai-chat", "openai-responses", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic"}
+)
 
 # What the scenario keys say: the words of a load error.
 _WHAT = {
@@ -63,7 +67,7 @@ def check_reply(
         if wrong:
             message = (
                 f"{_WHAT['blocked_prompt']} cannot be carried by {', '.join(wrong)}: "
-                "key the turn to the wires that can (match: {api: gemini})"
+                "key the turn to the wires that can (match: {api: [gemini, vertex-gemini]})"
             )
             problems.append(where("blocked").with_message(message))
     if reply.filter is not None and reply.finish != "content_filter":

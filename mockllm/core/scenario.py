@@ -98,6 +98,8 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "vertex-gemini",
+    "vertex-anthropic",
 )
 
 

@@ -276,7 +276,7 @@ def test_a_blocked_prompt_is_refused_at_load_naming_the_wires(server: ServerProc
     assert answer.status_code == 400
     (problem,) = answer.json()["error"]["problems"]
     assert problem.startswith("<POST /_mockllm/scenarios>:3:22: turns[0].reply.blocked: ")
-    wires = "openai-chat, openai-responses, anthropic, bedrock-converse, bedrock-invoke"
+    wires = "openai-chat, openai-responses, anthropic, bedrock-converse, bedrock-invoke, vertex-anthropic"
     assert f"cannot be carried by {wires}" in problem
 
 

@@ -52,7 +52,8 @@ def test_every_wire_says_what_it_carries() -> None:
     assert set(CARRIES) == set(APIS)
     assert all(set(kinds) <= set(KINDS) for kinds in CARRIES.values())
     assert cannot_carry("blocked_prompt", ("gemini",)) == ()
-    assert cannot_carry("blocked_prompt", None) == tuple(a for a in APIS if a != "gemini")
+    gemini = ("gemini", "vertex-gemini")
+    assert cannot_carry("blocked_prompt", None) == tuple(a for a in APIS if a not in gemini)
     assert cannot_carry("refusal", None) == ()
 
 
