@@ -94,4 +94,4 @@ def test_models_route_is_not_a_scenario_request(server: ServerProcess) -> None:
         openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0) as client,
         pytest.raises(openai.NotFoundError),
     ):
-        client.embeddings.create(model="m", input="x")
+        client.images.generate(model="m", prompt="x")  # a route no wire serves
