@@ -22,9 +22,21 @@ from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
 ValidationMode = Literal["strict", "warn", "off"]
-Flavor = Literal["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"]
+Flavor = Literal[
+    "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax", "mistral", "azure"
+]
 # The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
-FLAVORS: tuple[Flavor, ...] = ("openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax")
+FLAVORS: tuple[Flavor, ...] = (
+    "openai",
+    "deepseek",
+    "qwen",
+    "kimi",
+    "glm",
+    "doubao",
+    "minimax",
+    "mistral",
+    "azure",
+)
 
 # Locates a YAML path such as ("turns", 0, "reply") in its source; used for errors.
 Locate = Callable[[tuple[str | int, ...]], Problem]
@@ -161,6 +173,16 @@ class HttpFault:
     message: str | None = None
     code: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    # Azure's prompt filter (`content_filter:` in a fault): (category, severity) it flags.
+    filtered: tuple[str, str] | None = None
+
+
+# Azure OpenAI's answer to a prompt its content filter blocks (docs/azure.md#the-content-filter).
+CONTENT_FILTER_MESSAGE = (
+    "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+    "policy. Please modify your prompt and retry. To learn more about our content filtering "
+    "policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +271,8 @@ class Fault:
 
     def describe(self) -> str:
         match self.part:
+            case HttpFault(filtered=(category, _)):
+                return f"HTTP 400 (content filter: {category})"
             case HttpFault(status=status):
                 return f"HTTP {status}"
             case Stall():
@@ -604,7 +628,7 @@ def _check_turn_shape(
 # The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
 # loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
 # nothing for a later one to act on.
-_PARTS = ("http", "stall", "stream_error", "truncate")
+_PARTS = ("http", "content_filter", "stall", "stream_error", "truncate")
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -693,6 +717,8 @@ def _part(data: Mapping[str, Any]) -> Part | None:
     """The fault's one `Part`: the first of `_PARTS` given (check_scenario refuses more)."""
     if (http := data.get("http")) is not None:
         return _http(http)
+    if (blocked := data.get("content_filter")) is not None:
+        return _content_filter(blocked)
     if data.get("stall"):
         return Stall()
     if (error := data.get("stream_error")) is not None:
@@ -712,6 +738,12 @@ def _http(data: Mapping[str, Any]) -> HttpFault:
     return HttpFault(
         data["status"], data.get("type"), data.get("message"), data.get("code"), headers
     )
+
+
+def _content_filter(data: Mapping[str, Any]) -> HttpFault:
+    """The prompt filter's 400 (Azure's words on its routes, the wire's shape elsewhere)."""
+    filtered = (data["category"], data.get("severity", "high"))
+    return HttpFault(400, None, CONTENT_FILTER_MESSAGE, "content_filter", filtered=filtered)
 
 
 def _header_value(value: object) -> str:

@@ -91,6 +91,8 @@ class MockLLM:
             return
         if adapter is not None and flavor is not None:
             adapter = adapter.variant(flavor)
+        if adapter is not None:
+            adapter = adapter.for_route(route)
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):
