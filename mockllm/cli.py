@@ -522,6 +522,14 @@ def _banner(count: int, default: str | None) -> str:
             f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
             "...)  (any credentials)"
         )
+    if "openai" in families:  # Azure's routes and Mistral's flavour ride on the Chat wire
+        lines.append(
+            f'  Azure OpenAI:  AzureOpenAI(azure_endpoint="{{url}}/s/{example}", '
+            'api_version="2024-10-21", api_key="test")'
+        )
+        lines.append(
+            f'  Mistral SDK:   Mistral(server_url="{{url}}/f/mistral/s/{example}", api_key="test")'
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

@@ -3,7 +3,7 @@
 
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
  * Google's (@google/genai) add their own version path. */
-export const APIS = ["openai", "anthropic", "gemini"] as const;
+export const APIS = ["openai", "anthropic", "gemini", "azure"] as const;
 export type Api = (typeof APIS)[number];
 
 export interface ToolCall {

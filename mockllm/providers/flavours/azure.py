@@ -74,6 +74,7 @@ class Azure(Flavour):
         for choice in obj["choices"]:
             text = bool(choice["message"].get("content"))
             choice["content_filter_results"] = _choice_results(choice, text)
+            choice["message"] = _sorted(choice["message"])
             choices.append(_sorted(choice))
         obj["choices"] = choices
         obj["prompt_filter_results"] = _prompt_results()
@@ -85,6 +86,7 @@ class Azure(Flavour):
             for choice in obj["choices"]:
                 text = bool(choice["delta"].get("content"))
                 choice["content_filter_results"] = _choice_results(choice, text)
+                choice["delta"] = _sorted(choice["delta"])
                 choices.append(_sorted(choice))
             obj["choices"] = choices
             return _sorted(drop(obj, "service_tier"))

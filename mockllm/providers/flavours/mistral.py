@@ -53,7 +53,9 @@ class Mistral(Flavour):
             if not obj["choices"]:
                 return None  # the usage rides on the finish chunk
             choice = obj["choices"][0]
-            drop(choice["delta"], "refusal")
+            delta = drop(choice["delta"], "refusal")
+            if "content" in delta and delta["content"] is None:
+                delta["content"] = ""  # Mistral's first chunk: role and "" content
             drop(choice, "logprobs")
             if choice.get("finish_reason") is not None:
                 choice["delta"] = {"content": ""}
