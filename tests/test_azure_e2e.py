@@ -114,7 +114,9 @@ def test_the_first_chunk_has_no_choices_both_sides(server: ServerProcess, sessio
     with azure(server, "hello", session) as sdk:
         with pytest.raises(IndexError):  # Azure's prompt-filter chunk: choices == []
             naive_text(sdk.chat.completions.create(model="gpt-4o", messages=[PARIS], stream=True))
-        chunks = list(sdk.chat.completions.create(model="gpt-4o", messages=[PARIS], stream=True))
+        chunks: list[Any] = list(
+            sdk.chat.completions.create(model="gpt-4o", messages=[PARIS], stream=True)
+        )
         whole = sdk.chat.completions.create(model="gpt-4o", messages=[PARIS])
     assert chunks[0].choices == [] and chunks[0].model_extra["prompt_filter_results"]
     assert careful_text(iter(chunks)) == whole.choices[0].message.content
@@ -128,7 +130,7 @@ def filtered_prompt_harness(sdk: openai.AzureOpenAI, careful: bool) -> str:
     except openai.BadRequestError as e:
         if not careful or e.code != "content_filter":
             raise
-        inner = e.body["innererror"]  # type: ignore[index]
+        inner = e.body["innererror"]
         flagged = [k for k, v in inner["content_filter_result"].items() if v["filtered"]]
         return f"blocked: {', '.join(flagged)}"
     return reply.choices[0].message.content or ""
@@ -171,7 +173,9 @@ def test_a_filtered_reply_finishes_content_filter_streamed_and_not(
     with azure(server, name, session) as sdk:
         whole = sdk.chat.completions.create(model="gpt-4o", messages=[PARIS])
     with azure(server, name, session + "-s") as sdk:
-        chunks = list(sdk.chat.completions.create(model="gpt-4o", messages=[PARIS], stream=True))
+        chunks: list[Any] = list(
+            sdk.chat.completions.create(model="gpt-4o", messages=[PARIS], stream=True)
+        )
         # the SDK's stream helper refuses a filtered reply, as it does against Azure
         with (
             pytest.raises(openai.ContentFilterFinishReasonError),
@@ -210,7 +214,7 @@ def test_azure_chat_openai_runs_its_tool_loop(server: ServerProcess, session: st
         azure_endpoint=endpoint,
         azure_deployment="gpt-4o",
         api_version=VERSION,
-        api_key="k",  # type: ignore[arg-type]
+        api_key="k",
         max_retries=0,
     ).bind_tools([WEATHER])
     ask = HumanMessage("What is the weather in Paris?")
