@@ -13,8 +13,6 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_openai import AzureChatOpenAI
 
 from mockllm import Client
 
@@ -206,26 +204,6 @@ def test_a_history_rule_both_sides_in_openai_words(server: ServerProcess, sessio
         )
     assert "tool_call_id" in refused.value.message
     assert kept.choices[0].finish_reason == "stop"
-
-
-def test_azure_chat_openai_runs_its_tool_loop(server: ServerProcess, session: str) -> None:
-    endpoint = Client(server.url).url("weather-single", session, api="azure")
-    llm = AzureChatOpenAI(
-        azure_endpoint=endpoint,
-        azure_deployment="gpt-4o",
-        api_version=VERSION,
-        api_key="k",
-        max_retries=0,
-    ).bind_tools([WEATHER])
-    ask = HumanMessage("What is the weather in Paris?")
-    first = llm.invoke([ask])
-    (call,) = first.tool_calls
-    assert call["args"] == {"city": "Paris"}
-    final = llm.invoke([ask, first, ToolMessage("18 °C", tool_call_id=call["id"])])
-    assert "18" in str(final.content)
-    entries = Client(server.url).session(session).requests()
-    assert all("/openai/deployments/gpt-4o/" in e.path for e in entries)
-    assert entries[-1].turn == 1 and not entries[-1].violations
 
 
 def test_the_v1_base_and_responses_routes(server: ServerProcess, session: str) -> None:
