@@ -5,7 +5,10 @@ its two sides: the harness that mishandles it fails, the one that handles it pas
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 from typing import Any
 
 import httpx
@@ -17,7 +20,8 @@ from hypothesis import strategies as st
 from mockllm import Client
 
 from .hypothesis_profiles import examples
-from .support import ServerProcess
+from .support import ROOT, ServerProcess
+from .test_readme import claimed_output
 
 VERSION = "2024-10-21"
 WEATHER = {
@@ -73,6 +77,7 @@ def test_a_tool_loop_through_azure_openai_with_its_annotations(
     entries = Client(server.url).session(session).requests()
     assert [e.turn for e in entries] == [0, 1] and entries[0].api == "openai-chat"
     assert entries[0].headers["api-key"].startswith("[redacted")  # never logged as sent
+    assert Client(server.url).session(session).verdict().ok
 
 
 def test_an_entra_token_is_accepted_and_redacted(server: ServerProcess, session: str) -> None:
@@ -255,3 +260,16 @@ def test_hostile_azure_requests_never_fail_the_server(
     if r.status_code >= 400:
         assert set(r.json()["error"]) >= {"message", "code"}
     assert httpx.get(f"{server.url}/_mockllm/health").status_code == 200
+
+
+def test_the_docs_recipes_print_what_they_claim(server: ServerProcess) -> None:
+    """docs/azure.md: each Python block, against this server, prints what its comments say."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs/azure.md").read_text(), re.S)
+    assert len(blocks) == 3
+    for code in blocks:
+        for name in re.findall(r"/s/[\w-]+/(az-[\w-]+)", code):
+            Client(server.url).reset(name)  # a rerun starts clean
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code.replace("http://127.0.0.1:8000", server.url), "azure.md", "exec"), {})
+        assert out.getvalue().splitlines() == claimed_output(code, "#"), code

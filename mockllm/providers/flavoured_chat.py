@@ -57,9 +57,11 @@ class FlavouredChat(ChatCompletions):
 
     def parse_at(self, body: Any, route: str) -> Parsed:
         found = AZURE_DEPLOYMENT.fullmatch(route)
-        if found is not None and isinstance(body, dict):  # the deployment names the model
-            body = {**body, "model": found["deployment"]}
-        return self.parse(body)
+        if found is None or not isinstance(body, dict) or body.get("model") == found["deployment"]:
+            return self.parse(body)
+        # The deployment names the model; the body alone no longer says the request (the log
+        # cannot parse it again from its bytes), so the parse is kept, not cached.
+        return replace(self.parse({**body, "model": found["deployment"]}), cacheable=False)
 
     def for_scenario(self, scenario: Scenario) -> Adapter:
         if self.pinned or scenario.flavor is None or scenario.flavor == self.flavor:

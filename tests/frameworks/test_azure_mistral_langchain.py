@@ -41,6 +41,8 @@ def test_azure_chat_openai_runs_its_tool_loop(server: ServerProcess, session: st
     entries = Client(server.url).session(session).requests()
     assert all("/openai/deployments/gpt-4o/" in e.path for e in entries)
     assert entries[-1].turn == 1 and not entries[-1].violations
+    # the body says no model (the deployment does): the log still reads the tool result
+    assert Client(server.url).session(session).verdict().ok
 
 
 def test_chat_mistral_ai_runs_its_tool_loop(server: ServerProcess, session: str) -> None:

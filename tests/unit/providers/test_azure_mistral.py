@@ -66,6 +66,11 @@ def test_azure_routes_pick_the_azure_flavour_and_the_deployment_as_model() -> No
     assert routes.split(f"/s/x/{route}") == ("x", None, route)
     assert routes.split(f"/s/x/sess/{route}") == ("x", "sess", route)
     assert body("azure", 1, route)["model"] == "my-gpt"
+    chat, ask = adapter("openai"), [{"role": "user", "content": "q"}]
+    named = chat.parse_at({"model": "my-gpt", "messages": ask}, route)
+    unnamed = chat.parse_at({"messages": ask}, route)  # AzureChatOpenAI with azure_deployment
+    assert named.cacheable and unnamed.conversation.model == "my-gpt"
+    assert not unnamed.cacheable  # the log keeps it parsed: its bytes name no model
 
 
 def test_azure_annotates_bodies_and_opens_streams_with_the_prompt_results() -> None:
