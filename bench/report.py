@@ -56,6 +56,8 @@ METRICS = [
     Metric("cold_responses_c32_cpu_us", "distinct Responses c=32 server CPU *", "µs/req", 1),
     Metric("cold_gemini_c32_cpu_us", "distinct Gemini c=32 server CPU *", "µs/req", 1),
     Metric("cold_bedrock_c32_cpu_us", "distinct Bedrock c=32 server CPU *", "µs/req", 1),
+    Metric("cold_azure_c32_cpu_us", "distinct Azure c=32 server CPU *", "µs/req", 1),
+    Metric("cold_mistral_c32_cpu_us", "distinct Mistral c=32 server CPU *", "µs/req", 1),
     *(
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS

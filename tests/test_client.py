@@ -56,8 +56,11 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    assert client.session("t1").url("hello", api="azure") == f"{server.url}/s/hello/t1"
+    mistral = client.session("t1").url("hello", flavor="mistral")  # its SDK adds /v1
+    assert mistral == f"{server.url}/f/mistral/s/hello/t1"
     with pytest.raises(
-        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', 'azure', not 'google'"
     ):
         client.url("hello", api=cast(Any, "google"))
 

@@ -2,7 +2,8 @@
 // Only the fields the client reads are typed; `raw` keeps the whole object.
 
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
- * Google's (@google/genai) add their own version path. */
+ * Google's (@google/genai) add their own version path, Azure's (AzureOpenAI's endpoint) its
+ * `/openai/deployments/{deployment}/…`. */
 export const APIS = ["openai", "anthropic", "gemini", "azure"] as const;
 export type Api = (typeof APIS)[number];
 
