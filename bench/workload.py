@@ -94,8 +94,12 @@ def cold_workloads() -> list[Cold]:
         # Chat in two flavours that reshape what it renders: Azure's route (the deployment
         # the body's model, as AzureOpenAI sends it) and Mistral's (whole calls, its ids).
         Cold("cold_azure", "distinct Azure", _path(AZURE_ROUTE), request_body(False, ask)),
-        Cold("cold_mistral", "distinct Mistral", "/f/mistral" + _path(MISTRAL_ROUTE),
-             request_body(False, ask)),  # fmt: skip
+        Cold(
+            "cold_mistral",
+            "distinct Mistral",
+            "/f/mistral" + _path(MISTRAL_ROUTE),
+            request_body(False, ask),
+        ),
     ]
 
 
