@@ -1,30 +1,30 @@
-"""The scenario model: frozen dataclasses built from a schema-valid mapping.
+"""The scenario model: the frozen dataclasses every request reads.
 
-YAML files and Python mappings (`add_scenario({...})`) go through the same
-`build_scenario`, so both produce the same objects and the same errors.
+It is built from a schema-valid mapping by core/scenario_build.py (YAML files and Python
+mappings alike) and checked for what the schema cannot see by core/scenario_checks.py,
+so a new scenario key edits those two and, only for a new field, this one.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
-from mockllm.core.encoding import compact_json
-from mockllm.core.mcp import McpServer, build_servers, check_servers, mcp_ref, names_mcp_tool
+from mockllm.core.mcp import McpServer, names_mcp_tool
 from mockllm.core.values import assert_never
-from mockllm.errors import Problem
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
+
 ValidationMode = Literal["strict", "warn", "off"]
+
 Flavor = Literal[
     "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax", "mistral", "azure"
 ]
+
 # The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
 FLAVORS: tuple[Flavor, ...] = (
     "openai",
@@ -37,9 +37,6 @@ FLAVORS: tuple[Flavor, ...] = (
     "mistral",
     "azure",
 )
-
-# Locates a YAML path such as ("turns", 0, "reply") in its source; used for errors.
-Locate = Callable[[tuple[str | int, ...]], Problem]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +92,7 @@ JSON_KINDS = (
     "not_json",
     "in_prose",
 )
+
 APIS = (
     "openai-chat",
     "openai-responses",
@@ -164,6 +162,12 @@ class Reply:
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
     refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    # `search_tools: QUERY`: the model searches the request's deferred tools first
+    # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
+    # provider's own server-side search, whichever the request offers.
+    search: str | None = None
+    # A server-side search's result, made concrete per request: the deferred tools found.
+    found: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,435 +399,4 @@ class Scenario:
         }
 
 
-def dump_arguments(arguments: object) -> str:
-    """A mapping becomes compact JSON, as real models emit it; a string stays verbatim."""
-    if isinstance(arguments, str):
-        return arguments
-    return compact_json(arguments)
-
-
-def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
-    """Build from a mapping that already passed the JSON Schema."""
-    servers = build_servers(data.get("mcp_servers") or {})
-    turns = tuple(_turn(t) for t in data["turns"])
-    if servers:
-        turns = _from_mcp(turns, servers)
-    stream = data.get("stream", {})
-    return Scenario(
-        name=data.get("name", name),
-        turns=turns,
-        description=data.get("description", "").strip(),
-        validation=data.get("validation"),
-        flavor=data.get("flavor"),
-        stream=StreamConfig(**stream),
-        chaos=_chaos(data["chaos"]) if "chaos" in data else None,
-        source=source,
-        mcp_servers=servers,
-        side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
-        seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
-        includes=tuple(data.get("include", ())),
-        allow=dict(data.get("allow") or {}),
-    )
-
-
-def _from_mcp(turns: tuple[Turn, ...], servers: tuple[McpServer, ...]) -> tuple[Turn, ...]:
-    """`from_mcp: true` made concrete: the texts the scripted tool gives the call it
-    answers (the previous turn's call at that place), found once, when the scenario is built."""
-    from dataclasses import replace
-
-    out = list(turns)
-    for i, turn in enumerate(turns):
-        results = turn.expect.tool_results if turn.expect else None
-        if not results or i == 0 or not any(r.from_mcp is not None for r in results):
-            continue
-        calls = turns[i - 1].reply.tool_calls
-        made = []
-        for j, match in enumerate(results):
-            if match.from_mcp is not None and j < len(calls):
-                match = replace(match, from_mcp=_mcp_texts(calls[j], servers))
-            made.append(match)
-        assert turn.expect is not None
-        out[i] = replace(turn, expect=replace(turn.expect, tool_results=tuple(made)))
-    return tuple(out)
-
-
-def _mcp_texts(call: ScriptedCall, servers: tuple[McpServer, ...]) -> tuple[str, ...]:
-    ref = call.mcp or next(
-        (
-            (s.name, t.name)
-            for s in servers
-            for t in s.tools
-            if names_mcp_tool(call.name, s.name, t.name)
-        ),
-        None,
-    )
-    server = next((s for s in servers if ref and s.name == ref[0]), None)
-    tool = server.tool(ref[1]) if server and ref else None
-    if tool is None:
-        return ()
-    arguments = call.arguments_object() or {}
-    picked = [r for r in tool.results if r.answers(arguments)][:1] or [
-        r for r in tool.results if r.when is None
-    ]
-    return tuple(dict.fromkeys(r.content_text() for r in picked))
-
-
-def _with_origin(data: Mapping[str, Any], key: str) -> list[tuple[Any, str]]:
-    """The scenario's own entries under `key`, then those of the rule sets it includes
-    (the loader puts them under `_included`: [(name, rule set), ...])."""
-    own = [(item, "") for item in data.get(key, ())]
-    for name, rules in data.get("_included", ()):
-        own += [(item, name) for item in rules.get(key, ())]
-    return own
-
-
-def _side(data: Mapping[str, Any], origin: str) -> SideRequest:
-    fault = data.get("fault")
-    return SideRequest(
-        name=data["name"],
-        match=_request_match(data["match"]),
-        reply=_reply(data.get("reply", {})),
-        fault=_fault(fault) if fault is not None else None,
-        origin=origin,
-        has_reply="reply" in data,
-    )
-
-
-def _request_match(data: Mapping[str, Any]) -> RequestMatch:
-    tools = data.get("tools")
-    api = data.get("api")
-    return RequestMatch(
-        system=_text_match(data.get("system")),
-        user=_text_match(data.get("user")),
-        model=_text_match(data.get("model")),
-        tool_results=_text_match(data.get("tool_results")),
-        no_tools={"none": True, "some": False}.get(tools) if isinstance(tools, str) else None,
-        tool=tools.get("includes") if isinstance(tools, Mapping) else None,
-        json=data.get("json"),
-        api=(api,) if isinstance(api, str) else tuple(api) if api is not None else None,
-    )
-
-
-def _text_match_required(value: str | Mapping[str, str]) -> TextMatch:
-    match = _text_match(value)
-    assert match is not None
-    return match
-
-
-def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) -> list[Problem]:
-    """Mistakes the schema cannot see: they would only surface at request time. `data`: the
-    mapping it was built from, for what the objects cannot hold (two exclusive fault parts)."""
-    problems: list[Problem] = []
-    last = len(scenario.turns) - 1
-    for i, turn in enumerate(scenario.turns):
-        if turn.repeat and i != last:
-            problems.append(_at(locate(("turns", i, "repeat")), "only the last turn can repeat"))
-        problems += _check_turn_shape(turn, i, locate, data["turns"][i].get("fault"))
-        expect = turn.expect
-        if expect is None:
-            continue
-        for key in ("user", "system", "model"):
-            match = getattr(expect, key)
-            if match is not None and match.how == "regex":
-                problems += _check_regex(match.value, locate(("turns", i, "expect", key, "regex")))
-        for j, result in enumerate(expect.tool_results or ()):
-            if result.regex is not None:
-                where = locate(("turns", i, "expect", "tool_results", j, "regex"))
-                problems += _check_regex(result.regex, where)
-        if expect.tool_results:
-            problems += _check_result_count(scenario, i, len(expect.tool_results), locate)
-    if scenario.mcp_servers or any(c.mcp for t in scenario.turns for c in t.reply.tool_calls):
-        refs = [
-            (i, j, "/".join(c.mcp))
-            for i, t in enumerate(scenario.turns)
-            for j, c in enumerate(t.reply.tool_calls)
-            if c.mcp
-        ]
-        problems += check_servers(scenario.mcp_servers, refs, locate)
-    problems += _check_from_mcp(scenario, locate)
-    problems += _check_matches(scenario, locate, data.get("side_requests") or ())
-    if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
-        problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
-    return problems
-
-
-def _check_matches(
-    scenario: Scenario, locate: Locate, sides: Sequence[Mapping[str, Any]]
-) -> list[Problem]:
-    """Regular expressions of side requests, seeds and keyed turns compile; a side request
-    answers every time (it has no attempts to count), so `times` makes no sense on it.
-    `sides`: the scenario's own side requests as written."""
-    problems: list[Problem] = []
-    own = [s for s in scenario.side_requests if not s.origin]
-    for j, side in enumerate(own):
-        for key, match in side.match.texts():
-            if match.how == "regex":
-                where = locate(("side_requests", j, "match", key, "regex"))
-                problems += _check_regex(match.value, where)
-        answers = side.fault is not None and isinstance(side.fault.part, HttpFault)
-        if not side.has_reply and not answers:
-            message = "give a reply (text, json or refusal), or a fault: {http: …} to answer with"
-            problems.append(_at(locate(("side_requests", j)), message))
-        if side.fault is not None and side.fault.times is not None:
-            message = "a side request is never counted as an attempt: times cannot apply"
-            problems.append(_at(locate(("side_requests", j, "fault", "times")), message))
-        if side.fault is not None:
-            at = ("side_requests", j, "fault")
-            problems += _check_fault(side.fault, sides[j]["fault"], at, locate)
-    for j, seed in enumerate(scenario.seeds):  # the scenario's own first: their index is theirs
-        if seed.how == "regex":
-            problems += _check_regex(seed.value, locate(("seed", j, "regex")))
-    for i, turn in enumerate(scenario.turns):
-        for key, match in turn.match.texts() if turn.match else ():
-            if match.how == "regex":
-                problems += _check_regex(match.value, locate(("turns", i, "match", key, "regex")))
-        if turn.match is not None and turn.repeat:
-            message = "a keyed turn answers whatever it matches: repeat cannot apply"
-            problems.append(_at(locate(("turns", i, "repeat")), message))
-    return problems
-
-
-def _check_turn_shape(
-    turn: Turn, i: int, locate: Locate, written: Mapping[str, Any] | None
-) -> list[Problem]:
-    """A reply must exist unless an unconditional HTTP fault replaces it; faults must fit it.
-    `written`: the turn's fault as written."""
-    problems = []
-    fault = turn.fault
-    http = fault is not None and isinstance(fault.part, HttpFault)
-    if not turn.has_reply and (fault is None or not http or fault.times is not None):
-        why = (
-            "later attempts, past times, are answered by it"
-            if http
-            else ("only an HTTP fault replaces it")
-        )
-        problems.append(_at(locate(("turns", i)), f"missing required key 'reply' ({why})"))
-    truncate = fault.part if fault and isinstance(fault.part, Truncate) else None
-    if truncate is not None:
-        ways = [
-            w for w in (truncate.after_events, truncate.after_bytes, truncate.call) if w is not None
-        ]
-        where = locate(("turns", i, "fault", "truncate"))
-        if len(ways) != 1:
-            problems.append(
-                _at(
-                    where,
-                    "give exactly one of after_events, after_bytes, or inside: arguments with call",
-                )
-            )
-        elif truncate.call is not None and truncate.call >= len(turn.reply.tool_calls):
-            calls = len(turn.reply.tool_calls)
-            problems.append(
-                _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
-            )
-    if fault is not None and written is not None:
-        problems += _check_fault(fault, written, ("turns", i, "fault"), locate)
-    for j, call in enumerate(turn.reply.tool_calls):
-        if call.generate is not None and call.arguments != "{}":
-            where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
-            problems.append(_at(where, "give arguments or generate, not both"))
-    return problems
-
-
-# The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
-# loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
-# nothing for a later one to act on.
-_PARTS = ("http", "content_filter", "stall", "stream_error", "truncate")
-# A header value may not hold a line break (it would end the header) or another control
-# character; a name must be an HTTP token.
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
-def _check_fault(
-    fault: Fault, written: Mapping[str, Any], where: tuple[str | int, ...], locate: Locate
-) -> list[Problem]:
-    """What a fault as `written` combines that its `Fault` cannot hold, and header values."""
-    problems = []
-    given = [key for key in _PARTS if written.get(key) not in (None, False)]  # stall: false
-    for first, second in combinations(given, 2):
-        message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
-        problems.append(_at(locate((*where, second)), message))
-    if written.get("disconnect") is not None and written.get("truncate") is None:
-        message = "disconnect only says how a truncated reply ends: add truncate"
-        problems.append(_at(locate((*where, "disconnect")), message))
-    for name, value in fault.part.headers if isinstance(fault.part, HttpFault) else ():
-        at = locate((*where, "http", "headers", name))
-        if not _HEADER_NAME.fullmatch(name):
-            problems.append(_at(at, f"{name!r} is not a valid HTTP header name"))
-        elif _HEADER_VALUE_BAD.search(value):
-            message = f"the value {value!r} holds a line break or control character"
-            problems.append(_at(at, message + ", which HTTP header values cannot"))
-    return problems
-
-
-def _check_from_mcp(scenario: Scenario, locate: Locate) -> list[Problem]:
-    problems = []
-    for i, turn in enumerate(scenario.turns):
-        for j, match in enumerate(turn.expect.tool_results or () if turn.expect else ()):
-            if match.from_mcp == ():
-                where = locate(("turns", i, "expect", "tool_results", j, "from_mcp"))
-                problems.append(
-                    _at(
-                        where,
-                        (
-                            f"call {j} of turn {i - 1} names no scripted MCP tool with a result "
-                            "for its arguments"
-                        ),
-                    )
-                )
-    return problems
-
-
-def _check_result_count(scenario: Scenario, i: int, wanted: int, locate: Locate) -> list[Problem]:
-    where = locate(("turns", i, "expect", "tool_results"))
-    if i == 0:
-        return [_at(where, "turn 0 has no previous turn, so no tool results can answer it")]
-    calls = len(scenario.turns[i - 1].reply.tool_calls)
-    if wanted > calls:
-        return [_at(where, f"{wanted} results expected, but turn {i - 1} makes {calls} call(s)")]
-    return []
-
-
-def _check_regex(pattern: str, where: Problem) -> list[Problem]:
-    problem = bounded.check(pattern)
-    return [_at(where, f"invalid regular expression: {problem}")] if problem else []
-
-
-def _at(where: Problem, message: str) -> Problem:
-    return where.with_message(message)
-
-
-def _turn(data: Mapping[str, Any]) -> Turn:
-    expect = data.get("expect")
-    fault = data.get("fault")
-    return Turn(
-        reply=_reply(data.get("reply", {})),
-        expect=_expect(expect) if expect is not None else None,
-        repeat=data.get("repeat", False),
-        fault=_fault(fault) if fault is not None else None,
-        has_reply="reply" in data,
-        match=_request_match(data["match"]) if "match" in data else None,
-        allow=dict(data.get("allow") or {}),
-    )
-
-
-def _fault(data: Mapping[str, Any]) -> Fault:
-    delay = data.get("delay")
-    return Fault(_part(data), Delay(**delay) if delay is not None else None, data.get("times"))
-
-
-def _part(data: Mapping[str, Any]) -> Part | None:
-    """The fault's one `Part`: the first of `_PARTS` given (check_scenario refuses more)."""
-    if (http := data.get("http")) is not None:
-        return _http(http)
-    if (blocked := data.get("content_filter")) is not None:
-        return _content_filter(blocked)
-    if data.get("stall"):
-        return Stall()
-    if (error := data.get("stream_error")) is not None:
-        return StreamError(**error)
-    if (truncate := data.get("truncate")) is not None:
-        return _truncate(truncate, data.get("disconnect") or "reset")
-    return None
-
-
-def _truncate(data: Mapping[str, Any], disconnect: Disconnect) -> Truncate:
-    call = data.get("call", 0 if "inside" in data else None)  # inside: arguments means call 0
-    return Truncate(data.get("after_events"), data.get("after_bytes"), call, disconnect)
-
-
-def _http(data: Mapping[str, Any]) -> HttpFault:
-    headers = tuple((str(k).lower(), _header_value(v)) for k, v in data.get("headers", {}).items())
-    return HttpFault(
-        data["status"], data.get("type"), data.get("message"), data.get("code"), headers
-    )
-
-
-def _content_filter(data: Mapping[str, Any]) -> HttpFault:
-    """The prompt filter's 400 (Azure's words on its routes, the wire's shape elsewhere)."""
-    filtered = (data["category"], data.get("severity", "high"))
-    return HttpFault(400, None, CONTENT_FILTER_MESSAGE, "content_filter", filtered=filtered)
-
-
-def _header_value(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 CHAOS_KINDS = ("429", "500", "503", "529", "truncate", "stream_error", "delay")
-
-
-def _chaos(data: Mapping[str, Any]) -> Chaos:
-    rates = tuple((k, float(data[k])) for k in CHAOS_KINDS if k in data)  # a fixed order
-    return Chaos(rates, data.get("seed"))
-
-
-def _reply(data: Mapping[str, Any]) -> Reply:
-    calls = tuple(_call(c) for c in data.get("tool_calls", ()))
-    usage = data.get("usage", {})
-    return Reply(
-        text=data.get("text", ""),
-        reasoning=data.get("reasoning"),
-        tool_calls=calls,
-        finish=data.get("finish", "tool_calls" if calls else "stop"),
-        usage=Usage(usage.get("input"), usage.get("output")),
-        json=data.get("json"),
-        refusal=data.get("refusal"),
-    )
-
-
-def _call(data: Mapping[str, Any]) -> ScriptedCall:
-    name = data["name"]
-    if isinstance(name, Mapping) and "mcp" in name:
-        ref = mcp_ref(name["mcp"])
-        return ScriptedCall(
-            name=ref[1] if ref else name["mcp"],
-            arguments=dump_arguments(data.get("arguments", {})),
-            id=data.get("id"),
-            generate=data.get("generate"),
-            mcp=ref,
-        )
-    near_miss = isinstance(name, Mapping)
-    return ScriptedCall(
-        name=name["near_miss"] if near_miss else name,
-        arguments=dump_arguments(data.get("arguments", {})),
-        id=data.get("id"),
-        generate=data.get("generate"),
-        near_miss=near_miss,
-    )
-
-
-def _expect(data: Mapping[str, Any]) -> Expect:
-    tools = data.get("tools")
-    results = data.get("tool_results")
-    return Expect(
-        user=_text_match(data.get("user")),
-        system=_text_match(data.get("system")),
-        model=_text_match(data.get("model")),
-        tools=tuple(tools) if tools is not None else None,
-        tool_choice=_tool_choice(data.get("tool_choice")),
-        stream=data.get("stream"),
-        tool_results=tuple(_result_match(r) for r in results) if results is not None else None,
-    )
-
-
-def _result_match(data: Mapping[str, Any]) -> ResultMatch:
-    from_mcp = () if data.get("from_mcp") else None  # made concrete by _from_mcp
-    return ResultMatch(data.get("contains"), data.get("regex"), data.get("is_error"), from_mcp)
-
-
-def _text_match(value: str | Mapping[str, str] | None) -> TextMatch | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return TextMatch("equals", value)
-    ((how, text),) = value.items()
-    return TextMatch(how, text)  # type: ignore[arg-type]  # the schema allows only the three
-
-
-def _tool_choice(value: str | Mapping[str, str] | None) -> ToolChoice | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return ToolChoice(value)  # type: ignore[arg-type]  # the schema's enum
-    return ToolChoice("tool", value["tool"])

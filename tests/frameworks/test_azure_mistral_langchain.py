@@ -9,8 +9,7 @@ from langchain_mistralai import ChatMistralAI
 from langchain_openai import AzureChatOpenAI
 
 from mockllm import Client
-
-from ..support import ServerProcess
+from tests.support import ServerProcess
 
 VERSION = "2024-10-21"
 WEATHER = {

@@ -1,4 +1,4 @@
-"""Azure OpenAI and Mistral in-process (tests/test_azure_e2e.py and tests/test_mistral_e2e.py
+"""Azure OpenAI and Mistral in-process (tests/e2e/wires/test_azure_e2e.py and test_mistral_e2e.py
 drive them over HTTP with their SDKs): Azure's routes and annotations, the prompt filter's
 envelope and its scenario key, Mistral's ids, whole streamed calls, envelope and rule M1."""
 
