@@ -58,6 +58,7 @@ METRICS = [
     Metric("cold_bedrock_c32_cpu_us", "distinct Bedrock c=32 server CPU *", "µs/req", 1),
     Metric("cold_azure_c32_cpu_us", "distinct Azure c=32 server CPU *", "µs/req", 1),
     Metric("cold_mistral_c32_cpu_us", "distinct Mistral c=32 server CPU *", "µs/req", 1),
+    Metric("cold_embeddings_c32_cpu_us", "embeddings, 16 inputs, 1 new c=32 CPU *", "µs/req", 1),
     *(
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS

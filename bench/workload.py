@@ -84,6 +84,12 @@ def cold_workloads() -> list[Cold]:
         },
     }
     bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
+    # A RAG agent indexing its corpus, as the openai SDK asks by default (base64 float32),
+    # 1536 dimensions (docs/embeddings.md): 16 chunks a request, one of them new (one
+    # DISTINCT a body), the others the same corpus again, as every test of a suite sends it
+    chunks = [f"Chunk {i} of the help centre: refunds, shipping and passwords" for i in range(15)]
+    chunks.append(f"A new chunk about express shipping and refund days ({DISTINCT})")
+    embeddings = {"model": "text-embedding-3-small", "input": chunks, "encoding_format": "base64"}
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -100,6 +106,7 @@ def cold_workloads() -> list[Cold]:
             "/f/mistral" + _path(MISTRAL_ROUTE),
             request_body(False, ask),
         ),
+        Cold("cold_embeddings", "distinct embeddings", _path("v1/embeddings"), _dumps(embeddings)),
     ]
 
 

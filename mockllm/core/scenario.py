@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import EmbeddingRules
 from mockllm.core.mcp import McpServer, names_mcp_tool
 from mockllm.core.values import assert_never
 
@@ -339,6 +340,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named

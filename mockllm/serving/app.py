@@ -17,11 +17,13 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
+from mockllm.providers.embedding_ollama import OllamaShape
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.embedding_routes import EmbeddingRoutes
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import MCP_PREFIX, Routes
+from mockllm.serving.routing import MCP_PREFIX, Routes, embedding_wire
 from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
@@ -49,6 +51,13 @@ class MockLLM:
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
         self.exchanges = Exchanges(engine, journal, options, self.store)
+        shapes = {
+            "openai": self.families["openai"],
+            "gemini": self.families["gemini"],
+            "ollama": OllamaShape(),
+            "bedrock": self.families["bedrock"],
+        }
+        self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
 
@@ -93,6 +102,8 @@ class MockLLM:
             adapter = adapter.variant(flavor)
         if adapter is not None:
             adapter = adapter.for_route(route)
+        if adapter is not None and adapter.api == "bedrock-invoke" and embedding_wire(route):
+            adapter = None  # a Titan or Cohere embedding model: answered beside the turns
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):
@@ -170,6 +181,7 @@ class MockLLM:
         return (
             side_routes.is_probe(scope, route)
             or (method == "POST" and side_routes.counting_api(route) is not None)
+            or (method == "POST" and embedding_wire(route) is not None)
             or (
                 method == "GET"
                 and side_routes.wants_websocket(scope)
@@ -181,6 +193,10 @@ class MockLLM:
         """What an agent CLI sends besides its turns (side_routes.py)."""
         if side_routes.is_probe(scope, route):
             await side_routes.probe(scope, send, route)
+            return
+        if embedding_wire(route) is not None:
+            scenario, session, _ = self.routes.split(scope["path"])
+            await self.embeddings.handle(scope, receive, send, route, (scenario, session))
             return
         api = side_routes.counting_api(route)
         if api is not None:
@@ -305,7 +321,7 @@ def base_url_hint(scope: Scope, route: str) -> str:
             f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
             "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
         )
-    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+    if route in ("v1/v1/chat/completions", "v1/v1/responses", "v1/v1/embeddings"):
         return (
             f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
             f"give it base_url={base + '/v1'!r} (one /v1)"

@@ -272,3 +272,13 @@ def test_the_docs_recipes_print_what_they_claim(server: ServerProcess) -> None:
         with contextlib.redirect_stdout(out):
             exec(compile(code.replace("http://127.0.0.1:8000", server.url), "azure.md", "exec"), {})
         assert out.getvalue().splitlines() == claimed_output(code, "#"), code
+
+
+def test_embeddings_on_the_deployment_route(server: ServerProcess, session: str) -> None:
+    with azure(server, "hello", session) as sdk:
+        raw = sdk.embeddings.with_raw_response.create(model="my-embed", input=["a cat", "a dog"])
+        again = sdk.embeddings.create(model="my-embed", input=["a cat"])
+    made = raw.parse()
+    assert raw.http_request.url.path.endswith("/openai/deployments/my-embed/embeddings")
+    assert made.model == "my-embed" and len(made.data) == 2
+    assert made.data[0].embedding == again.data[0].embedding  # the same text, the same vector
