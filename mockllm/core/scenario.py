@@ -101,6 +101,8 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "vertex-gemini",
+    "vertex-anthropic",
 )
 
 

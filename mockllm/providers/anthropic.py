@@ -166,6 +166,7 @@ class Messages(Adapter):
     routes: ClassVar[tuple[str, ...]] = ("v1/messages",)
     family_headers: ClassVar[tuple[bytes, ...]] = (b"anthropic-version",)
     request_id_header = "request-id"
+    message_id_prefix: ClassVar[str] = "msg_01"  # the platform's own on Vertex (msg_vrtx_01)
     invalid_json_message = "The request body is not valid JSON"
     shape = shapes.ANTHROPIC
 
@@ -241,7 +242,7 @@ class Messages(Adapter):
                 "name": call.name,
             }
             content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
-        message = _message_head(resolved, parsed, content)
+        message = _message_head(resolved, parsed, content, self.message_id_prefix)
         message["stop_reason"] = STOP_REASONS[reply.finish]
         message["usage"] = _usage(resolved)
         return Body(dumps(message), _notes(resolved))
@@ -252,7 +253,7 @@ class Messages(Adapter):
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         # No notes: streamed, the arguments go out verbatim as input_json_delta fragments.
         reply = resolved.reply
-        start = _message_head(resolved, parsed, [])
+        start = _message_head(resolved, parsed, [], self.message_id_prefix)
         start["stop_reason"] = None
         start["usage"] = {**_usage(resolved), "output_tokens": 1}
         events = [_event("message_start", {"message": start}, "head")]
@@ -400,11 +401,11 @@ def _event(kind: str, payload: dict[str, Any], part: str, carries: str | None = 
 
 
 def _message_head(
-    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]]
+    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]], prefix: str
 ) -> dict[str, Any]:
     return {
         "model": parsed.conversation.model,
-        "id": derive("msg_01", 22, resolved.scenario.name, resolved.id_turn),
+        "id": derive(prefix, 22, resolved.scenario.name, resolved.id_turn),
         "type": "message",
         "role": "assistant",
         "content": content,

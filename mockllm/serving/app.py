@@ -18,6 +18,7 @@ from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
 from mockllm.providers.embedding_ollama import OllamaShape
+from mockllm.providers.vertex import UNDER_PROJECT
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.embedding_routes import EmbeddingRoutes
@@ -47,6 +48,7 @@ class MockLLM:
         for adapter in self.adapters:
             adapter.flavor = options.flavor
         self.routes = Routes(self.adapters)
+        self.by_api = {adapter.api: adapter for adapter in self.adapters}
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
@@ -283,13 +285,22 @@ class MockLLM:
         )
         hint = base_url_hint(scope, route)
         error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
-        await self._refuse(scope, receive, send, error, hint.removeprefix(". "))
+        # Under a Vertex AI project, Vertex answers, whichever SDK asks: Google's envelope.
+        vertex = self.by_api.get("vertex-gemini") if UNDER_PROJECT.match(route) else None
+        await self._refuse(scope, receive, send, error, hint.removeprefix(". "), vertex)
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, error: RequestError, note: str = ""
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        error: RequestError,
+        note: str = "",
+        adapter: Adapter | None = None,
     ) -> None:
-        """Answer `error` in the asking SDK's shape, and log the request like any other."""
-        adapter = self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
+        """Answer `error` in the asking SDK's shape (or `adapter`'s), and log the request
+        like any other."""
+        adapter = adapter or self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if note:
             entry.note(note)

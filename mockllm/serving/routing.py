@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mockllm.providers import Adapter
+from mockllm.providers import Adapter, vertex_anthropic, vertex_gemini
 from mockllm.providers.embedding_bedrock import is_embedding_model
 
 # `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
@@ -41,6 +41,11 @@ def embedding_wire(route: str) -> str | None:
     if found is not None:
         return "bedrock" if is_embedding_model(found["model"]) else None
     return "gemini" if GEMINI_EMBED.fullmatch(route) else None
+
+
+# Vertex AI's: Gemini's under its publisher path, Claude's as `count-tokens:rawPredict`.
+VERTEX_GEMINI_COUNT = vertex_gemini.COUNT
+VERTEX_ANTHROPIC_COUNT = vertex_anthropic.COUNT
 
 
 class Routes:
@@ -97,6 +102,8 @@ class Routes:
             (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
             or rest == ANTHROPIC_COUNT
             or embedding_wire(rest) is not None
+            or VERTEX_GEMINI_COUNT.fullmatch(rest) is not None
+            or VERTEX_ANTHROPIC_COUNT.fullmatch(rest) is not None
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None

@@ -19,7 +19,7 @@ from mockllm.core.scenario import FLAVORS, Flavor
 from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
-from mockllm.testing.session import APIS, Api, ScenarioSource, Session
+from mockllm.testing.session import APIS, WITH_V1, Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -46,8 +46,9 @@ class Client:
         api: Api = "openai",
         flavor: Flavor | None = None,
     ) -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's,
-        Bedrock's (boto3's endpoint_url) and Azure's (AzureOpenAI's azure_endpoint) do not.
+        """The base URL to give an SDK: OpenAI's and AnthropicVertex's carry `/v1`;
+        Anthropic's, Gemini's (on Vertex AI too), Bedrock's (boto3's endpoint_url) and
+        Azure's (AzureOpenAI's azure_endpoint) do not.
         `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions answers
         as that provider (docs/flavours.md); Mistral's has no `/v1`, which its SDK adds.
         Raises ClientError when the server has no scenario of that name."""
@@ -212,6 +213,6 @@ def _message(error: urllib.error.HTTPError) -> str:
 
 
 def _version(api: Api, flavor: Flavor | None) -> str:
-    """`/v1` for OpenAI's SDKs; not for Mistral's, which adds it itself (and whose other
-    clients, the OpenAI SDK and ChatMistralAI, are served at `…/chat/completions` too)."""
-    return "/v1" if api == "openai" and flavor != "mistral" else ""
+    """`/v1` for the SDKs of WITH_V1; not for Mistral's, which adds it itself (and whose
+    other clients, the OpenAI SDK and ChatMistralAI, are served at `…/chat/completions` too)."""
+    return "/v1" if api in WITH_V1 and flavor != "mistral" else ""

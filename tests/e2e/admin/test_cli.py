@@ -254,6 +254,11 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
         '  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{url}/s/SCENARIO", ...)'
         "  (any credentials)\n"
+        '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
+        'http_options={{"base_url": "{url}/s/SCENARIO"}}, credentials=Credentials(token="test"))'
+        "  (google.oauth2.credentials)\n"
+        '  Vertex Claude: AnthropicVertex(base_url="{url}/s/SCENARIO/v1", region="us-east5", '
+        'project_id="p", access_token="test")\n'
         '  Azure OpenAI:  AzureOpenAI(azure_endpoint="{url}/s/SCENARIO", '
         'api_version="2024-10-21", api_key="test")\n'
         '  Mistral SDK:   Mistral(server_url="{url}/f/mistral/s/SCENARIO", api_key="test")\n'
