@@ -31,7 +31,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test unit e2e image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test unit e2e pythons image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -119,6 +119,13 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 image: $(STAMP) $(WHEELHOUSE) $(NODE_STAMPS) ## build the Containerfile's image and serve the SDKs and the recipes from it
 	@$(BUILDAH)
 	MOCKLLM_IMAGE_TIER=1 $(BIN)/pytest tests/image -n 0 $(ARGS)
+
+# Every Python requires-python claims (3.10 to 3.13; PYTHONS="3.12" for fewer): a venv each
+# under .venvs/ with the package's dependencies, then the in-process tier and a real server
+# serving a third-party wire (.ci/pythons says how the interpreters are found).
+PYTHONS ?= 3.10 3.11 3.12 3.13
+pythons: ## the unit tier and a real server on Python 3.10, 3.11, 3.12 and 3.13
+	PYTHONS="$(PYTHONS)" .ci/pythons
 
 # The in-process tier (tests/unit: no servers, no SDKs, no sockets) under Hypothesis's `dev`
 # profile, a tenth of the examples `make test` runs (tests/support/hypothesis_profiles.py); one

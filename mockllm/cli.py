@@ -17,7 +17,7 @@ from typing import Any
 
 from mockllm._version import __version__
 from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
-from mockllm.errors import ScenarioError, did_you_mean
+from mockllm.errors import ScenarioError, WireError, did_you_mean
 from mockllm.judge.verdict import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions, field_help
 
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code = int(args.run(args))
-    except ScenarioError as e:
+    except (ScenarioError, WireError) as e:
         print(e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:

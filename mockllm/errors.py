@@ -92,6 +92,10 @@ class RequestError(MockLLMError):
         self.filtered = filtered  # Azure's prompt filter: (category, severity) it flagged
 
 
+class WireError(MockLLMError):
+    """A third-party wire (entry-point group `mockllm.wires`) could not be loaded."""
+
+
 class ClientError(MockLLMError):
     """An admin request failed; `status` is None when the server could not be reached."""
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.embedding_rules import EmbeddingRules
-from mockllm.core.mcp import McpServer, names_mcp_tool
+from mockllm.core.mcp import McpServer
 from mockllm.core.values import assert_never
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -78,32 +78,6 @@ class Expect:
     tool_choice: ToolChoice | None = None
     stream: bool | None = None
     tool_results: tuple[ResultMatch, ...] | None = None
-
-
-# What `json:` may ask of a structured-output reply: generate.py's kinds, and two more that
-# only make sense for a whole reply (docs/scenarios.md, "Structured output").
-JSON_KINDS = (
-    "valid",
-    "missing_required",
-    "wrong_type",
-    "enum_violation",
-    "extra_property",
-    "not_an_object",
-    "double_encoded",
-    "not_json",
-    "in_prose",
-)
-
-APIS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-    "bedrock-invoke",
-    "vertex-gemini",
-    "vertex-anthropic",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,14 +339,6 @@ class Scenario:
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)
-
-    def mcp_tool_of(self, call_name: str) -> tuple[str, str] | None:
-        """(server, tool) of the scripted MCP tool a model's call names, by any prefix."""
-        for server in self.mcp_servers:
-            for tool in server.tools:
-                if names_mcp_tool(call_name, server.name, tool.name):
-                    return server.name, tool.name
-        return None
 
     def turn(self, index: int) -> Turn | None:
         """The turn answering `index`, honouring `repeat` on the last one; None past the end."""

@@ -24,7 +24,7 @@ DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
-PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
+PASS, FAIL = "✓ verdict: pass", "✗ verdict: FAIL"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).

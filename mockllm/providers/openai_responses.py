@@ -273,7 +273,7 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        kept = Stored.of(messages, rendered, parsed.options["carried"])
+        kept = Stored.made(messages, rendered, parsed.options["carried"])
         self._store.keep(_response_id(resolved, parsed), kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
@@ -283,7 +283,7 @@ class Responses(Adapter):
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
         self._store.keep(
-            response_id, Stored.of(options["stored_messages"], None, options["carried"])
+            response_id, Stored.made(options["stored_messages"], None, options["carried"])
         )
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
@@ -303,7 +303,9 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        kept = Stored.of((*parsed.options["stored_messages"], own), None, parsed.options["carried"])
+        kept = Stored.made(
+            (*parsed.options["stored_messages"], own), None, parsed.options["carried"]
+        )
         self._store.keep(heard.response_id, kept)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:

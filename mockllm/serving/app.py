@@ -132,9 +132,13 @@ class MockLLM:
     ) -> None:
         """A scripted MCP server of the scenario (docs/mcp.md), with the model routes'
         session rules: the path's session, else `X-Mockllm-Session`, else default."""
-        wanted = dict(scope["headers"])
-        session = session or wanted.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
-        scenario = scenario or wanted.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        request_headers = dict(scope["headers"])
+        session = (
+            session or request_headers.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
+        )
+        scenario = (
+            scenario or request_headers.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        )
         if self._mcp is None:
             try:
                 from mockllm.serving.mcp import McpRoutes
