@@ -52,6 +52,10 @@ class Cold:
     body: bytes
 
 
+AZURE_ROUTE = "openai/deployments/gpt-4o-mini/chat/completions"
+MISTRAL_ROUTE = "v1/chat/completions"
+
+
 def cold_workloads() -> list[Cold]:
     """The distinct-body rows that need no conversation first (histories: `history_body`)."""
     ask = f"What is the weather in Paris? (request {DISTINCT})"
@@ -98,6 +102,15 @@ def cold_workloads() -> list[Cold]:
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
         Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
+        # Chat in two flavours that reshape what it renders: Azure's route (the deployment
+        # the body's model, as AzureOpenAI sends it) and Mistral's (whole calls, its ids).
+        Cold("cold_azure", "distinct Azure", _path(AZURE_ROUTE), request_body(False, ask)),
+        Cold(
+            "cold_mistral",
+            "distinct Mistral",
+            "/f/mistral" + _path(MISTRAL_ROUTE),
+            request_body(False, ask),
+        ),
         Cold("cold_embeddings", "distinct embeddings", _path("v1/embeddings"), _dumps(embeddings)),
         Cold(
             "cold_vertex_gemini",

@@ -534,6 +534,14 @@ def _banner(count: int, default: str | None) -> str:
             f'  Vertex Claude: AnthropicVertex(base_url="{{url}}/s/{example}/v1", '
             'region="us-east5", project_id="p", access_token="test")'
         )
+    if "openai" in families:  # Azure's routes and Mistral's flavour ride on the Chat wire
+        lines.append(
+            f'  Azure OpenAI:  AzureOpenAI(azure_endpoint="{{url}}/s/{example}", '
+            'api_version="2024-10-21", api_key="test")'
+        )
+        lines.append(
+            f'  Mistral SDK:   Mistral(server_url="{{url}}/f/mistral/s/{example}", api_key="test")'
+        )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

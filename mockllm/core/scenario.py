@@ -31,10 +31,22 @@ BlockReason = Literal["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMA
 
 ValidationMode = Literal["strict", "warn", "off"]
 
-Flavor = Literal["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"]
+Flavor = Literal[
+    "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax", "mistral", "azure"
+]
 
 # The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
-FLAVORS: tuple[Flavor, ...] = ("openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax")
+FLAVORS: tuple[Flavor, ...] = (
+    "openai",
+    "deepseek",
+    "qwen",
+    "kimi",
+    "glm",
+    "doubao",
+    "minimax",
+    "mistral",
+    "azure",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +192,16 @@ class HttpFault:
     message: str | None = None
     code: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    # Azure's prompt filter (`content_filter:` in a fault): (category, severity) it flags.
+    filtered: tuple[str, str] | None = None
+
+
+# Azure OpenAI's answer to a prompt its content filter blocks (docs/azure.md#the-content-filter).
+CONTENT_FILTER_MESSAGE = (
+    "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+    "policy. Please modify your prompt and retry. To learn more about our content filtering "
+    "policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +310,8 @@ class Fault:
 
     def describe(self) -> str:
         match self.part:
+            case HttpFault(filtered=(category, _)):
+                return f"HTTP 400 (content filter: {category})"
             case HttpFault(status=status):
                 return f"HTTP {status}"
             case Stall():

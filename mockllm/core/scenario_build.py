@@ -15,6 +15,7 @@ from mockllm.core.keepalive import KeepAlive
 from mockllm.core.mcp import McpServer, build_servers, mcp_ref, names_mcp_tool
 from mockllm.core.scenario import (
     CHAOS_KINDS,
+    CONTENT_FILTER_MESSAGE,
     Chaos,
     Delay,
     Disconnect,
@@ -187,6 +188,8 @@ def _part(data: Mapping[str, Any]) -> Part | None:
     checks refuse more than one)."""
     if (http := data.get("http")) is not None:
         return _http(http)
+    if (blocked := data.get("content_filter")) is not None:
+        return _content_filter(blocked)
     if data.get("stall"):
         return Stall()
     if (error := data.get("stream_error")) is not None:
@@ -208,6 +211,12 @@ def _http(data: Mapping[str, Any]) -> HttpFault:
     return HttpFault(
         data["status"], data.get("type"), data.get("message"), data.get("code"), headers
     )
+
+
+def _content_filter(data: Mapping[str, Any]) -> HttpFault:
+    """The prompt filter's 400 (Azure's words on its routes, the wire's shape elsewhere)."""
+    filtered = (data["category"], data.get("severity", "high"))
+    return HttpFault(400, None, CONTENT_FILTER_MESSAGE, "content_filter", filtered=filtered)
 
 
 def _header_value(value: object) -> str:

@@ -150,7 +150,7 @@ def _check_turn_shape(
 # The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
 # loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
 # nothing for a later one to act on.
-_PARTS = ("http", "stall", "stream_error", "truncate", "misbehave")
+_PARTS = ("http", "content_filter", "stall", "stream_error", "truncate", "misbehave")
 
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import sse_frame
@@ -169,7 +169,7 @@ def wrong_type(param: str, expected: str, value: object) -> RequestError:
 class ChatCompletions(Adapter):
     api = "openai-chat"
     family = "openai"
-    routes = ("v1/chat/completions", "chat/completions")
+    routes: ClassVar[tuple[str, ...]] = ("v1/chat/completions", "chat/completions")
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
     shape = shapes.CHAT

@@ -85,7 +85,8 @@ TRANSPORT_HEADER = b"x-mockllm-transport"
 class Responses(Adapter):
     api = "openai-responses"
     family = "openai"
-    routes = ("v1/responses", "responses")
+    # Azure OpenAI's: the SDK's AzureOpenAI posts to /openai/responses, the GA base /openai/v1/.
+    routes = ("v1/responses", "responses", "openai/responses", "openai/v1/responses")
     get_prefix = "v1/responses/"
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON

@@ -102,6 +102,8 @@ class MockLLM:
             return
         if adapter is not None and flavor is not None:
             adapter = adapter.variant(flavor)
+        if adapter is not None:
+            adapter = adapter.for_route(route)
         if adapter is not None and adapter.api == "bedrock-invoke" and embedding_wire(route):
             adapter = None  # a Titan or Cohere embedding model: answered beside the turns
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged

@@ -24,7 +24,12 @@ from mockllm.providers import embedding_ollama as ollama
 from mockllm.providers import embedding_wires as wires
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import BEDROCK_INVOKE, GEMINI_EMBED, embedding_wire
+from mockllm.serving.routing import (
+    AZURE_EMBEDDINGS,
+    BEDROCK_INVOKE,
+    GEMINI_EMBED,
+    embedding_wire,
+)
 
 APIS = {
     "openai": "openai-embeddings",
@@ -116,6 +121,9 @@ class EmbeddingRoutes:
 
 def _parsed(wire: str, route: str, body: Any) -> tuple[Asked, Any]:
     if wire == "openai":
+        azure = AZURE_EMBEDDINGS.fullmatch(route)
+        if azure is not None and isinstance(body, dict):  # the deployment names the model
+            body = {**body, "model": azure["deployment"]}
         asked, encoding = wires.openai_request(body)
         return asked, lambda found: wires.openai_body(asked, found, encoding)
     if wire == "bedrock":

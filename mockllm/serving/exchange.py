@@ -264,6 +264,8 @@ class Exchanges:
             refusal = adapter.fault_error(
                 http.status, http.type, http.message, http.code, http.headers
             )
+            if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+                refusal.param, refusal.filtered = "prompt", http.filtered
             await responder.error(refusal, first_byte)
             return
         error = _stream_error(adapter, fault)

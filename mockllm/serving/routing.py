@@ -18,7 +18,9 @@ ANTHROPIC_COUNT = "v1/messages/count_tokens"
 GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
 # Embeddings, answered beside the turns (embedding_routes.py): OpenAI's, with or without
 # /v1 in the base URL as Chat Completions is, and Gemini's two methods.
-OPENAI_EMBEDDINGS = frozenset({"v1/embeddings", "embeddings"})
+OPENAI_EMBEDDINGS = frozenset({"v1/embeddings", "embeddings", "openai/v1/embeddings"})
+# Azure OpenAI's, as AzureOpenAI posts them: the deployment is the model (docs/azure.md).
+AZURE_EMBEDDINGS = re.compile(r"openai/deployments/(?P<deployment>[^/]+)/embeddings")
 OLLAMA_EMBEDDINGS = frozenset({"api/embed", "api/embeddings"})
 GEMINI_EMBED = re.compile(
     r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)"
@@ -31,7 +33,7 @@ BEDROCK_INVOKE = re.compile(r"model/(?P<model>.+)/invoke")
 
 def embedding_wire(route: str) -> str | None:
     """'openai', 'gemini', 'ollama' or 'bedrock' for an embeddings route, else None."""
-    if route in OPENAI_EMBEDDINGS:
+    if route in OPENAI_EMBEDDINGS or AZURE_EMBEDDINGS.fullmatch(route):
         return "openai"
     if route in OLLAMA_EMBEDDINGS:
         return "ollama"

@@ -47,10 +47,11 @@ class Client:
         flavor: Flavor | None = None,
     ) -> str:
         """The base URL to give an SDK: OpenAI's and AnthropicVertex's carry `/v1`;
-        Anthropic's, Gemini's (on Vertex AI too) and Bedrock's (boto3's endpoint_url) do
-        not. `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
-        answers as that provider (docs/flavours.md). Raises ClientError when the server
-        has no scenario of that name."""
+        Anthropic's, Gemini's (on Vertex AI too), Bedrock's (boto3's endpoint_url) and
+        Azure's (AzureOpenAI's azure_endpoint) do not.
+        `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions answers
+        as that provider (docs/flavours.md); Mistral's has no `/v1`, which its SDK adds.
+        Raises ClientError when the server has no scenario of that name."""
         __tracebackhide__ = True
         if api not in APIS:
             raise ValueError(f"api must be one of {', '.join(map(repr, APIS))}, not {api!r}")
@@ -62,7 +63,7 @@ class Client:
         self._check_scenario(scenario)
         path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
         prefix = f"/f/{flavor}" if flavor is not None else ""
-        return self.base_url + prefix + path + ("/v1" if api in WITH_V1 else "")
+        return self.base_url + prefix + path + _version(api, flavor)
 
     def _check_scenario(self, name: str) -> None:
         """A mistyped name fails here, where it was written, not as a 404 deep in an SDK."""
@@ -209,3 +210,9 @@ def _message(error: urllib.error.HTTPError) -> str:
         return str(json.loads(body)["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return body or str(error.reason)
+
+
+def _version(api: Api, flavor: Flavor | None) -> str:
+    """`/v1` for the SDKs of WITH_V1; not for Mistral's, which adds it itself (and whose
+    other clients, the OpenAI SDK and ChatMistralAI, are served at `…/chat/completions` too)."""
+    return "/v1" if api in WITH_V1 and flavor != "mistral" else ""

@@ -19,10 +19,13 @@ from mockllm.testing import assertions
 
 # The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
 # and Google's (google-genai, @google/genai) add their own version path, and AWS's
-# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`. On
+# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`, and
+# `openai.AzureOpenAI` (its azure_endpoint) its `/openai/deployments/{deployment}/...`. On
 # Vertex AI, google-genai adds `v1beta1/projects/...` itself, while AnthropicVertex's
 # (and Claude Code's) base URL ends in `/v1`, as Google's regional endpoint does.
-Api = Literal["openai", "anthropic", "gemini", "bedrock", "vertex-gemini", "vertex-anthropic"]
+Api = Literal[
+    "openai", "anthropic", "gemini", "bedrock", "vertex-gemini", "vertex-anthropic", "azure"
+]
 APIS: tuple[Api, ...] = (
     "openai",
     "anthropic",
@@ -30,6 +33,7 @@ APIS: tuple[Api, ...] = (
     "bedrock",
     "vertex-gemini",
     "vertex-anthropic",
+    "azure",
 )
 # The SDKs whose base URL carries `/v1`.
 WITH_V1: tuple[Api, ...] = ("openai", "vertex-anthropic")

@@ -259,12 +259,16 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         "  (google.oauth2.credentials)\n"
         '  Vertex Claude: AnthropicVertex(base_url="{url}/s/SCENARIO/v1", region="us-east5", '
         'project_id="p", access_token="test")\n'
+        '  Azure OpenAI:  AzureOpenAI(azure_endpoint="{url}/s/SCENARIO", '
+        'api_version="2024-10-21", api_key="test")\n'
+        '  Mistral SDK:   Mistral(server_url="{url}/f/mistral/s/SCENARIO", api_key="test")\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )
     # What it prints, once serve has its URL: a line to copy, for every wire.
     printed = banner.format(url="http://127.0.0.1:8000")
     assert 'http_options={"base_url": "http://127.0.0.1:8000/s/SCENARIO"})' in printed
+    assert 'azure_endpoint="http://127.0.0.1:8000/s/SCENARIO"' in printed
 
 
 def test_serve_flags_become_the_server_options(
