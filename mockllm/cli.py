@@ -522,6 +522,8 @@ def _banner(count: int, default: str | None) -> str:
             f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
             "...)  (any credentials)"
         )
+    if "ollama" in families:
+        lines.append(f'  Ollama:        ollama.Client(host="{{url}}/s/{example}")')
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

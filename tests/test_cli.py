@@ -255,6 +255,7 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
         '  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{url}/s/SCENARIO", ...)'
         "  (any credentials)\n"
+        '  Ollama:        ollama.Client(host="{url}/s/SCENARIO")\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )

@@ -56,8 +56,9 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    assert client.session("t1").url("hello", api="ollama") == f"{server.url}/s/hello/t1"
     with pytest.raises(
-        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', 'ollama', not 'google'"
     ):
         client.url("hello", api=cast(Any, "google"))
 

@@ -90,6 +90,7 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "ollama",
 )
 
 

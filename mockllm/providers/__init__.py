@@ -8,6 +8,7 @@ from mockllm.providers import (
     bedrock_rules,
     chat_flavour_rules,
     gemini_rules,
+    ollama_rules,
     openai_responses_rules,
 )
 from mockllm.providers.anthropic import Messages
@@ -27,6 +28,7 @@ from mockllm.providers.bedrock_invoke import Invoke
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
+from mockllm.providers.ollama import Ollama
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
@@ -62,6 +64,7 @@ register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 register(Converse, bedrock_rules.RULES, ConverseAnswers)
 register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anthropic's rules
+register(Ollama, ollama_rules.RULES)
 
 __all__ = [
     "ADAPTERS",

@@ -178,7 +178,8 @@ class MockLLM:
     async def _side_route(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         """What an agent CLI sends besides its turns (side_routes.py)."""
         if side_routes.is_probe(scope, route):
-            await side_routes.probe(scope, send, route)
+            scenarios = list(self.engine.scenarios.values())
+            await side_routes.probe(scope, receive, send, route, scenarios)
             return
         api = side_routes.counting_api(route)
         if api is not None:

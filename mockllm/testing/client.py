@@ -46,9 +46,10 @@ class Client:
         api: Api = "openai",
         flavor: Flavor | None = None,
     ) -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's and
-        Bedrock's (boto3's endpoint_url) do not. `flavor` ("qwen", "kimi", …) starts it
-        with `/f/FLAVOR`, so Chat Completions answers as that provider (docs/flavours.md).
+        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's,
+        Bedrock's (boto3's endpoint_url) and Ollama's (ollama.Client's host) do not.
+        `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions
+        answers as that provider (docs/flavours.md).
         Raises ClientError when the server has no scenario of that name."""
         __tracebackhide__ = True
         if api not in APIS:

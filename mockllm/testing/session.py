@@ -19,9 +19,10 @@ from mockllm.testing import assertions
 
 # The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
 # and Google's (google-genai, @google/genai) add their own version path, and AWS's
-# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`.
-Api = Literal["openai", "anthropic", "gemini", "bedrock"]
-APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini", "bedrock")
+# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`, and
+# Ollama's (ollama.Client's host, ChatOllama's base_url) their `/api/...`.
+Api = Literal["openai", "anthropic", "gemini", "bedrock", "ollama"]
+APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini", "bedrock", "ollama")
 # YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
 ScenarioSource = str | Path | Mapping[str, Any]
 

@@ -2,8 +2,9 @@
 // Only the fields the client reads are typed; `raw` keeps the whole object.
 
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
- * Google's (@google/genai) add their own version path. */
-export const APIS = ["openai", "anthropic", "gemini"] as const;
+ * Google's (@google/genai) add their own version path, and Ollama's (`new Ollama({ host })`)
+ * its `/api/...`. */
+export const APIS = ["openai", "anthropic", "gemini", "ollama"] as const;
 export type Api = (typeof APIS)[number];
 
 export interface ToolCall {

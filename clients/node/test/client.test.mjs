@@ -42,7 +42,8 @@ test("urls carry scenario, session and api", () => {
   assert.equal(client.url("hello", { session: "t 1" }), "http://127.0.0.1:9/s/hello/t%201/v1");
   assert.equal(client.url("hello", { session: "t1", api: "anthropic" }), "http://127.0.0.1:9/s/hello/t1");
   assert.equal(client.url("hello", { session: "t1", api: "gemini" }), "http://127.0.0.1:9/s/hello/t1");
-  assert.throws(() => client.url("hello", { api: "google" }), /one of "openai", "anthropic", "gemini", not "google"/);
+  assert.equal(client.url("hello", { session: "t1", api: "ollama" }), "http://127.0.0.1:9/s/hello/t1");
+  assert.throws(() => client.url("hello", { api: "google" }), /one of "openai", "anthropic", "gemini", "ollama", not "google"/);
 });
 
 test("a flavoured url answers as that provider", async () => {
