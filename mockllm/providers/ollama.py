@@ -46,6 +46,15 @@ def bad(message: str) -> RequestError:
     return RequestError(400, message)
 
 
+def unmarshal_error(where: str, value: Any, go_type: str) -> RequestError:
+    """Go's encoding/json words for a field of the wrong type (gin's ShouldBindJSON)."""
+    found = {str: "string", bool: "bool", int: "number", float: "number", list: "array"}
+    kind = found.get(type(value), "object" if isinstance(value, dict) else "null")
+    return bad(
+        f"json: cannot unmarshal {kind} into Go struct field ChatRequest.{where} of type {go_type}"
+    )
+
+
 class Ollama(Adapter):
     api = "ollama"
     family = "ollama"
@@ -66,31 +75,28 @@ class Ollama(Adapter):
 
     def parse_at(self, body: Any, route: str) -> Parsed:
         if not isinstance(body, dict):
-            raise bad("json: cannot unmarshal array into Go value of type api.ChatRequest")
+            kind = "array" if isinstance(body, list) else "value"
+            raise bad(f"json: cannot unmarshal {kind} into Go value of type api.ChatRequest")
         model = body.get("model")
         if not isinstance(model, str) or not model:
             raise bad("model is required")
+        stream = body.get("stream")
+        if stream is not None and not isinstance(stream, bool):
+            raise unmarshal_error("stream", stream, "bool")
         generate = route == GENERATE
         messages = _prompt(body) if generate else _messages(body.get("messages"))
         conversation = Conversation(
             model=model,
             messages=tuple(messages),
             tools=() if generate else _tools(body.get("tools")),
-            stream=body.get("stream") is not False,  # on unless the body says false
+            stream=stream is not False,  # on unless the body says false
             output=output_formats.ollama(body.get("format")),
         )
         return Parsed(conversation, {"generate": generate}, render_key=(model, generate))
 
     def type_error(self, path: shapes.Path, expected: str, value: Any) -> RequestError:
-        """Go's encoding/json words for a field of the wrong type (gin's ShouldBindJSON)."""
-        found = {str: "string", bool: "bool", int: "number", float: "number", list: "array"}
-        kind = found.get(type(value), "object" if isinstance(value, dict) else "null")
         where = ".".join(str(p) for p in path if isinstance(p, str))
-        go_type = GO_TYPES.get(expected, "string")
-        return bad(
-            f"json: cannot unmarshal {kind} into Go struct field ChatRequest.{where} "
-            f"of type {go_type}"
-        )
+        return unmarshal_error(where, value, GO_TYPES.get(expected, "string"))
 
     # --- render ------------------------------------------------------------------------
 
@@ -140,17 +146,11 @@ def _messages(messages: Any) -> list[Message]:
     if messages is None:
         return []
     if not isinstance(messages, list):
-        raise bad(
-            "json: cannot unmarshal object into Go struct field ChatRequest.messages "
-            "of type []api.Message"
-        )
+        raise unmarshal_error("messages", messages, "[]api.Message")
     out: list[Message] = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
-            raise bad(
-                "json: cannot unmarshal value into Go struct field ChatRequest.messages "
-                "of type api.Message"
-            )
+            raise unmarshal_error("messages", m, "api.Message")
         out.append(_message(m, f"messages[{i}]"))
     return _name_calls(merge_assistants(out))
 
