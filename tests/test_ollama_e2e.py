@@ -32,6 +32,11 @@ WEATHER = {
 }
 
 
+# Ollama's history rules, each tested both sides here through the ollama client (and raw
+# HTTP for what the client would not send): test_validation counts them as tested.
+RULES = (("ollama.tool_arguments_not_object", "O1", "test_rule_o1_arguments_replayed_as_a_string"),)
+
+
 def client(server: ServerProcess, scenario: str, session: str, **kwargs: Any) -> ollama.Client:
     return ollama.Client(host=f"{server.url}/s/{scenario}/{session}", **kwargs)
 
