@@ -80,6 +80,15 @@ def cold_workloads() -> list[Cold]:
         },
     }
     bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
+    # Stream off: one JSON object, as the other rows answer (Ollama streams by default).
+    ollama = {
+        "model": "llama3.2",
+        "messages": [{"role": "user", "content": ask}],
+        "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": _PARAMETERS}}
+        ],
+        "stream": False,
+    }
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -87,6 +96,7 @@ def cold_workloads() -> list[Cold]:
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
         Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
+        Cold("cold_ollama", "distinct Ollama", _path("api/chat"), _dumps(ollama)),
     ]
 
 
