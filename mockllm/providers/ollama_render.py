@@ -37,7 +37,7 @@ def wire_id(scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
     if explicit is not None:
         return explicit
     parts: tuple[object, ...] = (scenario.name, turn, index)
-    if attempt > 1:
+    if attempt != 1:  # attempt 0 too: a template's ids are marked (serving/rendered.py)
         parts += (f"attempt {attempt}",)
     return derive("call_", 8, *parts, alphabet=LOWER_ALNUM)
 

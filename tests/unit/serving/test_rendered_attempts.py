@@ -89,6 +89,9 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
         {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": CHAT["messages"]},
         b"",
     ),
+    # NDJSON has no checksum: the stream's template is reused as an SSE one is.
+    ("ollama", "api/chat", {**CHAT, "model": "llama3.2", "stream": False}, b""),
+    ("ollama stream", "api/chat", {**CHAT, "model": "llama3.2"}, b""),
 ]
 
 
