@@ -29,6 +29,7 @@ from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
 from mockllm.providers.ollama import Ollama
+from mockllm.providers.ollama_answers import OllamaAnswers
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
@@ -64,7 +65,7 @@ register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 register(Converse, bedrock_rules.RULES, ConverseAnswers)
 register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anthropic's rules
-register(Ollama, ollama_rules.RULES)
+register(Ollama, ollama_rules.RULES, OllamaAnswers)
 
 __all__ = [
     "ADAPTERS",
