@@ -324,3 +324,31 @@ def test_a_bad_request_is_ollamas_error_and_logged(server: ServerProcess, sessio
         r = httpx.post(url, content=raw, headers={"content-type": "application/json"})
         assert r.status_code == 400 and words in r.json()["error"], (raw, r.text)
     assert len(server.requests(session=session)) == 4
+
+
+def test_a_session_s_assertions_and_verdict_read_an_ollama_loop(mock: Any) -> None:
+    """The session's assertions find the calls the model asked for and the results fed back
+    by `tool_name`; a harness that gives up on the malformed call fails the verdict."""
+    chat = ollama.Client(host=mock.url("weather-single", api="ollama"))
+    history: list[Any] = [{"role": "user", "content": "Paris?"}]
+    first = chat.chat(model=MODEL, messages=history, tools=[WEATHER])
+    history += [first.message, {"role": "tool", "content": "18 °C", "tool_name": "get_weather"}]
+    chat.chat(model=MODEL, messages=history, tools=[WEATHER])
+    mock.assert_tool_requested("get_weather", {"city": "Paris"})
+    mock.assert_tool_result_fed_back("get_weather", {"city": "Paris"})
+    mock.assert_all_tool_calls_answered()
+    mock.assert_clean_verdict()
+    (call,) = mock.calls()
+    assert call.name == "get_weather" and call.result is not None
+
+
+def test_the_report_and_transcript_show_an_ollama_session(
+    server: ServerProcess, session: str
+) -> None:
+    chat = client(server, "weather-parallel", session)
+    chat.chat(model=MODEL, messages=[{"role": "user", "content": QUESTION}], tools=[WEATHER])
+    verdict = server.http.get("/_mockllm/verdict", params={"session": session}).json()
+    assert verdict["ok"] is False  # the two calls were never answered
+    text = server.http.get("/_mockllm/transcript", params={"session": session})
+    assert text.status_code == 200
+    assert "turn 0 · ollama" in text.text and "get_weather" in text.text
