@@ -352,3 +352,27 @@ def test_the_report_and_transcript_show_an_ollama_session(
     text = server.http.get("/_mockllm/transcript", params={"session": session})
     assert text.status_code == 200
     assert "turn 0 · ollama" in text.text and "get_weather" in text.text
+
+
+SIDE = """\
+name: ollama-side
+side_requests:
+  - name: title
+    match: {system: {contains: title}, api: ollama}
+    reply: {text: Weather in Paris}
+turns:
+  - reply: {text: It is sunny.}
+"""
+
+
+def test_a_side_request_matched_by_api_ollama(mock: Any) -> None:
+    """A title request beside the turns, on Ollama's wire (`api: ollama`), answered by its
+    rule and logged as a side request; the turn is untouched."""
+    mock.add_scenario(SIDE)
+    chat = ollama.Client(host=mock.url("ollama-side", api="ollama"))
+    title = [{"role": "system", "content": "Write a title"}, {"role": "user", "content": "x"}]
+    assert chat.chat(model=MODEL, messages=title).message.content == "Weather in Paris"
+    turn = chat.chat(model=MODEL, messages=[{"role": "user", "content": "Paris?"}])
+    assert turn.message.content == "It is sunny."
+    side, agent = mock.requests()
+    assert side.raw["side"]["name"] == "title" and agent.raw.get("side") is None
