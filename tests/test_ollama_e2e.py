@@ -376,3 +376,15 @@ def test_a_side_request_matched_by_api_ollama(mock: Any) -> None:
     assert turn.message.content == "It is sunny."
     side, agent = mock.requests()
     assert side.raw["side"]["name"] == "title" and agent.raw.get("side") is None
+
+
+def test_what_is_not_served_is_a_404_in_ollama_s_shape(server: ServerProcess, session: str) -> None:
+    """Model management (pull, push, create, copy, delete) is not served: the client gets
+    Ollama's `{"error"}` naming the routes that are, and the request is logged."""
+    chat = client(server, "hello", session)
+    with pytest.raises(ollama.ResponseError) as caught:
+        chat.pull("llama3.2")
+    assert caught.value.status_code == 404
+    assert "no route POST /api/pull" in caught.value.error
+    assert "POST /api/chat" in caught.value.error
+    assert server.last(session)["response"]["status"] == 404

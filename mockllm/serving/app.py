@@ -210,8 +210,12 @@ class MockLLM:
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its
-        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise."""
+        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise. A path
+        under Ollama's `/api/` is Ollama's (its clients send no marker header)."""
         candidates = among or list(self.families.values())
+        ollama = self.families.get("ollama")
+        if ollama in candidates and _route_of(scope["path"]).startswith("api/"):
+            return ollama
         sent = {k for k, _ in scope["headers"]}
         for adapter in candidates:
             if any(h in sent for h in adapter.family_headers):
@@ -284,6 +288,19 @@ class MockLLM:
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written
+
+
+def _route_of(path: str) -> str:
+    """The route of a path without its /f/FLAVOR and /s/NAME[/SESSION] prefixes, for telling
+    the family of a path no adapter serves (no Routes at hand: a route of any session)."""
+    parts = path.lstrip("/").split("/")
+    if parts[:1] == ["f"]:
+        parts = parts[2:]
+    if parts[:1] == ["s"]:
+        parts = parts[2:]
+        if parts and parts[0] != "api":
+            parts = parts[1:]
+    return "/".join(parts)
 
 
 def unknown_flavour(flavor: str) -> RequestError:
