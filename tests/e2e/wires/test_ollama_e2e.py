@@ -13,8 +13,11 @@ from typing import Any
 import httpx
 import ollama
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.support import ServerProcess
+from tests.support.hypothesis_profiles import examples
 
 MODEL = "llama3.2"
 QUESTION = "北京和上海?"
@@ -388,3 +391,38 @@ def test_what_is_not_served_is_a_404_in_ollama_s_shape(server: ServerProcess, se
     assert "no route POST /api/pull" in caught.value.error
     assert "POST /api/chat" in caught.value.error
     assert server.last(session)["response"]["status"] == 404
+
+
+PROBE = settings(
+    max_examples=examples(25),
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def test_probes_answer_any_body_and_log_nothing(server: ServerProcess, session: str) -> None:
+    """POST /api/show with any body (not JSON, no model, a model of any type) and the GET
+    probes under any session: always 200 in Ollama's shapes, never logged; the server then
+    still serves a turn."""
+    models = st.one_of(st.none(), st.integers(), st.text(max_size=40), st.lists(st.text()))
+    bodies = st.one_of(
+        st.binary(max_size=200),
+        st.builds(lambda m: json.dumps({"model": m}).encode(), models),
+        st.builds(lambda m: json.dumps({"name": m}).encode(), models),
+    )
+
+    @PROBE
+    @given(bodies, st.sampled_from(["api/tags", "api/ps", "api/version", ""]))
+    def probe(body: bytes, route: str) -> None:
+        shown = httpx.post(f"{server.url}/s/hello/{session}/api/show", content=body)
+        assert shown.status_code == 200 and "tools" in shown.json()["capabilities"]
+        got = httpx.get(f"{server.url}/s/hello/{session}/{route}")
+        assert got.status_code == 200
+        if route:
+            assert isinstance(got.json(), dict)
+
+    probe()
+    assert server.requests(session=session) == []
+    chat = client(server, "hello", session)
+    assert chat.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}]).done
