@@ -196,3 +196,20 @@ def test_chat_ollama_meets_a_cut_stream(mock: Session) -> None:
         mock,
         Expect(raises=httpx.RemoteProtocolError),
     )
+
+
+def test_chat_ollama_validates_its_model_in_the_scenarios_models(mock: Session) -> None:
+    """validate_model_on_init looks the model up in GET /api/tags: a model the scenario
+    names (`expect.model`) is there; one no scenario names and no default is refused by
+    ChatOllama itself, before any request."""
+    from langchain_ollama import ChatOllama
+
+    mock.add_scenario(
+        "name: ollama-named\nturns:\n  - expect: {model: {equals: mistral-nemo}}\n"
+        "    reply: {text: hi}\n"
+    )
+    url = mock.url("ollama-named", api="ollama")
+    found = ChatOllama(model="mistral-nemo", base_url=url, validate_model_on_init=True)
+    assert found.invoke("hi").content == "hi"
+    with pytest.raises(ValueError, match="not found in Ollama"):
+        ChatOllama(model="phi4", base_url=url, validate_model_on_init=True)

@@ -426,3 +426,20 @@ def test_probes_answer_any_body_and_log_nothing(server: ServerProcess, session: 
     assert server.requests(session=session) == []
     chat = client(server, "hello", session)
     assert chat.chat(model=MODEL, messages=[{"role": "user", "content": "hi"}]).done
+
+
+NAMED = """\
+name: ollama-named-model
+turns:
+  - expect: {model: {equals: "mistral-nemo"}}
+    reply: {text: hi}
+"""
+
+
+def test_tags_list_the_models_a_scenario_names(server: ServerProcess, mock: Any) -> None:
+    """A model a scenario names exactly is listed (`:latest` added), beside the defaults;
+    ChatOllama's validate_model_on_init looks there (tests/frameworks/test_langchain.py)."""
+    mock.add_scenario(NAMED)
+    names = [m.model for m in ollama.Client(host=server.url).list().models]
+    assert "mistral-nemo:latest" in names and "llama3.2:latest" in names
+    assert "phi4:latest" not in names
