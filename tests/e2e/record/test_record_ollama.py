@@ -97,3 +97,8 @@ def test_a_recorded_ollama_session_replays_as_it_happened(
     Client(replay.url).add_scenario(path)
     assert loop(f"{replay.url}/s/{scenario.name}/{session}", streamed) == recorded
     assert "# API: ollama; model: llama3.2." in path.read_text()
+
+
+def test_the_recorder_s_banner_names_the_ollama_host(recorder: Recorder) -> None:  # noqa: F811
+    console = recorder.server.console.read_text()  # printed() would stop the shared recorder
+    assert f'ollama.Client(host="{recorder.server.url}/s/NAME/SESSION")' in console
