@@ -20,6 +20,9 @@ LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 # strands-agents (tests/frameworks/test_strands.py), in its own virtualenv: its `openai`
 # extra pins mcp 2.1 and an older openai than mockllm's test pins.
 STRANDS := .venv-strands/.installed
+# Google ADK (tests/frameworks/test_adk_vertex.py), in its own virtualenv: google-adk
+# requires google-genai<3, and mockllm's test pins 3.x.
+ADK := .venv-adk/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -99,7 +102,12 @@ $(STRANDS): tests/frameworks/strands/requirements.txt
 	.venv-strands/bin/python -m pip install --quiet -r tests/frameworks/strands/requirements.txt
 	touch $(STRANDS)
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(ADK): tests/frameworks/adk/requirements.txt
+	test -x .venv-adk/bin/python || $(PYTHON) -m venv .venv-adk
+	.venv-adk/bin/python -m pip install --quiet -r tests/frameworks/adk/requirements.txt
+	touch $(ADK)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) $(ADK) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
@@ -172,7 +180,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .venv-adk .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 

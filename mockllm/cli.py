@@ -522,6 +522,18 @@ def _banner(count: int, default: str | None) -> str:
             f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
             "...)  (any credentials)"
         )
+    apis = set(ADAPTERS)
+    if "vertex-gemini" in apis:
+        lines.append(
+            '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
+            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}}, '
+            'credentials=Credentials(token="test"))  (google.oauth2.credentials)'
+        )
+    if "vertex-anthropic" in apis:
+        lines.append(
+            f'  Vertex Claude: AnthropicVertex(base_url="{{url}}/s/{example}/v1", '
+            'region="us-east5", project_id="p", access_token="test")'
+        )
     if "ollama" in families:
         lines.append(f'  Ollama:        ollama.Client(host="{{url}}/s/{example}")')
     lines.append(

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import EmbeddingRules
 from mockllm.core.mcp import McpServer, names_mcp_tool
 from mockllm.core.values import assert_never
 
@@ -88,6 +89,8 @@ APIS = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "vertex-gemini",
+    "vertex-anthropic",
     "ollama",
 )
 
@@ -151,6 +154,12 @@ class Reply:
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
     refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    # `search_tools: QUERY`: the model searches the request's deferred tools first
+    # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
+    # provider's own server-side search, whichever the request offers.
+    search: str | None = None
+    # A server-side search's result, made concrete per request: the deferred tools found.
+    found: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +319,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named

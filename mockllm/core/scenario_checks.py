@@ -10,6 +10,7 @@ from itertools import combinations
 from typing import Any
 
 from mockllm.core import bounded
+from mockllm.core.embedding_rules import check_rules
 from mockllm.core.mcp import check_servers
 from mockllm.core.scenario import Fault, HttpFault, Scenario, Truncate, Turn
 from mockllm.errors import Problem
@@ -50,6 +51,7 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
         problems += check_servers(scenario.mcp_servers, refs, locate)
     problems += _check_from_mcp(scenario, locate)
     problems += _check_matches(scenario, locate, data.get("side_requests") or ())
+    problems += check_rules(data.get("embeddings"), locate)
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
         problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
     return problems
@@ -189,7 +191,9 @@ def _check_result_count(scenario: Scenario, i: int, wanted: int, locate: Locate)
     where = locate(("turns", i, "expect", "tool_results"))
     if i == 0:
         return [_at(where, "turn 0 has no previous turn, so no tool results can answer it")]
-    calls = len(scenario.turns[i - 1].reply.tool_calls)
+    previous = scenario.turns[i - 1].reply
+    # A search for tools is one call more where the client runs it (its result answers it).
+    calls = len(previous.tool_calls) + (previous.search is not None)
     if wanted > calls:
         return [_at(where, f"{wanted} results expected, but turn {i - 1} makes {calls} call(s)")]
     return []

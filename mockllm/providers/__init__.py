@@ -33,6 +33,8 @@ from mockllm.providers.ollama_answers import OllamaAnswers
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
+from mockllm.providers.vertex_anthropic import VertexAnthropic
+from mockllm.providers.vertex_gemini import VertexGemini
 
 ADAPTERS: dict[str, type[Adapter]] = {}
 # api → the reader of that wire's answers, for `mockllm record` (a wire without one is not
@@ -65,6 +67,9 @@ register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 register(Converse, bedrock_rules.RULES, ConverseAnswers)
 register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anthropic's rules
+# Vertex AI: the Gemini and Anthropic bodies under Vertex's paths, with their rules.
+register(VertexGemini, gemini_rules.RULES, GeminiAnswers)
+register(VertexAnthropic, anthropic_rules.RULES, MessagesAnswers)
 register(Ollama, ollama_rules.RULES, OllamaAnswers)
 
 __all__ = [

@@ -101,7 +101,8 @@ class TestRecorder:
     def url_for(self, scenario: str, session: str, api: str = "openai") -> str:
         """The base URL a test's SDK records through: `/s/SCENARIO/SESSION[/v1]`."""
         path = f"/s/{quote(scenario, safe='')}/{quote(session, safe='')}"
-        return self.url + path + ("/v1" if api == "openai" else "")
+        # The SDKs whose base URL carries /v1 (testing.session.WITH_V1, a layer above).
+        return self.url + path + ("/v1" if api in ("openai", "vertex-anthropic") else "")
 
     def target(self, scenario: str, session: str, path: Path) -> None:
         """Write the session recorded under `scenario` to `path`."""

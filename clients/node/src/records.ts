@@ -4,7 +4,9 @@
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
  * Google's (@google/genai) add their own version path, and Ollama's (`new Ollama({ host })`)
  * its `/api/...`. */
-export const APIS = ["openai", "anthropic", "gemini", "ollama"] as const;
+export const APIS = ["openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "ollama"] as const;
+// The SDKs whose base URL carries `/v1` (AnthropicVertex's ends in it, as Google's endpoint does).
+export const WITH_V1: readonly string[] = ["openai", "vertex-anthropic"];
 export type Api = (typeof APIS)[number];
 
 export interface ToolCall {
