@@ -61,6 +61,7 @@ METRICS = [
     Metric("cold_embeddings_c32_cpu_us", "embeddings, 16 inputs, 1 new c=32 CPU *", "µs/req", 1),
     Metric("cold_vertex_gemini_c32_cpu_us", "distinct Vertex Gemini c=32 CPU *", "µs/req", 1),
     Metric("cold_vertex_claude_c32_cpu_us", "distinct Vertex Claude c=32 CPU *", "µs/req", 1),
+    Metric("cold_ollama_c32_cpu_us", "distinct Ollama c=32 server CPU *", "µs/req", 1),
     *(
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS
@@ -105,6 +106,7 @@ GOALS = {
         Goal("cold_bedrock_c32_cpu_us", 1.3, relative=True),
         Goal("cold_vertex_gemini_c32_cpu_us", 1.3, relative=True),
         Goal("cold_vertex_claude_c32_cpu_us", 1.3, relative=True),
+        Goal("cold_ollama_c32_cpu_us", 1.3, relative=True),
         *(Goal(f"hist_{n}_c32_cpu_us", 1.5, relative=True) for n in HISTORY_LENGTHS),
     )
 }

@@ -95,6 +95,15 @@ def cold_workloads() -> list[Cold]:
     vertex_claude_route = f"{vertex}/anthropic/models/claude-sonnet-4-6:rawPredict"
     vertex_claude = {k: v for k, v in anthropic.items() if k != "model"}
     vertex_claude["anthropic_version"] = "vertex-2023-10-16"
+    # Stream off: one JSON object, as the other rows answer (Ollama streams by default).
+    ollama = {
+        "model": "llama3.2",
+        "messages": [{"role": "user", "content": ask}],
+        "tools": [
+            {"type": "function", "function": {"name": "get_weather", "parameters": _PARAMETERS}}
+        ],
+        "stream": False,
+    }
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -124,6 +133,7 @@ def cold_workloads() -> list[Cold]:
             _path(vertex_claude_route),
             _dumps(vertex_claude),
         ),
+        Cold("cold_ollama", "distinct Ollama", _path("api/chat"), _dumps(ollama)),
     ]
 
 

@@ -542,6 +542,8 @@ def _banner(count: int, default: str | None) -> str:
         lines.append(
             f'  Mistral SDK:   Mistral(server_url="{{url}}/f/mistral/s/{example}", api_key="test")'
         )
+    if "ollama" in families:
+        lines.append(f'  Ollama:        ollama.Client(host="{{url}}/s/{example}")')
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"
     )

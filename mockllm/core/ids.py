@@ -11,9 +11,12 @@ from mockllm.core.encoding import digest
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
+LOWER_ALNUM = string.ascii_lowercase + string.digits  # Ollama's call ids
 # Each digest byte picks one character (a slight bias toward the first 8 letters: ids need
 # to look right and never repeat, not to be uniform).
-_TABLES = {alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX)}
+_TABLES = {
+    alphabet: bytes((alphabet * 256)[:256], "ascii") for alphabet in (ALNUM, HEX, LOWER_ALNUM)
+}
 
 
 def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> str:

@@ -16,7 +16,7 @@ from mockllm.errors import Problem
 
 KINDS = ("refusal", "content_filter", "empty", "reasoning_only", "blocked_prompt")
 _COMMON = frozenset({"refusal", "content_filter", "empty", "reasoning_only"})
-# The wires (scenario.APIS) and the kinds each can carry. Only Gemini has a 200 that
+# The wires (providers.ADAPTERS) and the kinds each can carry. Only Gemini has a 200 that
 # blocks the prompt itself (promptFeedback.blockReason and no candidate); the others
 # refuse such a prompt, if at all, with an HTTP error (an `http` fault scripts that).
 CARRIES: Mapping[str, frozenset[str]] = {
@@ -28,9 +28,13 @@ CARRIES: Mapping[str, frozenset[str]] = {
     "bedrock-invoke": _COMMON,
     "vertex-gemini": _COMMON | {"blocked_prompt"},  # Gemini's body on Vertex's routes
     "vertex-anthropic": _COMMON,  # Anthropic's body on Vertex's routes
+    # A local model has no filter or refusal field: a refusal goes as its words, a filtered
+    # reply as the text cut, `done_reason: stop` (providers/ollama_render.py).
+    "ollama": _COMMON,
 }
 # Stream options a wire's framing can carry: SSE comments need SSE (Bedrock's AWS event
-# stream has no comment; its frames are checksummed binary messages).
+# stream has no comment, its frames are checksummed binary messages; Ollama's NDJSON has
+# none either, and a blank line would break a reader that parses every line).
 SSE_COMMENTS = frozenset(
     {"openai-chat", "openai-responses", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic"}
 )

@@ -12,6 +12,7 @@ from mockllm.providers import (
     bedrock_rules,
     chat_flavour_rules,
     gemini_rules,
+    ollama_rules,
     openai_responses_rules,
 )
 from mockllm.providers.anthropic import Messages
@@ -31,6 +32,8 @@ from mockllm.providers.bedrock_invoke import Invoke
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.providers.gemini import Gemini
 from mockllm.providers.gemini_answers import GeminiAnswers
+from mockllm.providers.ollama import Ollama
+from mockllm.providers.ollama_answers import OllamaAnswers
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
@@ -71,6 +74,7 @@ register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anth
 # Vertex AI: the Gemini and Anthropic bodies under Vertex's paths, with their rules.
 register(VertexGemini, gemini_rules.RULES, GeminiAnswers)
 register(VertexAnthropic, anthropic_rules.RULES, MessagesAnswers)
+register(Ollama, ollama_rules.RULES, OllamaAnswers)
 
 WIRES_GROUP = "mockllm.wires"  # the entry-point group third-party wires are declared in
 

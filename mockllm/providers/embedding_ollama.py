@@ -1,7 +1,7 @@
 """Ollama's embeddings: `POST /api/embed` (`input` a string or strings, `truncate`,
 `dimensions`) and the older `POST /api/embeddings` (`prompt`), answered as Ollama does
-(docs/embeddings.md), errors as `{"error": "…"}`. The chat side of Ollama is another
-wire's; this answers only its embeddings."""
+(docs/embeddings.md), errors as `{"error": "…"}` in the Ollama wire's words
+(providers/ollama.py, which answers the chat side)."""
 
 from __future__ import annotations
 
@@ -12,26 +12,11 @@ import orjson
 from mockllm.core import embeddings
 from mockllm.core.embedding_rules import Asked
 from mockllm.errors import RequestError
-from mockllm.providers.base import dumps
-from mockllm.providers.openai_chat import ChatCompletions
 
 # Ollama's context is the model's (`num_ctx`); mockllm takes 8192 tokens for every model.
 OLLAMA_MAX_TOKENS = 8192
 OVER_LIMIT = "the input length exceeds the context length"  # its 400 with truncate: false
 MAX_INPUTS = 2048  # mockllm's bound: Ollama sets none
-
-
-class OllamaShape(ChatCompletions):
-    """Ollama's error body, `{"error": "…"}`, for the embeddings routes."""
-
-    def error_body(self, error: RequestError, request_id: str) -> bytes:
-        return dumps({"error": error.message})
-
-    def fault_texts(self, status: int) -> tuple[str, str, str | None]:
-        return "error", f"mockllm fault: HTTP {status}", None
-
-    def invalid_json(self, detail: str) -> RequestError:
-        return RequestError(400, "invalid character in JSON body: " + detail, kind="invalid_json")
 
 
 def ollama_request(body: object, legacy: bool) -> Asked:

@@ -69,6 +69,15 @@ def gemini(config: Any, get: Any) -> OutputFormat | None:
         return _schema(_openapi(schema, 0), None)
 
 
+def ollama(found: Any) -> OutputFormat | None:
+    """`format`: "json" (JSON mode) or a JSON Schema; "" or none asks for nothing."""
+    if found == "json":
+        return OutputFormat("json_object")
+    if isinstance(found, dict):
+        return _schema(found, None)
+    return None
+
+
 def _schema(schema: Any, name: Any) -> OutputFormat:
     return OutputFormat(
         "json_schema",

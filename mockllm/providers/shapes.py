@@ -190,3 +190,23 @@ BEDROCK: Shape = {
     "inferenceConfig": {"maxTokens": int, "stopSequences": [str]},
     "outputConfig": dict,
 }
+_OLLAMA_MESSAGE: Shape = {
+    "role": str,
+    "content": (str, None),
+    "thinking": (str, None),
+    "images": ([str], None),
+    # `arguments` is not here: a string there is rule O1's (Ollama's own 400 text).
+    "tool_calls": ([{"id": (str, None), "function": {"name": (str, None)}}], None),
+    "tool_name": (str, None),
+    "tool_call_id": (str, None),
+}
+OLLAMA: Shape = {
+    "model": (str, None),
+    "messages": ([_OLLAMA_MESSAGE], None),
+    "prompt": (str, None),
+    "system": (str, None),
+    "suffix": (str, None),
+    "stream": (bool, None),
+    "tools": ([{"type": (str, None), "function": {"name": (str, None)}}], None),
+    "options": (dict, None),
+}

@@ -69,6 +69,7 @@ def record(
         f'  Anthropic SDK: Anthropic(base_url="{url}/s/NAME/SESSION", api_key=...)\n'
         "  Gemini SDK:    genai.Client(api_key=..., "
         f'http_options={{"base_url": "{url}/s/NAME/SESSION"}})\n'
+        f'  Ollama:        ollama.Client(host="{url}/s/NAME/SESSION")\n'
         "  Ctrl-C ends the recording (exchanges in flight are finished first); replay it with\n"
         f"  mockllm serve --scenarios {out}"
     )

@@ -1,5 +1,6 @@
 """Server-sent events split into (event name, data) frames as bytes arrive, in any chunking;
-and the splitter of a stream by its content type (Bedrock's is AWS's binary event stream)."""
+and the splitter of a stream by its content type (Bedrock's is AWS's binary event stream,
+Ollama's newline-delimited JSON)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,34 @@ import codecs
 from mockllm.core import eventstream
 
 
-def frames_for(content_type: str) -> SseFrames | eventstream.Frames | None:
+def frames_for(content_type: str) -> SseFrames | NdjsonFrames | eventstream.Frames | None:
     """The splitter of a streamed answer of this content type; None: not a stream."""
     if "text/event-stream" in content_type:
         return SseFrames()
+    if "application/x-ndjson" in content_type:
+        return NdjsonFrames()
     if eventstream.CONTENT_TYPE.decode() in content_type:
         return eventstream.Frames()
     return None
+
+
+class NdjsonFrames:
+    """Newline-delimited JSON (Ollama's streams): each complete line is one frame, with no
+    event name; a line not yet ended waits for the next chunk."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, str]]:
+        self._buffer += self._decoder.decode(chunk)
+        *complete, self._buffer = self._buffer.split("\n")
+        return [(None, line) for line in complete if line.strip()]
+
+    @property
+    def partial(self) -> bool:
+        """Whether the bytes so far end inside a line (a stream cut mid-object)."""
+        return bool(self._buffer.strip())
 
 
 class SseFrames:

@@ -17,7 +17,6 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
-from mockllm.providers.embedding_ollama import OllamaShape
 from mockllm.providers.vertex import UNDER_PROJECT
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
@@ -56,7 +55,7 @@ class MockLLM:
         shapes = {
             "openai": self.families["openai"],
             "gemini": self.families["gemini"],
-            "ollama": OllamaShape(),
+            "ollama": self.families["ollama"],  # the Ollama wire's errors and fault texts
             "bedrock": self.families["bedrock"],
         }
         self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
@@ -198,7 +197,8 @@ class MockLLM:
     async def _side_route(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         """What an agent CLI sends besides its turns (side_routes.py)."""
         if side_routes.is_probe(scope, route):
-            await side_routes.probe(scope, send, route)
+            scenarios = list(self.engine.scenarios.values())
+            await side_routes.probe(scope, receive, send, route, scenarios)
             return
         if embedding_wire(route) is not None:
             scenario, session, _ = self.routes.split(scope["path"])
@@ -233,8 +233,12 @@ class MockLLM:
 
     def family_of(self, scope: Scope, among: list[Adapter] | None = None) -> Adapter:
         """Routes the providers share answer in the shape of the SDK that asks, told by its
-        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise."""
+        marker headers (`anthropic-version`, `x-goog-api-key`); OpenAI's otherwise. A path
+        under Ollama's `/api/` is Ollama's (its clients send no marker header)."""
         candidates = among or list(self.families.values())
+        ollama = self.families.get("ollama")
+        if ollama in candidates and _route_of(scope["path"]).startswith("api/"):
+            return ollama
         sent = {k for k, _ in scope["headers"]}
         for adapter in candidates:
             if any(h in sent for h in adapter.family_headers):
@@ -316,6 +320,19 @@ class MockLLM:
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written
+
+
+def _route_of(path: str) -> str:
+    """The route of a path without its /f/FLAVOR and /s/NAME[/SESSION] prefixes, for telling
+    the family of a path no adapter serves (no Routes at hand: a route of any session)."""
+    parts = path.lstrip("/").split("/")
+    if parts[:1] == ["f"]:
+        parts = parts[2:]
+    if parts[:1] == ["s"]:
+        parts = parts[2:]
+        if parts and parts[0] != "api":
+            parts = parts[1:]
+    return "/".join(parts)
 
 
 def unknown_flavour(flavor: str) -> RequestError:

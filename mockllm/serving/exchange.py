@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockllm.core import misbehaviour, schema_budget, wirejson
+from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
@@ -329,7 +329,7 @@ class Exchanges:
                 self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
                 return draw(resolved)
             made = template(draw, resolved)
-            if stream and not adapter.stream_content_type.startswith(b"text/event-stream"):
+            if stream and adapter.stream_content_type == eventstream.CONTENT_TYPE:
                 # A binary framing checksums its bytes (Bedrock's event stream: a CRC32 a
                 # message): an id swapped in would break them. Rendered per attempt.
                 made.reusable = False

@@ -6,6 +6,9 @@
 - `GET inference-profiles`: Bedrock's ListInferenceProfiles (its control plane), which
   Claude Code on Bedrock asks at start, at its `ANTHROPIC_BEDROCK_BASE_URL`: an empty list,
   not logged, so it keeps its model id as it is (it got a 404 before, logged).
+- Ollama's probes (`GET /api/tags`, `/api/ps`, `/api/version`, `POST /api/show`) and
+  `GET /` answered "Ollama is running" as Ollama answers it (providers/ollama_models.py):
+  not logged, as `GET /v1/models` is not.
 - Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`, on Vertex AI
   too, and Claude on Vertex's `count-tokens:rawPredict`): the same
   deterministic estimate the turns' `usage` carries, from the request's conversation.
@@ -23,9 +26,10 @@ import json
 from mockllm._version import __version__
 from mockllm.core import wirejson
 from mockllm.core.engine import input_tokens
+from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal
-from mockllm.providers import Adapter
+from mockllm.providers import Adapter, ollama_models
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
 from mockllm.serving.routing import (
@@ -43,21 +47,47 @@ UPGRADE_REQUIRED = "upgrade_required"
 
 def is_probe(scope: Scope, route: str) -> bool:
     route = route.rstrip("/")
-    if scope["method"] == "GET" and route == BEDROCK_PROFILES:
+    method: str = scope["method"]
+    if route == "api/show":
+        return method == "POST"
+    if method == "GET" and route == BEDROCK_PROFILES:
         return True
-    return scope["method"] in ("HEAD", "GET") and route in PROBE_ROUTES
+    return method in ("HEAD", "GET") and (route in PROBE_ROUTES or route in ollama_models.PROBES)
 
 
-async def probe(scope: Scope, send: Send, route: str) -> None:
-    answer: dict[str, object] = (
-        {"inferenceProfileSummaries": []}
-        if route.rstrip("/") == BEDROCK_PROFILES
-        else {"mockllm": __version__}
-    )
-    body = b"" if scope["method"] == "HEAD" else json.dumps(answer).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+async def probe(
+    scope: Scope, receive: Receive, send: Send, route: str, scenarios: list[Scenario]
+) -> None:
+    route = route.rstrip("/")
+    kind = b"application/json; charset=utf-8"
+    if route == BEDROCK_PROFILES:
+        answer = json.dumps({"inferenceProfileSummaries": []}).encode()
+    elif route == "":  # Ollama's answer, which scripts waiting for a server grep for
+        answer, kind = ollama_models.RUNNING, b"text/plain; charset=utf-8"
+    elif route == "api/show":
+        answer = ollama_models.show(await _model_asked(receive))
+    elif route == "api/tags":
+        answer = ollama_models.tags(ollama_models.scenario_models(scenarios))
+    elif route == "api/ps":
+        answer = ollama_models.running()
+    elif route == "api/version":
+        answer = ollama_models.version()
+    else:
+        answer = json.dumps({"mockllm": __version__}).encode()
+    body = b"" if scope["method"] == "HEAD" else answer
+    headers = [(b"content-type", kind), (b"content-length", b"%d" % len(body))]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _model_asked(receive: Receive) -> str:
+    """The `model` of an /api/show body (a small one: anything past 64 KiB is no name)."""
+    try:
+        body = wirejson.loads(await read_body(receive, 65536))
+    except (RequestError, wirejson.InvalidJson):
+        return "mockllm"
+    model = body.get("model") or body.get("name") if isinstance(body, dict) else None
+    return model if isinstance(model, str) else "mockllm"
 
 
 def counting_api(route: str) -> str | None:

@@ -48,7 +48,7 @@ class Client:
     ) -> str:
         """The base URL to give an SDK: OpenAI's and AnthropicVertex's carry `/v1`;
         Anthropic's, Gemini's (on Vertex AI too), Bedrock's (boto3's endpoint_url) and
-        Azure's (AzureOpenAI's azure_endpoint) do not.
+        Azure's (AzureOpenAI's azure_endpoint) and Ollama's (ollama.Client's host) do not.
         `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions answers
         as that provider (docs/flavours.md); Mistral's has no `/v1`, which its SDK adds.
         Raises ClientError when the server has no scenario of that name."""

@@ -22,9 +22,17 @@ from mockllm.testing import assertions
 # (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`, and
 # `openai.AzureOpenAI` (its azure_endpoint) its `/openai/deployments/{deployment}/...`. On
 # Vertex AI, google-genai adds `v1beta1/projects/...` itself, while AnthropicVertex's
-# (and Claude Code's) base URL ends in `/v1`, as Google's regional endpoint does.
+# (and Claude Code's) base URL ends in `/v1`, as Google's regional endpoint does. Ollama's
+# (ollama.Client's host, ChatOllama's base_url) add their `/api/...`.
 Api = Literal[
-    "openai", "anthropic", "gemini", "bedrock", "vertex-gemini", "vertex-anthropic", "azure"
+    "openai",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "vertex-gemini",
+    "vertex-anthropic",
+    "azure",
+    "ollama",
 ]
 APIS: tuple[Api, ...] = (
     "openai",
@@ -34,6 +42,7 @@ APIS: tuple[Api, ...] = (
     "vertex-gemini",
     "vertex-anthropic",
     "azure",
+    "ollama",
 )
 # The SDKs whose base URL carries `/v1`.
 WITH_V1: tuple[Api, ...] = ("openai", "vertex-anthropic")

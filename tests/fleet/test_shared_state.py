@@ -607,3 +607,43 @@ def test_bedrock_attempts_and_streams_are_shared_on_redis(redis: RedisServer) ->
         (3, 200),
     ]
     assert streams[0] == streams[1] and streams[0][:4] != b"{"  # an event stream, the same
+
+
+def test_ollama_attempts_and_streams_are_shared_on_redis(redis: RedisServer) -> None:
+    """Ollama's wire on shared state: a throttled /api/chat retried on the other server is
+    the same session's next attempt (429, 429, then served, its call id that attempt's),
+    and an NDJSON stream answered by either server is the same bytes."""
+    import ollama
+
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    ask = [{"role": "user", "content": "Paris?"}]
+    with _two_on("--state", redis.url()) as servers:
+        for server in servers:  # attempts 1 and 2, one on each server
+            with pytest.raises(ollama.ResponseError) as caught:
+                ollama.Client(host=f"{server.url}/s/fault-429-twice/o").chat(
+                    model="llama3.2", messages=ask, tools=tools
+                )
+            assert caught.value.status_code == 429
+        served = httpx.post(
+            f"{servers[0].url}/s/fault-429-twice/o/api/chat",
+            json={"model": "llama3.2", "messages": ask, "tools": tools, "stream": False},
+        ).json()
+        logged = servers[1].requests(session="o")
+        body = {"model": "llama3.2", "messages": ask}
+        streams = [
+            httpx.post(f"{s.url}/s/hello/s{i}/api/chat", json=body).content
+            for i, s in enumerate(servers)
+        ]
+        first = httpx.post(
+            f"{servers[1].url}/s/fault-429-twice/fresh/api/chat",
+            json={"model": "llama3.2", "messages": ask, "tools": tools, "stream": False},
+        )
+    assert [(e["attempt"], e["response"]["status"]) for e in logged] == [
+        (1, 429),
+        (2, 429),
+        (3, 200),
+    ]
+    (call,) = served["message"]["tool_calls"]
+    assert first.status_code == 429  # a fresh session starts at attempt 1
+    assert call["id"].startswith("call_") and call["function"]["arguments"]
+    assert streams[0] == streams[1] and streams[0].count(b"\n") > 1  # NDJSON, the same

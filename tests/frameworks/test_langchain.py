@@ -1,6 +1,6 @@
-"""LangChain (langchain-openai, langchain-anthropic, langchain-aws) with LangGraph's prebuilt
-ReAct agent, on Chat Completions, Responses, Messages and Bedrock Converse, streamed and
-not."""
+"""LangChain (langchain-openai, langchain-anthropic, langchain-aws, langchain-ollama) with
+LangGraph's prebuilt ReAct agent, on Chat Completions, Responses, Messages, Bedrock Converse
+and Ollama's /api/chat, streamed and not."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import anthropic
 import boto3
+import httpx
 import httpx2
 import openai
 import pytest
@@ -157,3 +158,58 @@ def test_chat_bedrock_converse_closes_the_parallel_round_trip(mock: Session, str
     )
     assert {e.api for e in mock.requests()} == {"bedrock-converse"}
     assert [e.stream for e in mock.requests()] == [stream, stream]
+
+
+def chat_ollama(mock: Session, scenario: str) -> BaseChatModel:
+    """langchain-ollama's ChatOllama at mockllm's URL (its `base_url` is the `ollama`
+    client's host); `validate_model_on_init` looks the model up in GET /api/tags."""
+    from langchain_ollama import ChatOllama
+
+    return ChatOllama(
+        model="llama3.2", base_url=mock.url(scenario, api="ollama"), validate_model_on_init=True
+    )
+
+
+def test_chat_ollama_closes_the_parallel_round_trip(mock: Session) -> None:
+    """ChatOllama through LangGraph's agent: it always streams /api/chat (`invoke` adds the
+    NDJSON chunks up), takes the calls' arguments as objects and sends them back so."""
+    chat_model = chat_ollama(mock, "weather-parallel")
+    check(
+        lambda: run_agent(chat_model, PROMPTS["weather-parallel"]),
+        mock,
+        Expect(text=PARALLEL_TEXT),
+    )
+    requests = mock.requests()
+    assert {e.api for e in requests} == {"ollama"} and [e.stream for e in requests] == [True] * 2
+    assert requests[1].request["messages"][1]["tool_calls"][0]["function"]["arguments"] == {
+        "city": "北京"
+    }
+
+
+def test_chat_ollama_meets_a_cut_stream(mock: Session) -> None:
+    """stream-cut: the NDJSON stream is reset inside the call's line; the ollama client
+    under ChatOllama lets httpx's RemoteProtocolError through, and the agent dies with the
+    call never made (no retry of its own: a harness must retry the request itself)."""
+    chat_model = chat_ollama(mock, "stream-cut")
+    check(
+        lambda: run_agent(chat_model, PROMPTS["stream-cut"]),
+        mock,
+        Expect(raises=httpx.RemoteProtocolError),
+    )
+
+
+def test_chat_ollama_validates_its_model_in_the_scenarios_models(mock: Session) -> None:
+    """validate_model_on_init looks the model up in GET /api/tags: a model the scenario
+    names (`expect.model`) is there; one no scenario names and no default is refused by
+    ChatOllama itself, before any request."""
+    from langchain_ollama import ChatOllama
+
+    mock.add_scenario(
+        "name: ollama-named\nturns:\n  - expect: {model: {equals: mistral-nemo}}\n"
+        "    reply: {text: hi}\n"
+    )
+    url = mock.url("ollama-named", api="ollama")
+    found = ChatOllama(model="mistral-nemo", base_url=url, validate_model_on_init=True)
+    assert found.invoke("hi").content == "hi"
+    with pytest.raises(ValueError, match="not found in Ollama"):
+        ChatOllama(model="phi4", base_url=url, validate_model_on_init=True)

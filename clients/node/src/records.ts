@@ -3,8 +3,8 @@
 
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
  * Google's (@google/genai) add their own version path, Azure's (AzureOpenAI's endpoint) its
- * `/openai/deployments/{deployment}/…`. */
-export const APIS = ["openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure"] as const;
+ * `/openai/deployments/{deployment}/…`, and Ollama's (`new Ollama({ host })`) its `/api/...`. */
+export const APIS = ["openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure", "ollama"] as const;
 // The SDKs whose base URL carries `/v1` (AnthropicVertex's ends in it, as Google's endpoint does).
 export const WITH_V1: readonly string[] = ["openai", "vertex-anthropic"];
 export type Api = (typeof APIS)[number];

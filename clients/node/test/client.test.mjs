@@ -47,9 +47,10 @@ test("urls carry scenario, session and api", () => {
   // Vertex AI: @google/genai adds v1beta1/projects/... itself; AnthropicVertex's base URL ends in /v1.
   assert.equal(client.url("hello", { session: "t1", api: "vertex-gemini" }), "http://127.0.0.1:9/s/hello/t1");
   assert.equal(client.url("hello", { session: "t1", api: "vertex-anthropic" }), "http://127.0.0.1:9/s/hello/t1/v1");
+  assert.equal(client.url("hello", { session: "t1", api: "ollama" }), "http://127.0.0.1:9/s/hello/t1");
   assert.throws(
     () => client.url("hello", { api: "google" }),
-    /one of "openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure", not "google"/,
+    /one of "openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure", "ollama", not "google"/,
   );
 });
 

@@ -262,6 +262,7 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         '  Azure OpenAI:  AzureOpenAI(azure_endpoint="{url}/s/SCENARIO", '
         'api_version="2024-10-21", api_key="test")\n'
         '  Mistral SDK:   Mistral(server_url="{url}/f/mistral/s/SCENARIO", api_key="test")\n'
+        '  Ollama:        ollama.Client(host="{url}/s/SCENARIO")\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )

@@ -62,9 +62,10 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert vertex == f"{server.url}/s/hello/t1"  # google-genai adds v1beta1/projects/...
     claude = client.session("t1").url("hello", api="vertex-anthropic")
     assert claude == f"{server.url}/s/hello/t1/v1"  # as https://{region}-aiplatform.../v1
+    assert client.session("t1").url("hello", api="ollama") == f"{server.url}/s/hello/t1"
     with pytest.raises(
         ValueError,
-        match="'gemini', 'bedrock', 'vertex-gemini', 'vertex-anthropic', 'azure', not 'google'",
+        match="'gemini', 'bedrock', 'vertex-gemini', 'vertex-anthropic', 'azure', 'ollama', not 'google'",
     ):
         client.url("hello", api=cast(Any, "google"))
 

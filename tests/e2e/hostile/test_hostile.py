@@ -154,6 +154,32 @@ BASES[VERTEX_GEMINI] = BASES[GEMINI]
 BASES[VERTEX_CLAUDE] = {k: v for k, v in BASES["v1/messages"].items() if k != "model"} | {
     "anthropic_version": "vertex-2023-10-16"
 }
+OLLAMA = ("api/chat", "api/generate")
+BASES["api/chat"] = {
+    "model": "llama3.2",
+    "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "wwwx"},
+        {
+            "role": "assistant",
+            "content": "",
+            "thinking": "hmm",
+            "tool_calls": [{"id": "call_1", "function": {"name": "get_weather", "arguments": {}}}],
+        },
+        {"role": "tool", "content": "sunny", "tool_name": "get_weather"},
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}],
+    "format": SCHEMA,
+    "options": {"temperature": 0, "num_predict": 100},
+    "think": True,
+}
+BASES["api/generate"] = {
+    "model": "llama3.2",
+    "prompt": "wwwx",
+    "system": "be brief",
+    "format": "json",
+    "options": {"num_predict": 100},
+}
 ROUTES = list(BASES)
 HISTORY = {"v1/responses": "input", GEMINI: "contents", VERTEX_GEMINI: "contents"}
 
@@ -183,7 +209,7 @@ values = st.recursive(
 def mutated(draw: st.DrawFn, route: str) -> bytes:
     """A valid body (the first turn, or one with history) with up to two parts replaced."""
     body = dict(BASES[route], stream=draw(st.booleans()))
-    if draw(st.booleans()):
+    if route != "api/generate" and draw(st.booleans()):  # generate has no history
         history = HISTORY.get(route, "messages")
         body[history] = [m for m in body[history] if m.get("role") == "user"][:1]
     for _ in range(draw(st.integers(0, 2))):
@@ -281,6 +307,12 @@ class Checker:
             assert kind.startswith("application/json"), (r.status_code, kind)
             assert r.headers["x-amzn-errortype"].endswith("Exception" + ERROR_TYPE_SUFFIX)
             assert isinstance(json.loads(data)["message"], str)
+        elif r.status_code >= 400 and self.route in OLLAMA:  # {"error": "..."}
+            assert kind.startswith("application/json"), (r.status_code, kind)
+            assert isinstance(json.loads(data)["error"], str)
+        elif kind.startswith("application/x-ndjson"):  # one object a line, the last done
+            lines = [json.loads(line) for line in data.decode().splitlines()]
+            assert lines[-1]["done"] is True or isinstance(lines[-1]["error"], str)
         elif r.status_code >= 400:
             assert kind.startswith("application/json"), (r.status_code, kind)
             error = json.loads(data)["error"]

@@ -113,6 +113,9 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
         },
         b"",
     ),
+    # NDJSON has no checksum: the stream's template is reused as an SSE one is.
+    ("ollama", "api/chat", {**CHAT, "model": "llama3.2", "stream": False}, b""),
+    ("ollama stream", "api/chat", {**CHAT, "model": "llama3.2"}, b""),
 ]
 
 
