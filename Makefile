@@ -20,6 +20,12 @@ LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 # strands-agents (tests/frameworks/test_strands.py), in its own virtualenv: its `openai`
 # extra pins mcp 2.1 and an older openai than mockllm's test pins.
 STRANDS := .venv-strands/.installed
+# The framework matrix (issue 38, docs/frameworks.md): each framework whose pins conflict
+# with the suite's in a virtualenv of its own, .venv-NAME from
+# tests/frameworks/NAME/requirements.txt, and the Node frameworks in tests/frameworks/agentsjs.
+# `make frameworks` runs their cells (the tests marked `matrix`); `make test` leaves them out.
+MATRIX_VENVS := $(patsubst %,.venv-%/.installed,adk llamaindex autogen crewai claudesdk)
+MATRIX_NODE := tests/frameworks/agentsjs/node_modules/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -28,7 +34,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test unit image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test frameworks unit image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -102,7 +108,15 @@ $(STRANDS): tests/frameworks/strands/requirements.txt
 test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
-	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+	$(BIN)/pytest -n auto -m "not matrix" --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+
+.venv-%/.installed: tests/frameworks/%/requirements.txt
+	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet -r $<
+	touch $@
+
+frameworks: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) $(MATRIX_VENVS) $(MATRIX_NODE) ## the framework matrix: ADK, LlamaIndex, AutoGen, CrewAI, Agents JS, Mastra, Claude Agent SDK
+	$(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
 
 # The image tier (tests/image): the Containerfile built from the release's sdist with buildah
 # (no Docker daemon here) on a Debian base made with debootstrap, and served from inside to
@@ -158,7 +172,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands $(dir $(MATRIX_VENVS)) .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 
