@@ -142,7 +142,7 @@ def check_cells(
         for scenario, stream in cases
     ]
     cells: list[Cell] = [
-        (wire, stream, mock.url(scenario, api=API[wire]), PROMPTS[scenario])
+        (wire, stream, mock.url(scenario, api=API[wire.split("/")[-1]]), PROMPTS[scenario])
         for (scenario, stream), mock in zip(cases, sessions, strict=True)
     ]
     outcomes = run_children(python, script, cells)
