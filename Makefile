@@ -22,10 +22,9 @@ LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 STRANDS := .venv-strands/.installed
 # The framework matrix (issue 38, docs/frameworks.md): each framework whose pins conflict
 # with the suite's in a virtualenv of its own, .venv-NAME from
-# tests/frameworks/NAME/requirements.txt, and the Node frameworks in tests/frameworks/agentsjs.
-# `make frameworks` runs their cells (the tests marked `matrix`); `make test` leaves them out.
-MATRIX_VENVS := $(patsubst %,.venv-%/.installed,adk llamaindex autogen crewai claudesdk)
-MATRIX_NODE := tests/frameworks/agentsjs/node_modules/.installed
+# tests/frameworks/NAME/requirements.txt. `make frameworks` runs their cells (the tests
+# marked `matrix`); `make test` leaves them out.
+MATRIX_VENVS := $(patsubst %,.venv-%/.installed,adk llamaindex autogen crewai)
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -115,7 +114,7 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 	.venv-$*/bin/python -m pip install --quiet -r $<
 	touch $@
 
-frameworks: $(STAMP) $(NODE_CLIENT) $(NODE_STAMPS) $(MATRIX_VENVS) $(MATRIX_NODE) ## the framework matrix: ADK, LlamaIndex, AutoGen, CrewAI, Agents JS, Mastra, Claude Agent SDK
+frameworks: $(STAMP) $(MATRIX_VENVS) ## the framework matrix in virtualenvs of its own: ADK, LlamaIndex, AutoGen, CrewAI
 	$(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
 
 # The image tier (tests/image): the Containerfile built from the release's sdist with buildah
