@@ -33,7 +33,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test frameworks unit image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test frameworks unit e2e image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -67,12 +67,12 @@ $(PEER_STAMP): bench/peers/aimock/package.json bench/peers/aimock/package-lock.j
 	cd bench/peers/aimock && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The release check (tests/test_release.py) installs the built wheel and sdist into fresh
+# The release check (tests/release/test_release.py) installs the built wheel and sdist into fresh
 # virtualenvs with no index: the wheels they need, at this venv's versions, are kept here.
 WHEELHOUSE := $(VENV)/wheelhouse/.downloaded
 
-$(WHEELHOUSE): $(STAMP) tests/wheelhouse.py
-	$(BIN)/python -m tests.wheelhouse $(dir $@)
+$(WHEELHOUSE): $(STAMP) tests/support/wheelhouse.py
+	$(BIN)/python -m tests.support.wheelhouse $(dir $@)
 
 # Debian packages the tests drive for real, installed when missing (tests/ensure-debian.sh).
 CHROMIUM := sh tests/ensure-debian.sh "the viewer's browser tests" "chromium chromedriver" \
@@ -107,7 +107,7 @@ $(STRANDS): tests/frameworks/strands/requirements.txt
 test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
-	$(BIN)/pytest -n auto -m "not matrix" --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
+	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
 
 .venv-%/.installed: tests/frameworks/%/requirements.txt
 	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
@@ -115,7 +115,7 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 	touch $@
 
 frameworks: $(STAMP) $(MATRIX_VENVS) ## the framework matrix in virtualenvs of its own: ADK, LlamaIndex, AutoGen, CrewAI
-	$(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
+	MOCKLLM_MATRIX=1 $(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
 
 # The image tier (tests/image): the Containerfile built from the release's sdist with buildah
 # (no Docker daemon here) on a Debian base made with debootstrap, and served from inside to
@@ -126,20 +126,34 @@ image: $(STAMP) $(WHEELHOUSE) $(NODE_STAMPS) ## build the Containerfile's image 
 	MOCKLLM_IMAGE_TIER=1 $(BIN)/pytest tests/image -n 0 $(ARGS)
 
 # The in-process tier (tests/unit: no servers, no SDKs, no sockets) under Hypothesis's `dev`
-# profile, a tenth of the examples `make test` runs (tests/hypothesis_profiles.py); one
+# profile, a tenth of the examples `make test` runs (tests/support/hypothesis_profiles.py); one
 # process, as a worker pool would take longer to start than the tier takes to run.
 unit: $(STAMP) ## the in-process tests in seconds (no servers, no SDKs; fewer Hypothesis examples)
 	$(BIN)/pytest tests/unit -n 0 --hypothesis-profile=dev $(ARGS)
 
+# The end-to-end tier of the Python wires alone (tests/e2e: a real `mockllm serve` and the
+# official Python SDKs), on a venv that needs only the `test` extra: no frameworks, Node,
+# redis-server or Chromium (its few tests that need redis-server are left out by marker).
+E2E_STAMP := $(VENV)/.installed-test
+
+$(E2E_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(E2E_STAMP)
+
+e2e: $(E2E_STAMP) ## the Python wires end to end: real servers and SDKs, nothing but the `test` extra
+	$(BIN)/pytest tests/e2e -n auto -m "not redis" $(ARGS)
+
 # 5 000 examples per route with a scenario and 5 000 without: 10 000 per model route.
 fuzz: $(STAMP) ## hostile bodies and schemas on every route, many more than `make test` sends
-	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/test_hostile.py $(ARGS)
+	MOCKLLM_FUZZ_EXAMPLES=5000 $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s tests/e2e/hostile/test_hostile.py $(ARGS)
 	MOCKLLM_FUZZ_EXAMPLES=$${MOCKLLM_FUZZ_SCHEMAS:-2000} $(BIN)/pytest -p no:xdist -p no:cacheprovider -q -s \
-	    tests/test_hostile_schemas.py $(ARGS)
+	    tests/e2e/hostile/test_hostile_schemas.py $(ARGS)
 
 fault-soak: $(STAMP) ## a fleet on a full, hung and restarted redis-server, 300 sessions a run
 	@$(REDIS)
-	$(BIN)/python -m tests.fleet_soak --sessions 300 $(ARGS)
+	$(BIN)/python -m tests.support.fleet_soak --sessions 300 $(ARGS)
 
 # The viewer's script files (mockllm/viewer/page.py joins them into one) are checked by
 # the TypeScript compiler clients/node pins, from their `// @ts-check` and JSDoc: plain
@@ -156,7 +170,7 @@ lint: $(STAMP) $(NODE_CLIENT) ## ruff, mypy, the import contracts (no cycles, la
 
 screenshots: $(STAMP) ## regenerate docs/img/viewer-*.png from a real run in headless Chromium
 	@$(CHROMIUM)
-	$(BIN)/python -m tests.screenshots
+	$(BIN)/python -m tests.support.screenshots
 
 bench-profile: $(STAMP) ## profile the cold path in-process, no sockets (ARGS="--only hist_200 ...")
 	$(BIN)/python -m bench.profile $(ARGS)

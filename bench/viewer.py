@@ -23,7 +23,7 @@ import httpx
 
 from mockllm.testing.background import RunningServer, serve
 from mockllm.viewer.page import report_page
-from tests.browser import chromium, missing
+from tests.support.browser import chromium, missing
 
 TOOLS = [
     {

@@ -18,7 +18,7 @@ from typing import Any
 from mockllm._version import __version__
 from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
 from mockllm.errors import ScenarioError, did_you_mean
-from mockllm.log.verdict import DEFAULT_MAX_CALLS
+from mockllm.judge.verdict import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions, field_help
 
 DEFAULT_PORT = 8000
@@ -277,7 +277,7 @@ def _positive(text: str) -> int:
 
 
 def _allowance(text: str) -> tuple[str, str]:
-    from mockllm.log.allowances import allowance_problem
+    from mockllm.judge.allowances import allowance_problem
 
     name, _, reason = text.partition("=")
     problem = allowance_problem({name.strip(): reason.strip()})
@@ -530,8 +530,8 @@ def _banner(count: int, default: str | None) -> str:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from mockllm.judge.transcript import plural
     from mockllm.loading.loader import load_paths, scenario_files
-    from mockllm.log.transcript import plural
 
     files = scenario_files(args.paths)
     try:
@@ -571,7 +571,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from mockllm.log import report
+    from mockllm.judge import report
 
     entries = report.read_log(args.logfile)
     grouped = (
@@ -594,7 +594,7 @@ def _report(args: argparse.Namespace) -> int:
     else:
         print(text)
     if args.html:
-        from mockllm.log.transcript import plural
+        from mockllm.judge.transcript import plural
         from mockllm.viewer.page import report_page
 
         shown = [e for found in grouped.values() for e in found]  # --session: that one

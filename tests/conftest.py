@@ -1,7 +1,7 @@
 """Fixtures for every tier. tests/unit loads this file too and must start without the SDK
-stack (openai, anthropic, google-genai, httpcore2: tests/test_unit_tier.py), so what the
+stack (openai, anthropic, google-genai, httpcore2: tests/release/test_unit_tier.py), so what the
 end-to-end fixtures need is imported inside them, and the SDK helpers are in
-tests/clients.py."""
+tests/support/clients.py."""
 
 from __future__ import annotations
 
@@ -13,20 +13,48 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import hypothesis_profiles
+from tests.support import hypothesis_profiles
 
 if TYPE_CHECKING:
     from mockllm import Session
-
-    from .clients import ChatFactory
-    from .redis_server import RedisServer
-    from .support import ServerProcess
+    from tests.support import ServerProcess
+    from tests.support.clients import ChatFactory
+    from tests.support.redis_server import RedisServer
 
 # Servers started by the tests cache validated scenarios here, never in the user's home.
 os.environ.setdefault("MOCKLLM_CACHE_DIR", tempfile.mkdtemp(prefix="mockllm-test-cache-"))
 hypothesis_profiles.load()
 
-UNIT = Path(__file__).parent / "unit"
+TESTS = Path(__file__).parent
+UNIT = TESTS / "unit"
+
+# The tiers, one folder each, marked here and nowhere else (docs/design.md, "Tests"): `-m`
+# picks or leaves out a tier, e.g. `pytest -m "not redis and not browser and not node and
+# not agents"` for a machine without redis-server, Chromium, Node or the agent CLIs.
+TIERS = {
+    "unit": "unit",
+    "e2e": "e2e",
+    "fleet": "redis",
+    "browser": "browser",
+    "node": "node",
+    "release": "release",
+    "tooling": "tooling",
+    "frameworks": "frameworks",
+    "agent_clis": "agents",
+    "image": "image",
+}
+# A test elsewhere that needs one of these parts says so by the fixture it asks for.
+NEEDS = {"redis": "redis"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+        if parts and parts[0] in TIERS:
+            item.add_marker(TIERS[parts[0]])
+        for fixture, marker in NEEDS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -43,7 +71,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def server() -> Iterator[ServerProcess]:
     """One real `mockllm serve` per test process (per xdist worker)."""
-    from .support import running_server
+    from tests.support import running_server
 
     with running_server("--max-body", "1MB") as s:
         yield s
@@ -52,7 +80,7 @@ def server() -> Iterator[ServerProcess]:
 @pytest.fixture(scope="session")
 def warn_server() -> Iterator[ServerProcess]:
     """A second server whose provider rules only log (--validation warn)."""
-    from .support import running_server
+    from tests.support import running_server
 
     with running_server("--validation", "warn") as s:
         yield s
@@ -61,7 +89,7 @@ def warn_server() -> Iterator[ServerProcess]:
 @pytest.fixture
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """A real redis-server of the test's own, on a free port; stopped afterwards."""
-    from .redis_server import redis_server
+    from tests.support.redis_server import redis_server
 
     with redis_server(tmp_path_factory.mktemp("redis")) as r:
         yield r
@@ -70,7 +98,7 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
 @pytest.fixture
 def session(request: pytest.FixtureRequest) -> str:
     """A session name unique to the test, so tests never see each other's requests."""
-    from .support import session_id
+    from tests.support import session_id
 
     return session_id(request.node.nodeid)
 
@@ -85,7 +113,7 @@ def mock(server: ServerProcess, session: str) -> Session:
 
 @pytest.fixture
 def chat(server: ServerProcess, session: str) -> Iterator[ChatFactory]:
-    from .clients import ChatFactory
+    from tests.support.clients import ChatFactory
 
     factory = ChatFactory(server, session)
     yield factory

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from mockllm.core import disk_cache
-from mockllm.core.scenario import Scenario, build_scenario, check_scenario
+from mockllm.core.scenario import Scenario
+from mockllm.core.scenario_build import build_scenario
+from mockllm.core.scenario_checks import check_scenario
 from mockllm.errors import Problem, ScenarioError
 from mockllm.loading.locations import Marks, YamlPath, dotted
 

@@ -1,4 +1,5 @@
-"""Allowances a test gives its session: verdict checks it waives, each with its reason.
+"""The log's record of the allowances a test gives its session: the verdict checks it
+waives, each with its reason (judge/allowances.py says whether they name real checks).
 
 A scenario and its turns carry theirs in the log entries (`allow`); a test's
 (`PUT /_mockllm/allow?session=NAME`: a pytest marker, `Session.allow()`) are a record in
@@ -11,32 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mockllm.errors import did_you_mean
 from mockllm.log.journal import Journal, LiveEntry
-from mockllm.log.verdict import ALLOWANCE, CHECK_NAMES
 
-MAX_ALLOW_BODY = 16_384  # bytes of one PUT: a dozen checks with a sentence each
-MAX_REASON = 500
-
-
-def allowance_problem(given: Any) -> str | None:
-    """Why `given` is not `{check: reason}` over known checks, if it is not."""
-    if not isinstance(given, Mapping):
-        return "allowances must be a JSON object {check: reason}"
-    for name, reason in given.items():
-        if name not in CHECK_NAMES:
-            return (
-                f"no verdict check named {name!r}{did_you_mean(str(name), CHECK_NAMES)}; "
-                f"checks: {', '.join(CHECK_NAMES)}"
-            )
-        if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
-            return (
-                f"the reason for waiving {name} must be a non-empty string of at most "
-                f"{MAX_REASON} characters"
-            )
-    return None
-
-
+# The `api` of a log record that is no request: the checks a test waived for its session,
+# kept in the log so that every judge of it (`mockllm report` too) waives what the test waived.
+ALLOWANCE = "allowance"
 ORIGIN_CHARS = 300  # where an allowance came from: a test's node id, a client's name
 
 

@@ -19,6 +19,7 @@ from functools import partial
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from mockllm.core import eventstream, wirejson
+from mockllm.core.call_problem import call_problem
 from mockllm.core.conversation import Conversation, result_json
 from mockllm.core.encoding import digest
 from mockllm.errors import Finding
@@ -152,7 +153,7 @@ class LiveEntry:
         self.client_disconnected = False
         self.server_error: str | None = None
         self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
-        self.epoch: str | None = None  # the session's use it belongs to (log/runs.py)
+        self.epoch: str | None = None  # the session's use it belongs to (judge/uses.py)
         self.shared: tuple[str, str] | None = None  # two clients that used that use at once
         self.closed = False
         # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
@@ -309,7 +310,6 @@ class LiveEntry:
             return []
         check = self.request_cut is None  # a cut body's tools are gone: nothing to check
         from mockllm.core.divergence import retry_id
-        from mockllm.log.verdict import call_problem  # deferred: only reading the log needs it
 
         tools = {t.name: t.parameters for t in conv.tools} if conv else {}
         freeform = frozenset(t.name for t in conv.tools if t.freeform) if conv else frozenset()
@@ -564,7 +564,7 @@ class Journal:
 
 
 class Uses:
-    """Each session's current use (log/runs.py): an epoch drawn at its reset, or the
+    """Each session's current use (judge/uses.py): an epoch drawn at its reset, or the
     server's own one for a session never reset (drawn anew when all are reset), and the
     client that reset it, if it said (`?client=`), until that client releases it. Kept for
     the sessions reset most recently only: one forgotten joins the server's epoch, which

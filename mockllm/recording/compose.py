@@ -16,7 +16,8 @@ from typing import Any
 
 from mockllm.core.conversation import Conversation, Message
 from mockllm.core.engine import FIXED_CREATED, Resolved
-from mockllm.core.scenario import Reply, Scenario, ScriptedCall, Turn, dump_arguments
+from mockllm.core.scenario import Reply, Scenario, ScriptedCall, Turn
+from mockllm.core.scenario_build import dump_arguments
 from mockllm.errors import RequestError
 from mockllm.recording.attempt import Attempt
 from mockllm.recording.sse import frames_for

@@ -18,11 +18,12 @@ from starlette.routing import Route, Router
 from mockllm.core import wirejson
 from mockllm.core.scenario import Scenario
 from mockllm.errors import RequestError, ScenarioError
+from mockllm.judge.allowances import MAX_ALLOW_BODY, allowance_problem
+from mockllm.judge.uses import name_of, uses
+from mockllm.judge.verdict import DEFAULT_MAX_CALLS, logged_allowance, verdict
 from mockllm.loading.loader import decode, load_text
-from mockllm.log.allowances import MAX_ALLOW_BODY, allowance_problem, recorded
+from mockllm.log.allowances import ALLOWANCE, recorded
 from mockllm.log.mcp import StdioEntries
-from mockllm.log.runs import name_of, uses
-from mockllm.log.verdict import ALLOWANCE, DEFAULT_MAX_CALLS, logged_allowance, verdict
 from mockllm.serving.asgi import read_body
 from mockllm.state import StoreUnavailable
 from mockllm.viewer.page import csp, live_page
@@ -181,8 +182,8 @@ class _Admin:
 
     async def transcript_of(self, request: Request) -> Response:
         """The session as pytest shows it, for users of any language (text/plain)."""
+        from mockllm.judge.transcript import transcript
         from mockllm.log.records import LogEntry
-        from mockllm.log.transcript import transcript
 
         q = request.query_params
         session = q.get("session", "default")
@@ -197,7 +198,7 @@ class _Admin:
 
     async def calls_of(self, request: Request) -> Response:
         """The tool calls the model made in a session, each with the result sent back."""
-        from mockllm.log.calls import matching, tool_uses
+        from mockllm.judge.calls import matching, tool_uses
 
         q = request.query_params
         try:
@@ -211,9 +212,9 @@ class _Admin:
         return await _rendered(lambda: matching(tool_uses(found), name, args))
 
     async def check(self, request: Request) -> Response:
-        """One check of the session's log or verdict (mockllm/log/checks.py): `{"ok": true}`,
+        """One check of the session's log or verdict (mockllm/judge/checks.py): `{"ok": true}`,
         or the failure's headline, expected and happened, for any client to raise."""
-        from mockllm.log.checks import run_check
+        from mockllm.judge.checks import run_check
 
         body = await _read(request, MAX_ALLOW_BODY)
         if body is None:
@@ -336,7 +337,7 @@ class _QueryLimit:
 
 
 def _mcp_tools(engine: Engine) -> dict[str, list[tuple[str, str]]]:
-    """Each scenario's scripted MCP tools, for the verdict's loop checks (log/mcp_checks.py)."""
+    """Each scenario's scripted MCP tools, for the verdict's loop checks (judge/mcp_checks.py)."""
     return {
         s.name: [(m.name, t.name) for m in s.mcp_servers for t in m.tools]
         for s in engine.scenarios.values()

@@ -143,7 +143,7 @@ class Scripted:
         server, counts = self.spec(), self.counts(self.session_of(ctx))
         shown = [t for t in server.tools if t.listed or counts.changed]
         entry = self.entry_of(ctx)
-        if entry is not None:  # what all_mcp_answers_served reads (log/verdict.py)
+        if entry is not None:  # what all_mcp_answers_served reads (judge/verdict.py)
             entry.mcp["scripted"] = {t.name: len(t.results) for t in shown}
         return types.ListToolsResult(tools=[_tool(t) for t in shown])
 
@@ -296,7 +296,7 @@ def _error_result(message: str) -> types.CallToolResult:
 def _arguments_problem(tool: McpTool, arguments: dict[str, Any]) -> str | None:
     if not tool.input_schema:
         return None
-    from mockllm.log.verdict import call_problem  # one schema check for both sides
+    from mockllm.core.call_problem import call_problem  # one schema check for both sides
 
     problem = call_problem(tool.name, json.dumps(arguments), {tool.name: dict(tool.input_schema)})
     return problem.removeprefix("arguments break the schema: ") if problem else None

@@ -195,7 +195,7 @@ class Sessions:
 
 def _instances(manager: Any) -> dict[str, Any]:
     """The SDK's sessions of one manager. A private field, as `_discard_session` is: the SDK
-    offers no public way to count or end them (tests/test_mcp_hostile.py would tell)."""
+    offers no public way to count or end them (tests/e2e/mcp/test_mcp_hostile.py would tell)."""
     found = getattr(manager, "_server_instances", None)
     return found if isinstance(found, dict) else {}
 

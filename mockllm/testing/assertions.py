@@ -3,7 +3,7 @@
 Pure functions of the entries (no HTTP), so the pytest fixture, the client's sessions
 and a script reading a `--log` file all share them. A failure reads: a one-line
 headline (what pytest's summary shows), the transcript, then expected and happened.
-The checks and their words are the server's (`log/checks.py`, `log/calls.py`), which
+The checks and their words are the server's (`judge/checks.py`, `judge/calls.py`), which
 `POST /_mockllm/check` runs for the Node client: one text for both languages.
 """
 
@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from mockllm.log import calls, checks
-from mockllm.log.checks import Unoffered, mcp_executions, unanswered_calls, unoffered_executions
+from mockllm.judge import calls, checks
+from mockllm.judge.checks import Unoffered, mcp_executions, unanswered_calls, unoffered_executions
+from mockllm.judge.transcript import transcript
+from mockllm.log.allowances import ALLOWANCE
 from mockllm.log.records import LogEntry, Verdict
-from mockllm.log.transcript import transcript
-from mockllm.log.verdict import ALLOWANCE
 
 # Whether a failure's message carries every request in full (outside pytest, always) or the
 # short form; the pytest fixture sets it from -vv / --mockllm-transcript, so the message,
@@ -108,7 +108,7 @@ def assert_tool_executed(
 def assert_mcp_loop_closed(
     verdict: Verdict, entries: Sequence[LogEntry], session: str | None = None
 ) -> None:
-    """The verdict's MCP loop checks passed (docs/mcp.md; `log/checks.py`)."""
+    """The verdict's MCP loop checks passed (docs/mcp.md; `judge/checks.py`)."""
     __tracebackhide__ = True
     _raise(checks.mcp_loop_closed(verdict), entries, session or verdict.session)
 

@@ -27,8 +27,8 @@ import pytest
 
 from mockllm.core.encoding import digest
 from mockllm.errors import Problem, ScenarioError
+from mockllm.judge.transcript import plural
 from mockllm.log.runs import with_run
-from mockllm.log.transcript import plural
 from mockllm.testing import run_ids
 
 if TYPE_CHECKING:  # the rest is imported by the fixtures: pytest runs that never use them
@@ -527,7 +527,7 @@ _MARKER_KEYS = frozenset({"scenarios", "allow", "record", "strict"})
 
 def _marker_allowances(item: pytest.Item) -> dict[str, str]:
     """`allow={check: reason}` of the markers, the test's own winning over its class's."""
-    from mockllm.log.allowances import allowance_problem
+    from mockllm.judge.allowances import allowance_problem
 
     allow: dict[str, str] = {}
     for marker in reversed(list(item.iter_markers("mockllm"))):  # module, class, then test

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from mockllm.core.scenario import Flavor
-from mockllm.log import calls
+from mockllm.judge import calls
+from mockllm.log.allowances import ALLOWANCE
 from mockllm.log.records import Calls, LogEntry, ToolUse, Verdict
-from mockllm.log.verdict import ALLOWANCE
 from mockllm.testing import assertions
 
 # The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
@@ -133,7 +133,7 @@ class Session:
 
     def clash(self, entries: list[LogEntry] | None = None) -> str | None:
         """What says another client used this session since this one reset it, or None."""
-        from mockllm.log.runs import clash
+        from mockllm.judge.uses import clash
 
         mine = getattr(self.client, "epochs", {}).get(self.name)
         found = self.requests() if entries is None else entries
@@ -144,7 +144,7 @@ class Session:
     def transcript(self, full: bool = True) -> str:
         """This session's conversation, turn by turn, as the failing assertions show it;
         `full=False`: the last requests with shorter texts, as pytest's report shows it."""
-        from mockllm.log.transcript import transcript
+        from mockllm.judge.transcript import transcript
 
         return transcript(self.logged(), self.name, full)
 

@@ -9,7 +9,7 @@ function statusOf(entry) {
   return entry.response ? entry.response.status : null;
 }
 
-// One use of a session, as log/runs.py `uses`: a name reset into a new use (a rerun
+// One use of a session, as judge/uses.py `uses`: a name reset into a new use (a rerun
 // under one run id) is two sessions, here as in `mockllm report`. The last use of a name
 // keeps the name, an earlier one is "NAME#EPOCH": the server's verdicts are keyed so.
 function epochOf(entry) {

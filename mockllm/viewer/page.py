@@ -14,9 +14,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mockllm.judge.uses import name_of, uses
+from mockllm.judge.verdict import DEFAULT_MAX_CALLS, verdict
 from mockllm.log.records import Json
-from mockllm.log.runs import name_of, uses
-from mockllm.log.verdict import DEFAULT_MAX_CALLS, verdict
 
 # What could end the data's <script> element early (`</script>`, `<!--`). ASCII-only JSON
 # already escapes the rest: U+2028 and U+2029 (line ends in older JavaScript) and lone
@@ -25,7 +25,7 @@ _UNSAFE = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
 
 # The viewer's script, split by what each part draws, in the order the page runs them:
 # base.js first (the state and DOM helpers the rest build with), live.js last (it starts
-# the page). Every .js file in this package is one of these (tests/test_viewer.py).
+# the page). Every .js file in this package is one of these (tests/e2e/log/test_viewer.py).
 SCRIPTS = ("base.js", "log.js", "sessions.js", "request.js", "mcp.js", "live.js")
 
 

@@ -49,7 +49,7 @@ def mcp_entries(run: Run, method: str | None = None) -> list[dict[str, Any]]:
 def verdict(run: Run) -> dict[str, dict[str, Any]]:
     """`mockllm report`'s verdict of the run's one session, its checks by name (from the
     log file alone, as CI would run it)."""
-    from mockllm.log.verdict import verdict as judge
+    from mockllm.judge.verdict import verdict as judge
 
     result = judge("run", run.entries, 50)
     return {c["name"]: c for c in result["checks"]}

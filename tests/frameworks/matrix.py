@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mockllm import Client, Session
-
-from ..support import session_id
+from tests.support import session_id
 
 # The first user message each bundled scenario expects.
 PROMPTS = {

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from ..support import ROOT, ServerProcess
+from tests.support import ROOT, ServerProcess
+
 from .matrix import PARALLEL_TEXT, Expect, FrameworkError, check_cells, fails
 
 PYTHON = ROOT / ".venv-crewai" / "bin" / "python"

@@ -19,9 +19,8 @@ import pytest
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
 from mockllm import Client
-
-from ..support import ROOT, ServerProcess, run_node_snippet
-from ..test_readme import claimed_output
+from tests.e2e.docs.test_readme import claimed_output
+from tests.support import ROOT, ServerProcess, run_node_snippet
 
 DOC = ROOT / "docs" / "frameworks.md"
 VERCEL = ROOT / "tests" / "frameworks" / "vercel"

@@ -20,7 +20,7 @@ from volcenginesdkarkruntime import Ark
 from volcenginesdkarkruntime._exceptions import ArkAPIError, ArkBadRequestError, ArkNotFoundError
 from zai import ZaiClient
 
-from ..support import ServerProcess
+from tests.support import ServerProcess
 
 
 @tool

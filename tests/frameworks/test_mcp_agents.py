@@ -15,8 +15,7 @@ from agents import Agent, OpenAIChatCompletionsModel, Runner
 from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
 
 from mockllm import Client, Session
-
-from ..support import ServerProcess
+from tests.support import ServerProcess
 
 HIDDEN = "An error occurred while running the tool. Please try again."
 SCENARIO = """\

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from mockllm import Client, Session
+from tests.support import ROOT, ServerProcess
 
-from ..support import ROOT, ServerProcess
 from .test_mcp_agents import SCENARIO
 
 PYTHON = ROOT / ".venv-langchain-mcp" / "bin" / "python"

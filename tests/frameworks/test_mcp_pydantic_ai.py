@@ -15,8 +15,8 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from mockllm import Client, Session
+from tests.support import ServerProcess
 
-from ..support import ServerProcess
 from .test_mcp_agents import SCENARIO, with_order
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from mockllm import Session
+from tests.support import ROOT
 
-from ..support import ROOT
 from .matrix import PARALLEL_TEXT, PROMPTS
 
 PYTHON = ROOT / ".venv-strands" / "bin" / "python"

@@ -14,7 +14,7 @@ import os
 import subprocess
 from typing import Any
 
-from ..support import ROOT, ServerProcess
+from tests.support import ROOT, ServerProcess
 
 PYTHON = ROOT / ".venv-strands" / "bin" / "python"
 AGENT = ROOT / "tests" / "frameworks" / "strands" / "bedrock_agent.py"

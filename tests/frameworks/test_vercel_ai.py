@@ -3,7 +3,7 @@ own server with the Node client: every case must pass, and none may be lost."""
 
 from __future__ import annotations
 
-from ..support import ROOT, node_test_counts, run_node_tests
+from tests.support import ROOT, node_test_counts, run_node_tests
 
 VERCEL = ROOT / "tests" / "frameworks" / "vercel"
 

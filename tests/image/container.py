@@ -29,8 +29,8 @@ from typing import IO, Any
 
 import httpx
 
-from ..support import ROOT
-from ..wheelhouse import download, pins
+from tests.support import ROOT
+from tests.support.wheelhouse import download, pins
 
 TOOLS = ("buildah", "podman", "debootstrap")
 CACHE = Path(os.environ.get("MOCKLLM_IMAGE_CACHE", "/var/tmp/mockllm-image"))

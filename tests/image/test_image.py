@@ -22,10 +22,10 @@ import pytest
 import yaml
 
 from mockllm._version import __version__
+from tests.e2e.docs.test_readme import doc_test_files
+from tests.release.test_release import FOUR_WIRES, _build, _shared, wheel_files
+from tests.support import ROOT
 
-from ..support import ROOT
-from ..test_readme import doc_test_files
-from ..test_release import FOUR_WIRES, _build, _shared, wheel_files
 from . import container
 from .conftest import FIGURES
 from .container import Container

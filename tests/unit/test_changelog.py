@@ -8,8 +8,7 @@ import re
 from datetime import date
 
 from mockllm._version import __version__
-
-from ..support import ROOT
+from tests.support import ROOT
 
 KINDS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
 

@@ -10,8 +10,7 @@ import pytest
 from mockllm.core.conversation import Message, ToolCall, ToolResult
 from mockllm.errors import Finding
 from mockllm.log.records import Check, LogEntry, LogResponse, Verdict
-
-from ..support import ROOT
+from tests.support import ROOT
 
 DOC = (ROOT / "docs" / "pytest.md").read_text()
 

@@ -1,5 +1,5 @@
 // A session's assertions fail with the words of the server's checks (POST /_mockllm/check,
-// mockllm/log/checks.py and calls.py): the code the Python client's assertions run, so a
+// mockllm/judge/checks.py and calls.py): the code the Python client's assertions run, so a
 // failure reads the same in both languages and no text is kept here. What this module
 // adds is the shape of the error: a one-line headline, the session's transcript (the
 // server's text, GET /_mockllm/transcript), then expected and happened.

@@ -192,7 +192,7 @@ export class Session {
     await this.holds({ check: "clean_verdict" });
   }
 
-  /** A check the server judges (mockllm/log/checks.py): the same words as the Python client's. */
+  /** A check the server judges (mockllm/judge/checks.py): the same words as the Python client's. */
   private async holds(spec: Record<string, unknown>): Promise<void> {
     const failure = await this.client.check(this.name, spec);
     if (failure) assertions.assertHolds(failure, await this.transcript());

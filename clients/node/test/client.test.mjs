@@ -1,6 +1,6 @@
 // The Node client against a real `mockllm serve` it starts: URLs, the log, scenarios,
 // resets, the verdict, and each assertion failing on a harness that gets it wrong and
-// passing on one that gets it right. Run by `make test` (tests/test_node_client.py).
+// passing on one that gets it right. Run by `make test` (tests/node/test_node_client.py).
 import assert from "node:assert/strict";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

@@ -1,5 +1,5 @@
 """`mockllm.core.divergence.diverged`: each way a history can depart from what was served,
-with its exact one-line message (tests/test_divergence_e2e.py drives the same through an SDK)."""
+with its exact one-line message (tests/e2e/wires/test_divergence_e2e.py drives the same through an SDK)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockllm.core import eventstream
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 names = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=20)
 headers = st.lists(st.tuples(names, st.text(max_size=50)), max_size=4, unique_by=lambda h: h[0])

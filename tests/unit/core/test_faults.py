@@ -1,5 +1,5 @@
 """`mockllm.core.faults`: the fault transforms as pure functions, each branch with its exact
-output (tests/test_faults_e2e.py checks what the real SDKs make of the same faults)."""
+output (tests/e2e/faults/test_faults_e2e.py checks what the real SDKs make of the same faults)."""
 
 from __future__ import annotations
 

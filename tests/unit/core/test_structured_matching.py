@@ -19,8 +19,7 @@ from mockllm.errors import RequestError
 from mockllm.loading.loader import load_mapping
 from mockllm.providers import output_formats
 from mockllm.providers.gemini import field
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 SETTINGS = settings(
     max_examples=examples(200), derandomize=True, suppress_health_check=list(HealthCheck)

@@ -15,8 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mockllm.core import wirejson
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 
 def shape(value: Any) -> Any:

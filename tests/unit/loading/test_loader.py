@@ -9,8 +9,7 @@ import pytest
 from mockllm import ScenarioError, load_mapping, load_paths, load_text
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.scenario import Reply, ScriptedCall, StreamConfig, TextMatch, Usage
-
-from ...support import BUNDLED
+from tests.support import BUNDLED
 
 
 def problems(text: str) -> list[str]:

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from mockllm.core import cache
 from mockllm.log.journal import Journal, entry_line
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 PROPERTY = settings(
     max_examples=examples(200),

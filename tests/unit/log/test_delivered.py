@@ -1,5 +1,5 @@
 """The neutral record of what the client received (log/delivered.py), from tagged events and
-the delivery plan alone: no wire is read. The SDKs' side is tests/test_delivered_e2e.py."""
+the delivery plan alone: no wire is read. The SDKs' side is tests/e2e/faults/test_delivered_e2e.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`mockllm.log.journal`: the ring, the gap-free seq, filters, `clear`, the body cap, the
-JSONL file and an entry's JSON form (tests/test_journal_e2e.py reads the same through the
+JSONL file and an entry's JSON form (tests/e2e/log/test_journal_e2e.py reads the same through the
 admin routes of a real server)."""
 
 from __future__ import annotations
@@ -11,25 +11,12 @@ from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, Too
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall, Turn
 from mockllm.errors import Finding
-from mockllm.log.journal import Journal, LiveEntry
-
-HEADERS = [
-    (b"content-type", b"application/json"),
-    (b"authorization", b"Bearer sk-secret"),
-    (b"x-api-key", b"sk-ant-secret"),
-    (b"cookie", b"a=b"),
-    (b"x-mockllm-session", b"s1"),
-]
+from mockllm.log.journal import Journal
+from tests.support.journals import opened
 
 
 def journal(limit: int = 100, path: Path | None = None, body_cap: int = 1000) -> Journal:
     return Journal(limit, str(path) if path else None, body_cap)
-
-
-def opened(log: Journal, session: str, scenario: str = "hello") -> LiveEntry:
-    entry = log.open(f"/s/{scenario}/{session}/v1/chat/completions", HEADERS)
-    entry.session, entry.scenario = session, scenario
-    return entry
 
 
 def seqs(log: Journal, **filters: object) -> list[int]:

@@ -1,6 +1,6 @@
 """`mockllm.log.runs` and the journal's `Uses`: the run a session name carries, one use of
 a session from one reset to the next, reruns, and two clients on one session
-(tests/test_runs.py drives the same through real pytest runs)."""
+(tests/e2e/log/test_runs.py drives the same through real pytest runs)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mockllm.judge.uses import clash, name_of, reruns, uses
 from mockllm.log import runs
 from mockllm.log.journal import Journal, Uses
-from mockllm.log.runs import clash, name_of, reruns, run_of, uses, with_run
+from mockllm.log.runs import run_of, with_run
 
 
 def test_a_session_name_carries_its_run_after_the_last_tilde() -> None:
@@ -111,7 +112,7 @@ def test_an_entry_says_its_run_epoch_and_the_two_clients() -> None:
 
 
 def test_report_picks_every_use_of_a_name_and_names_the_reruns() -> None:
-    from mockllm.log import report
+    from mockllm.judge import report
 
     log = [
         {**e("t~r", "aaaaaaaa", 1), "api": "openai-chat", "response": {"status": 200}},

@@ -1,6 +1,6 @@
 """`mockllm.log.shared` and `mockllm.state.redis_log` without a Redis: how an entry is
 numbered by the fleet, and that a URL's password never reaches a message
-(tests/test_shared_journal_e2e.py: writes and a lost store; tests/test_shared_log.py: the real
+(tests/unit/log/test_shared_handoff.py: writes and a lost store; tests/fleet/test_shared_log.py: the real
 thing)."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from mockllm.log.journal import entry_line
 from mockllm.log.shared import SharedJournal
 from mockllm.state import StoreUnavailable, redacted
 from mockllm.state.redis_log import with_seq
-
-from .test_journal import HEADERS
+from tests.support.journals import HEADERS
 
 
 class Store:

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from mockllm import providers
 from mockllm.providers import Answers
 from mockllm.recording.proxy import UNREADABLE
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 READERS = list(providers.READERS.values())  # every wire registers its reader
 

@@ -13,8 +13,7 @@ from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Reply, Scenario, Turn
 from mockllm.core.validation import RuleContext
 from mockllm.providers.openai_chat_rules import RULES
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 HISTORY_RULES = ("C1", "C2", "C3")
 SCENARIO = Scenario("s", (Turn(Reply(text="ok")),))

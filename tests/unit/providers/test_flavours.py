@@ -1,4 +1,4 @@
-"""The Chat Completions flavours in-process (tests/test_flavours_e2e.py drives them over HTTP
+"""The Chat Completions flavours in-process (tests/e2e/wires/test_flavours_e2e.py drives them over HTTP
 with the SDKs): the URL prefix, the variants and their precedence, Kimi's id counter, GLM's
 whole calls, the errors' envelopes, and a hypothesis walk over every flavour's rendering."""
 
@@ -17,8 +17,7 @@ from mockllm.errors import RequestError
 from mockllm.loading.loader import load_mapping
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.serving.routing import Routes
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 WEATHER = load_mapping(
     {

@@ -1,6 +1,6 @@
 """`mockllm.providers.gemini` in-process: parsing (both spellings, turns, pairing), the exact
 bytes rendered (whole calls, signatures, unsendable arguments), errors and the history rules
-(tests/test_gemini_e2e.py drives the same through the real SDKs over HTTP)."""
+(tests/e2e/wires/test_gemini_e2e.py drives the same through the real SDKs over HTTP)."""
 
 from __future__ import annotations
 

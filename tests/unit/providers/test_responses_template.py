@@ -15,8 +15,7 @@ from mockllm.core.encoding import dumps
 from mockllm.core.engine import Resolved
 from mockllm.loading.loader import load_mapping
 from mockllm.providers.openai_responses import ECHOED, INCOMPLETE_REASONS, Responses
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 REPLIES = load_mapping(
     {

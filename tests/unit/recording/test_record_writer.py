@@ -17,8 +17,7 @@ from mockllm.recording.attempt import Attempt
 from mockllm.recording.compose import Meta, scenario_text
 from mockllm.recording.redact import MASK, Redactor
 from mockllm.recording.sse import SseFrames
-
-from ...hypothesis_profiles import examples
+from tests.support.hypothesis_profiles import examples
 
 META = Meta("recorded", "https://api.example.com", "2026-01-01")
 ADAPTER = ChatCompletions()

@@ -1,6 +1,6 @@
 """A route no adapter serves, asked by an AWS SDK, answers in the AWS REST-JSON error shape
 botocore reads (`message`, `x-amzn-ErrorType`: the Bedrock wire claims every AWS SDK's
-request); any path, any AWS header, never a 5xx; the others keep their SDK's shape (tests/test_unknown_routes.py drives
+request); any path, any AWS header, never a 5xx; the others keep their SDK's shape (tests/e2e/wires/test_unknown_routes.py drives
 boto3, google-genai on Vertex, anthropic and openai over HTTP)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`mockllm.serving.mcp_guard` and `upgrades`: what the MCP route reads of a body before the
 SDK, how it reshapes the SDK's plain-text refusals, and which upgrades are handshakes
-(tests/test_mcp_guard.py checks the same through a real server)."""
+(tests/e2e/mcp/test_mcp_guard.py checks the same through a real server)."""
 
 from __future__ import annotations
 

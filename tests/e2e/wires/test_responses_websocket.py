@@ -1,0 +1,261 @@
+"""The Responses API over WebSocket (Codex's transport), through a real server and the
+`websockets` client: warm-up, incremental frames, the same events as the SSE stream, the
+faults, the log, and hostile frames (docs/agents.md, serving/websocket.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+from tests.support import ServerProcess, running_server
+from tests.support.hypothesis_profiles import examples
+
+TOOLS: Any = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+]
+ASK: Any = [{"role": "user", "content": "weather in Paris?"}]
+
+
+def ws_url(server: ServerProcess, scenario: str, session: str) -> str:
+    return server.url.replace("http://", "ws://") + f"/s/{scenario}/{session}/v1/responses"
+
+
+@pytest.fixture
+def socket(server: ServerProcess, session: str) -> Iterator[Any]:
+    opened: list[ClientConnection] = []
+
+    def make(scenario: str) -> ClientConnection:
+        ws = connect(ws_url(server, scenario, session), open_timeout=10, close_timeout=2)
+        opened.append(ws)
+        return ws
+
+    yield make
+    for ws in opened:
+        ws.close()
+
+
+def create(ws: ClientConnection, **body: Any) -> list[dict[str, Any]]:
+    """Send one response.create and read its events up to the last one (or an error)."""
+    ws.send(json.dumps({"type": "response.create", **body}))
+    events = []
+    while True:
+        event = json.loads(ws.recv(timeout=10))
+        events.append(event)
+        if event["type"] in ("response.completed", "response.incomplete", "error"):
+            return events
+
+
+def sse_data(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def test_warm_up_then_a_tool_loop_with_only_new_items(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    ws = socket("weather-single")
+    warm = create(ws, model="gpt-5.5", input=ASK, tools=TOOLS, store=False, generate=False)
+    assert [e["type"] for e in warm] == ["response.created", "response.completed"]
+    assert warm[-1]["response"]["output"] == []
+    assert server.requests(session=session) == []  # not a turn, not logged
+    first = create(
+        ws,
+        model="gpt-5.5",
+        input=[],
+        tools=TOOLS,
+        store=False,
+        previous_response_id=warm[-1]["response"]["id"],
+    )
+    done = first[-1]["response"]
+    (call,) = done["output"]
+    assert call["type"] == "function_call" and call["name"] == "get_weather"
+    second = create(
+        ws,
+        model="gpt-5.5",
+        input=[{"type": "function_call_output", "call_id": call["call_id"], "output": "18 °C"}],
+        tools=TOOLS,
+        store=False,
+        previous_response_id=done["id"],
+    )
+    assert second[-1]["type"] == "response.completed"
+    text = second[-1]["response"]["output"][0]["content"][0]["text"]
+    assert "18" in text
+    entries = server.requests(session=session)
+    assert [(e["turn"], e["response"]["status"]) for e in entries] == [(0, 200), (1, 200)]
+    assert entries[0]["headers"]["x-mockllm-transport"] == "websocket"
+    # store: false kept it for the connection only, never for a GET
+    r = httpx.get(f"{server.url}/v1/responses/{done['id']}")
+    assert r.status_code == 404
+
+
+def test_the_events_are_the_sse_streams_own(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    body = {"model": "gpt-5.5", "input": ASK, "tools": TOOLS, "stream": True}
+    events = create(socket("weather-single"), **body)
+    r = httpx.post(f"{server.url}/s/weather-single/{session}-http/v1/responses", json=body)
+    assert events == sse_data(r.text)
+
+
+def test_a_429_is_the_error_event_codex_reads(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    ws = socket("rate-limited")
+    (error,) = create(ws, model="gpt-5.5", input=ASK, tools=TOOLS)
+    assert error["type"] == "error" and error["status_code"] == 429
+    assert error["error"]["code"] == "rate_limit_exceeded"
+    assert error["headers"]["retry-after-ms"] == "20"
+    entry = server.requests(session=session)[-1]
+    assert entry["response"]["status"] == 429 and entry["response"]["fault"]["kind"] == "http"
+
+
+def test_an_in_band_stream_error_is_forwarded(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    events = create(socket("stream-error-event"), model="gpt-5.5", input=ASK, tools=TOOLS)
+    assert events[0]["type"] == "response.created"
+    assert events[-1]["type"] == "error" and "status_code" not in events[-1]
+
+
+def test_a_cut_stream_drops_the_connection(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    ws = socket("stream-cut")
+    body = {"type": "response.create", "model": "gpt-5.5", "input": ASK, "tools": TOOLS}
+    ws.send(json.dumps(body))
+    seen, got = [], ""
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            event = json.loads(ws.recv(timeout=10))
+            seen.append(event["type"])
+            got += event.get("delta", "") if "arguments" in event["type"] else ""
+    assert "response.completed" not in seen and "response.output_item.added" in seen
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
+    # The log says what came over the socket, from the same place as over HTTP.
+    (entry,) = server.requests(session=session)
+    delivered = entry["response"]["delivered"]
+    assert delivered["cut"] == {"by": "truncate", "in": "call:0"}
+    assert delivered["tool_calls"] == [{"name": "get_weather", "arguments": got}] and got
+    # the retry, on a new connection, is served whole
+    events = create(socket("stream-cut"), model="gpt-5.5", input=ASK, tools=TOOLS)
+    assert events[-1]["type"] == "response.completed"
+
+
+def test_bad_frames_get_error_events_and_the_connection_goes_on(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    ws = socket("hello")
+    ws.send("{not json")
+    error = json.loads(ws.recv(timeout=10))
+    assert error["type"] == "error" and error["status_code"] == 400
+    ws.send(json.dumps({"type": "session.update"}))
+    error = json.loads(ws.recv(timeout=10))
+    assert error["status_code"] == 400 and "response.create" in error["error"]["message"]
+    ws.send(b"\x00binary")
+    assert json.loads(ws.recv(timeout=10))["status_code"] == 400
+    (refused,) = create(ws, input=ASK)  # no model
+    assert refused["status_code"] == 400 and "model" in refused["error"]["message"]
+    events = create(ws, model="gpt-5.5", input=ASK)
+    assert events[-1]["type"] == "response.completed"
+    statuses = [e["response"]["status"] for e in server.requests(session=session)]
+    assert statuses == [400, 400, 200]  # the invalid JSON and the refusal are logged
+
+
+def test_other_routes_refuse_the_upgrade(server: ServerProcess, session: str) -> None:
+    url = server.url.replace("http://", "ws://") + f"/s/hello/{session}/v1/chat/completions"
+    with pytest.raises(Exception, match=r"403|rejected"):
+        connect(url, open_timeout=5)
+
+
+def test_without_websocket_an_upgrade_is_a_logged_426_the_report_passes(session: str) -> None:
+    with running_server("--no-websocket") as server:
+        headers = {
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        }
+        r = httpx.get(f"{server.url}/s/hello/{session}/v1/responses", headers=headers)
+        assert r.status_code == 426 and r.headers["upgrade"] == "websocket"
+        assert r.json()["error"]["code"] == "upgrade_required"
+        r = httpx.post(
+            f"{server.url}/s/hello/{session}/v1/responses", json={"model": "m", "input": "hi"}
+        )
+        assert r.status_code == 200
+        assert [e["response"]["status"] for e in server.requests(session=session)] == [426, 200]
+        assert server.log_file is not None
+        command = [sys.executable, "-m", "mockllm", "report", str(server.log_file)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+        assert "upgrade_required" in done.stdout
+
+
+FRAMES = st.one_of(
+    st.text(max_size=200),
+    st.builds(
+        json.dumps,
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+            ),
+            max_leaves=12,
+        ),
+    ),
+    st.builds(
+        lambda extra: json.dumps({"type": "response.create", **extra}),
+        st.dictionaries(
+            st.sampled_from(
+                ["model", "input", "tools", "previous_response_id", "generate", "store", "stream"]
+            ),
+            st.none()
+            | st.booleans()
+            | st.text(max_size=10)
+            | st.lists(st.text(max_size=5), max_size=3),
+            max_size=5,
+        ),
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_server() -> Iterator[ServerProcess]:
+    with running_server() as server:
+        yield server
+
+
+@settings(
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(frame=FRAMES)
+def test_hostile_frames_never_crash_and_get_protocol_shaped_answers(
+    fuzz_server: ServerProcess, frame: str
+) -> None:
+    with connect(ws_url(fuzz_server, "hello", "fuzz"), open_timeout=10) as ws:
+        ws.send(frame)
+        while True:
+            event = json.loads(ws.recv(timeout=10))
+            assert isinstance(event, dict) and isinstance(event.get("type"), str)
+            if event["type"] == "error":
+                assert "status_code" in event and 400 <= event["status_code"] < 500, event
+                break
+            if event["type"] in ("response.completed", "response.incomplete"):
+                break
+    entries = httpx.get(f"{fuzz_server.url}/_mockllm/requests", params={"session": "fuzz"}).json()
+    assert all(e["server_error"] is None for e in entries)
+    assert all((e["response"] or {}).get("status", 200) < 500 for e in entries)
