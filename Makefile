@@ -22,9 +22,11 @@ LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 STRANDS := .venv-strands/.installed
 # The framework matrix (issue 38, docs/frameworks.md): each framework whose pins conflict
 # with the suite's in a virtualenv of its own, .venv-NAME from
-# tests/frameworks/NAME/requirements.txt. `make frameworks` runs their cells (the tests
-# marked `matrix`); `make test` leaves them out.
-MATRIX_VENVS := $(patsubst %,.venv-%/.installed,adk llamaindex autogen crewai)
+# tests/frameworks/NAME/requirements.txt, and the Node frameworks (Agents JS, Mastra) in
+# tests/frameworks/agentsjs. `make frameworks` runs their cells (the tests marked `matrix`);
+# `make test` leaves them out.
+MATRIX_VENVS := $(patsubst %,.venv-%/.installed,adk llamaindex autogen crewai claudesdk)
+MATRIX_NODE := tests/frameworks/agentsjs/node_modules/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -114,7 +116,7 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 	.venv-$*/bin/python -m pip install --quiet -r $<
 	touch $@
 
-frameworks: $(STAMP) $(MATRIX_VENVS) ## the framework matrix in virtualenvs of its own: ADK, LlamaIndex, AutoGen, CrewAI
+frameworks: $(STAMP) $(NODE_CLIENT) $(MATRIX_VENVS) $(MATRIX_NODE) tests/agent_clis/node_modules/.installed ## the framework matrix: ADK, LlamaIndex, AutoGen, CrewAI, Agents JS, Mastra, Claude Agent SDK
 	MOCKLLM_MATRIX=1 $(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
 
 # The image tier (tests/image): the Containerfile built from the release's sdist with buildah
@@ -187,7 +189,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 clean: ## remove the virtualenv and caches
 	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands $(dir $(MATRIX_VENVS)) .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
-		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
+		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(MATRIX_NODE) $(PEER_STAMP))
 
 bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh
