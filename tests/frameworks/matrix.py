@@ -140,8 +140,9 @@ def check_cells(
         client.session(session_id(f"{script.parent.name}-{wire}-{scenario}-{stream}"))
         for scenario, stream in cases
     ]
+    api = next(API[part] for part in wire.split("/") if part in API)  # KIND/WIRE/VARIANT
     cells: list[Cell] = [
-        (wire, stream, mock.url(scenario, api=API[wire.split("/")[-1]]), PROMPTS[scenario])
+        (wire, stream, mock.url(scenario, api=api), PROMPTS[scenario])
         for (scenario, stream), mock in zip(cases, sessions, strict=True)
     ]
     outcomes = run_children(python, script, cells)

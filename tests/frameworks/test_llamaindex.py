@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import ROOT, ServerProcess
+from mockllm import Client
+from tests.support import ROOT, ServerProcess, session_id
 
-from .matrix import PARALLEL_TEXT, Expect, FrameworkError, check_cells, fails
+from .matrix import PARALLEL_TEXT, Cell, Expect, FrameworkError, check_cells, fails, run_children
 
 PYTHON = ROOT / ".venv-llamaindex" / "bin" / "python"
 AGENT = ROOT / "tests" / "frameworks" / "llamaindex" / "agent.py"
@@ -64,3 +65,36 @@ WIRES = ["function/openai-chat", "function/gemini", "function/anthropic", "react
 @pytest.mark.parametrize("wire", WIRES)
 def test_llamaindex(server: ServerProcess, wire: str) -> None:
     check_cells(server.url, PYTHON, AGENT, wire, expected(wire))
+
+
+# ReActAgent's calls are text in its own format, read back by its parser: the scenario
+# scripts that text, and the tool's answer comes back as an `Observation:`.
+def react(action_input: str) -> dict[str, object]:
+    call = f"Thought: I need the weather.\nAction: get_weather\nAction Input: {action_input}"
+    answer = "Thought: I can answer without using any more tools.\nAnswer: It is 18 °C in Paris."
+    return {"turns": [{"reply": {"text": call}}, {"reply": {"text": answer}}]}
+
+
+REACT = {
+    # the tool's answer is the next request's observation
+    "react-weather": (react('{"city": "Paris"}'), "Observation: 18 °C"),
+    # cut JSON: its parser's error goes back as a user message, and the run goes on
+    "react-cut-json": (react('{"city": "Par'), "Error while parsing the output"),
+}
+
+
+@pytest.mark.matrix
+def test_react_agent_reads_its_text_calls(server: ServerProcess) -> None:
+    client = Client(server.url)
+    cases = [(name, stream) for name in REACT for stream in (False, True)]
+    sessions = [client.session(session_id(f"react-{name}-{stream}")) for name, stream in cases]
+    cells: list[Cell] = []
+    for (name, stream), mock in zip(cases, sessions, strict=True):
+        scenario = mock.add_scenario({"name": name, **REACT[name][0]})
+        cells.append(("react/openai-chat", stream, mock.url(scenario), "Weather in Paris?"))
+    outcomes = run_children(PYTHON, AGENT, cells)
+    for (name, _), mock, outcome in zip(cases, sessions, outcomes, strict=True):
+        assert outcome == "It is 18 °C in Paris.", mock.transcript()
+        second = mock.requests()[1].request["messages"]
+        assert REACT[name][1] in str(second), mock.transcript()
+        assert all(c.status != "failed" for c in mock.verdict().checks), mock.transcript()
