@@ -90,6 +90,10 @@ class RequestError(MockLLMError):
         self.headers = headers
 
 
+class WireError(MockLLMError):
+    """A third-party wire (entry-point group `mockllm.wires`) could not be loaded."""
+
+
 class ClientError(MockLLMError):
     """An admin request failed; `status` is None when the server could not be reached."""
 

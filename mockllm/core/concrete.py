@@ -18,7 +18,12 @@ from mockllm.errors import RequestError
 def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -> Reply:
     """The reply with `generate:` arguments and `near_miss` names made concrete from the
     tools this request offers — deterministically, so every turn resolves the same way.
-    Calls of `strict: true` tools get the required properties their script left out."""
+    Calls of `strict: true` tools get the required properties their script left out; a
+    search for tools (`search_tools`) becomes what the request's tool search makes of it."""
+    if reply.search is not None:
+        from mockllm.core.tool_search import searched  # only scenarios that search pay
+
+        reply = searched(scenario, index, reply, conv)
     strict = conv.strict_tools
     if not strict:  # a loop, not any(): it runs for every earlier turn of every request
         for call in reply.tool_calls:

@@ -74,6 +74,20 @@ class Tool:
     parameters: Any = None  # the JSON Schema as sent, or None
     strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
     freeform: bool = False  # takes text, not JSON arguments (a Responses custom tool)
+    description: str = ""  # what a tool search matches, with the name
+
+
+@value
+class ToolSearch:
+    """The tool search a request offers (docs/scenarios.md, "Tool search"): `client`, a
+    tool the client answers (Claude Code's `ToolSearch`, a Responses `tool_search` with
+    `execution: client`), called with `{query_key: QUERY}`; or `server`, the provider's
+    own (Anthropic's `tool_search_tool_regex`/`_bm25`, Responses' hosted `tool_search`),
+    which answers in the same response."""
+
+    kind: Literal["client", "server"]
+    name: str  # the tool called (client), or the server tool's name
+    query_key: str = "query"  # Anthropic's regex variant takes a `pattern`
 
 
 @value
@@ -108,6 +122,10 @@ class Conversation:
     # False: the request allows at most one call per reply (`parallel_tool_calls: false`,
     # Anthropic's `disable_parallel_tool_use: true`); True where the wire has no such switch.
     parallel_tool_calls: bool = True
+    tool_search: ToolSearch | None = None  # the tool search offered, if any
+    # Tools sent deferred (`defer_loading: true`) that no search in the history has found
+    # yet: not offered (the model cannot call them), but what a search looks through.
+    deferred: tuple[Tool, ...] = ()
     # Work derived from this request, kept exactly as long as the request is (the engine's
     # resolved replies): a cache that dies with its key never holds a history alive.
     memo: dict[Hashable, Any] = field(default_factory=dict, init=False, compare=False, repr=False)

@@ -140,9 +140,6 @@ class Engine:
     def mode(self, scenario: Scenario) -> ValidationMode:
         return scenario.validation or self.validation
 
-    def flavor_of(self, scenario: Scenario) -> Flavor:
-        return scenario.flavor or self.flavor
-
     def joined(
         self, scenario: Scenario, conv: Conversation, call_id: CallId | None
     ) -> Conversation:

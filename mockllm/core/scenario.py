@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
-from mockllm.core.mcp import McpServer, names_mcp_tool
+from mockllm.core.embedding_rules import EmbeddingRules
+from mockllm.core.mcp import McpServer
 from mockllm.core.values import assert_never
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -65,30 +66,6 @@ class Expect:
     tool_choice: ToolChoice | None = None
     stream: bool | None = None
     tool_results: tuple[ResultMatch, ...] | None = None
-
-
-# What `json:` may ask of a structured-output reply: generate.py's kinds, and two more that
-# only make sense for a whole reply (docs/scenarios.md, "Structured output").
-JSON_KINDS = (
-    "valid",
-    "missing_required",
-    "wrong_type",
-    "enum_violation",
-    "extra_property",
-    "not_an_object",
-    "double_encoded",
-    "not_json",
-    "in_prose",
-)
-
-APIS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-    "bedrock-invoke",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +127,12 @@ class Reply:
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
     refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    # `search_tools: QUERY`: the model searches the request's deferred tools first
+    # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
+    # provider's own server-side search, whichever the request offers.
+    search: str | None = None
+    # A server-side search's result, made concrete per request: the deferred tools found.
+    found: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +292,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named
@@ -330,14 +315,6 @@ class Scenario:
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)
-
-    def mcp_tool_of(self, call_name: str) -> tuple[str, str] | None:
-        """(server, tool) of the scripted MCP tool a model's call names, by any prefix."""
-        for server in self.mcp_servers:
-            for tool in server.tools:
-                if names_mcp_tool(call_name, server.name, tool.name):
-                    return server.name, tool.name
-        return None
 
     def turn(self, index: int) -> Turn | None:
         """The turn answering `index`, honouring `repeat` on the last one; None past the end."""

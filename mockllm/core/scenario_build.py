@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import build_rules
 from mockllm.core.encoding import compact_json
 from mockllm.core.mcp import McpServer, build_servers, mcp_ref, names_mcp_tool
 from mockllm.core.scenario import (
@@ -61,6 +62,7 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         source=source,
         mcp_servers=servers,
         side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
+        embeddings=build_rules(data.get("embeddings")),
         seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
         includes=tuple(data.get("include", ())),
         allow=dict(data.get("allow") or {}),
@@ -216,6 +218,7 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         usage=Usage(usage.get("input"), usage.get("output")),
         json=data.get("json"),
         refusal=data.get("refusal"),
+        search=data.get("search_tools"),
     )
 
 

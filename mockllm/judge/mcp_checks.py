@@ -11,6 +11,7 @@ scenario's `mcp_servers` when the server judges (`declared`), and otherwise from
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,11 @@ def _scripted_tools(
         for name in info.get("tools") or ():
             tools.add((str(info.get("server")), str(name)))
     return tools
+
+
+# A tool called from a code-mode script: `tools.NAME(` (Codex's `exec` names every nested
+# tool so, e.g. `await tools.mcp__orders__lookup_order({...})`).
+_SCRIPT_CALL = re.compile(r"\btools\.([A-Za-z_$][\w$]*)\s*\(")
 
 
 def _executions(mcp: list[EntryJson]) -> list[EntryJson]:
@@ -191,13 +197,28 @@ class _Loop:
 
     def not_asked(self) -> Iterator[str]:
         for x in self.executions:
-            if x["seq"] not in self.used:
+            if x["seq"] not in self.used and not self._asked_by_script(x):
                 info = x["mcp"]
                 args = json.dumps(info.get("arguments") or {}, ensure_ascii=False)
                 yield (
                     f"MCP entry (log seq {x['seq']}) called {info.get('server')}/{info.get('tool')}"
                     f"({args[:120]}), which no model call asked for"
                 )
+
+    def _asked_by_script(self, execution: EntryJson) -> bool:
+        """Code mode (Codex's default model): the model calls one tool, `exec`, with a
+        script that calls the MCP tool as `tools.NAME(…)`; that script asked for the call."""
+        info = execution["mcp"]
+        server, tool = str(info.get("server")), str(info.get("tool"))
+        for e in self.model:
+            if e["seq"] >= execution["seq"]:
+                continue
+            for call in (e.get("response") or {}).get("tool_calls") or ():
+                script = call.get("arguments")
+                named = _SCRIPT_CALL.findall(script) if isinstance(script, str) else ()
+                if any(names_mcp_tool(n, server, tool) for n in named):
+                    return True
+        return False
 
     def answered_before_tool(self) -> Iterator[str]:
         for e, call, (server, tool) in self.calls:

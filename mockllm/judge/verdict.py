@@ -24,7 +24,7 @@ DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
-PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
+PASS, FAIL = "✓ verdict: pass", "✗ verdict: FAIL"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).
@@ -378,7 +378,7 @@ def _says_error(result: dict[str, Any], api: Any = None) -> bool:
     without one is read by its text, as on the OpenAI wires (docs/verdict.md)."""
     if result.get("is_error"):
         return True
-    if "is_error" in result and api != "gemini":
+    if "is_error" in result and api not in ("gemini", "vertex-gemini"):
         return False
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
@@ -547,6 +547,10 @@ _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",
     "gemini": 'Gemini carries no error flag: put it under the response\'s "error" key, or '
     "say so in the result's text, e.g. 'error: ...'",
+}
+_HOW_TO_SAY_ERROR |= {
+    "vertex-gemini": _HOW_TO_SAY_ERROR["gemini"],
+    "vertex-anthropic": _HOW_TO_SAY_ERROR["anthropic"],
     "": "OpenAI carries no error flag: say so in the result's text, e.g. 'error: ...'",
 }
 

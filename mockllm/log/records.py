@@ -35,6 +35,7 @@ class LogResponse:
     # What the client got of a reply that did not arrive whole: text, reasoning, tool_calls
     # (name, arguments as delivered) and the cut {by, in}; None when it arrived whole.
     delivered: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    retry_after: float | None = None  # seconds an error answer asked the client to wait
 
     @classmethod
     def from_json(cls, data: Json) -> LogResponse:
@@ -51,6 +52,7 @@ class LogResponse:
             body_truncated=bool(data.get("body_truncated")),
             reasoning=data.get("reasoning"),
             delivered=data.get("delivered"),
+            retry_after=data.get("retry_after"),
         )
 
 

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
-from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.conversation import (
+    Conversation,
+    Message,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    ToolSearch,
+)
 from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
@@ -158,6 +166,7 @@ class Messages(Adapter):
     routes: ClassVar[tuple[str, ...]] = ("v1/messages",)
     family_headers: ClassVar[tuple[bytes, ...]] = (b"anthropic-version",)
     request_id_header = "request-id"
+    message_id_prefix: ClassVar[str] = "msg_01"  # the platform's own on Vertex (msg_vrtx_01)
     invalid_json_message = "The request body is not valid JSON"
     shape = shapes.ANTHROPIC
 
@@ -193,10 +202,13 @@ class Messages(Adapter):
         messages = [Message("system", system, at="system")] if system else []
         for i, m in enumerate(body["messages"]):
             messages += _message(m, i)
+        offered, deferred, search = _tools(body.get("tools"), body["messages"])
         conversation = Conversation(
             model=str(body["model"]),
             messages=tuple(merge_assistants(messages)),
-            tools=_tools(body.get("tools")),
+            tools=offered,
+            tool_search=search,
+            deferred=deferred,
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.anthropic(body),
@@ -220,6 +232,7 @@ class Messages(Adapter):
             content.append(
                 {"type": "thinking", "thinking": reasoning, "signature": _signature(resolved)}
             )
+        content += _search_blocks(resolved, parsed)
         if _has_text_block(resolved):
             content.append({"type": "text", "text": reply.text})
         for i, call in enumerate(reply.tool_calls):
@@ -229,7 +242,7 @@ class Messages(Adapter):
                 "name": call.name,
             }
             content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
-        message = _message_head(resolved, parsed, content)
+        message = _message_head(resolved, parsed, content, self.message_id_prefix)
         message["stop_reason"] = STOP_REASONS[reply.finish]
         message["usage"] = _usage(resolved)
         return Body(dumps(message), _notes(resolved))
@@ -240,7 +253,7 @@ class Messages(Adapter):
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         # No notes: streamed, the arguments go out verbatim as input_json_delta fragments.
         reply = resolved.reply
-        start = _message_head(resolved, parsed, [])
+        start = _message_head(resolved, parsed, [], self.message_id_prefix)
         start["stop_reason"] = None
         start["usage"] = {**_usage(resolved), "output_tokens": 1}
         events = [_event("message_start", {"message": start}, "head")]
@@ -274,6 +287,7 @@ class Messages(Adapter):
             deltas.append({"type": "signature_delta", "signature": _signature(resolved)})
             thinking = {"type": "thinking", "thinking": "", "signature": ""}
             blocks.append(_Block(thinking, deltas, "reasoning", "reasoning", "reasoning"))
+        blocks += _search_stream_blocks(resolved, parsed)
         if _has_text_block(resolved):
             deltas = [{"type": "text_delta", "text": p} for p in chunks(reply.text, size)]
             blocks.append(_Block({"type": "text", "text": ""}, deltas, "text", "text", "text"))
@@ -387,11 +401,11 @@ def _event(kind: str, payload: dict[str, Any], part: str, carries: str | None = 
 
 
 def _message_head(
-    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]]
+    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]], prefix: str
 ) -> dict[str, Any]:
     return {
         "model": parsed.conversation.model,
-        "id": derive("msg_01", 22, resolved.scenario.name, resolved.id_turn),
+        "id": derive(prefix, 22, resolved.scenario.name, resolved.id_turn),
         "type": "message",
         "role": "assistant",
         "content": content,
@@ -403,7 +417,43 @@ def _message_head(
 
 def _has_text_block(resolved: Resolved) -> bool:
     reply = resolved.reply
-    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None)
+    searched = reply.search is not None
+    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None or searched)
+
+
+def _search_blocks(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
+    """A server-side tool search (`tool_search_tool_regex`/`_bm25`, beta
+    `advanced-tool-use-2025-11-20`): its `server_tool_use` and the
+    `tool_search_tool_result` naming the deferred tools found, as the API puts both in the
+    assistant's content before what the model says and calls next."""
+    reply, search = resolved.reply, parsed.conversation.tool_search
+    if reply.search is None or search is None:
+        return []
+    use_id = derive("srvtoolu_01", 22, resolved.scenario.name, resolved.id_turn, "search")
+    use = {
+        "type": "server_tool_use",
+        "id": use_id,
+        "name": search.name,
+        "input": {search.query_key: reply.search},
+        **CALLER,
+    }
+    references = [{"type": "tool_reference", "tool_name": name} for name in reply.found]
+    found = {"type": "tool_search_tool_search_result", "tool_references": references}
+    return [use, {"type": "tool_search_tool_result", "tool_use_id": use_id, "content": found}]
+
+
+def _search_stream_blocks(resolved: Resolved, parsed: Parsed) -> list[_Block]:
+    """The search's blocks streamed: the server_tool_use's input as one input_json_delta,
+    the result whole in its content_block_start (as the API streams server tool results)."""
+    blocks = _search_blocks(resolved, parsed)
+    if not blocks:
+        return []
+    use, found = blocks
+    delta = {"type": "input_json_delta", "partial_json": compact_json(use["input"])}
+    return [
+        _Block({**use, "input": {}}, [delta], "search", "search", "search"),
+        _Block(found, [], "search", "search", "search"),
+    ]
 
 
 def _usage(resolved: Resolved) -> dict[str, Any]:
@@ -527,7 +577,7 @@ def _assistant(blocks: list[Any], i: int, at: str) -> Message:
         kind = b.get("type")
         if kind == "text":
             texts.append(str(b.get("text", "")))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind == "tool_use":  # a server_tool_use the API ran itself: no call to answer
             arguments = compact_json(b.get("input", {}))
             calls.append(ToolCall(str(b.get("id", "")), str(b.get("name", "")), arguments))
         elif kind == "thinking":
@@ -562,17 +612,81 @@ def _result_text(content: Any) -> str:
     return "\n".join([text, *found] if text else found)
 
 
-def _tools(tools: Any) -> tuple[Tool, ...]:
+# The server-side tool searches (beta advanced-tool-use-2025-11-20) and what each takes.
+_SERVER_SEARCHES = {"tool_search_tool_regex": "pattern", "tool_search_tool_bm25": "query"}
+# Claude Code's client-side search: a plain tool, answered with tool_reference blocks.
+CLIENT_SEARCH = "ToolSearch"
+
+
+def _tools(
+    tools: Any, messages: Any
+) -> tuple[tuple[Tool, ...], tuple[Tool, ...], ToolSearch | None]:
+    """The tools offered, those deferred and not found yet, and the tool search offered.
+    A tool sent with `defer_loading: true` is offered once a search in the history handed
+    it over (a `tool_reference`): the model cannot call it before (Claude Code sends its
+    MCP tools that way from the search on)."""
     if tools is None:
-        return ()
+        return (), (), None
     if not isinstance(tools, list):
         raise bad("tools: Input should be a valid list")
-    out = []
+    offered: list[Tool] = []
+    deferred: list[Tool] = []
+    server: ToolSearch | None = None
+    # The history is searched for tool_references only when a tool is deferred.
+    later = any(isinstance(t, dict) and t.get("defer_loading") is True for t in tools)
+    found = _found(messages) if later else set()
     for i, t in enumerate(tools):
         if not isinstance(t, dict) or not isinstance(t.get("name"), str):
             raise bad(f"tools.{i}.name: Field required")
-        out.append(Tool(t["name"], t.get("input_schema"), t.get("strict") is True))
-    return tuple(out)
+        description = t.get("description")
+        tool = Tool(
+            t["name"],
+            t.get("input_schema"),
+            t.get("strict") is True,
+            description=description if isinstance(description, str) else "",
+        )
+        kind = t.get("type")
+        variant = next((k for k in _SERVER_SEARCHES if str(kind).startswith(k)), None)
+        if variant is not None and server is None:
+            server = ToolSearch("server", t["name"], _SERVER_SEARCHES[variant])
+        if t.get("defer_loading") is True and t["name"] not in found:
+            deferred.append(tool)
+        else:
+            offered.append(tool)
+    client = any(t.name == CLIENT_SEARCH for t in offered)
+    search = server or (ToolSearch("client", CLIENT_SEARCH) if client else None)
+    return tuple(offered), tuple(deferred), search
+
+
+def _found(messages: Any) -> set[str]:
+    """The tools a search in the history handed over: the `tool_reference` blocks of tool
+    results (a client-side search) and of server-side `tool_search_tool_result` blocks."""
+    names: set[str] = set()
+    if not isinstance(messages, list):
+        return names
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            inner = block.get("content")
+            if block.get("type") == "tool_search_tool_result" and isinstance(inner, dict):
+                inner = inner.get("tool_references")
+            if block.get("type") in ("tool_result", "tool_search_tool_result"):
+                names.update(_reference_names(inner))
+    return names
+
+
+def _reference_names(blocks: Any) -> list[str]:
+    if not isinstance(blocks, list):
+        return []
+    return [
+        b["tool_name"]
+        for b in blocks
+        if isinstance(b, dict)
+        and b.get("type") == "tool_reference"
+        and isinstance(b.get("tool_name"), str)
+    ]
 
 
 def _one_call(choice: Any) -> bool:

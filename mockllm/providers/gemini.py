@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
@@ -93,11 +93,11 @@ class Gemini(Adapter):
     family = "gemini"
     routes = ()
     route_pattern = ROUTE
-    route_help = (
+    route_help: ClassVar[tuple[str, ...]] = (
         "v1beta/models/{model}:generateContent",
         "v1beta/models/{model}:streamGenerateContent",
     )
-    models_routes = ("v1/models", "v1beta/models")
+    models_routes: ClassVar[tuple[str, ...]] = ("v1/models", "v1beta/models")
     family_headers = (b"x-goog-api-key", b"x-goog-api-client")
     request_id_header = "x-mockllm-request-id"  # Google sends none; this one is mockllm's
     invalid_json_message = "Invalid JSON payload received."

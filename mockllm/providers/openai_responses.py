@@ -10,7 +10,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.conversation import (
+    Conversation,
+    Message,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    ToolSearch,
+)
 from mockllm.core.encoding import canonical_json, compact_json, digest, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
@@ -107,6 +115,7 @@ class Responses(Adapter):
             raise missing("model")
         previous = body.get("previous_response_id")
         history = self._previous(previous)
+        earlier = self._carried(previous)
         items = body.get("input")
         if items is None and previous is None:
             raise missing("input")
@@ -124,7 +133,7 @@ class Responses(Adapter):
             if isinstance(instructions, str) and instructions
             else ()
         )
-        offered = _offered(body.get("tools"), items or [])
+        offered, deferred, search, own = _offered(body.get("tools"), items or [], earlier)
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
@@ -133,6 +142,8 @@ class Responses(Adapter):
             stream=body.get("stream") is True,
             output=output_formats.openai_responses(body.get("text")),
             parallel_tool_calls=body.get("parallel_tool_calls") is not False,
+            tool_search=search,
+            deferred=tuple(t for t, _ in deferred),
         )
         include = body.get("include")
         canonical = canonical_json(body).encode()
@@ -145,7 +156,9 @@ class Responses(Adapter):
             "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
             # flat name → (namespace, name, kind) of the tools that are not plain functions
-            "wire_names": {t.name: w for t, w in offered if w is not None},
+            "wire_names": {t.name: w for t, w in offered + deferred if w is not None},
+            # the tools this conversation's input items offered, kept with the response
+            "carried": _carry(offered[own:]),
             # over WebSocket a response is kept for the connection's next request to name
             # (previous_response_id) even with `store: false`, though never for a GET
             "connection": connection,
@@ -198,6 +211,16 @@ class Responses(Adapter):
                     param="input",
                 )
 
+    def _carried(self, response_id: Any) -> Offered:
+        """The tools the continued response's conversation offered in its input items."""
+        stored = self._store.get(str(response_id)) if response_id is not None else None
+        if stored is None:
+            return []
+        return [
+            (Tool(flat, freeform=kind == "custom"), (namespace, bare, kind))
+            for flat, namespace, bare, kind in stored.carried()
+        ]
+
     def _previous(self, response_id: Any) -> tuple[Message, ...]:
         if response_id is None:
             return ()
@@ -249,7 +272,8 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        self._store.keep(_response_id(resolved, parsed), Stored.of(messages, rendered), messages)
+        kept = Stored.made(messages, rendered, parsed.options["carried"])
+        self._store.keep(_response_id(resolved, parsed), kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -257,7 +281,9 @@ class Responses(Adapter):
         events' JSON, `response.created` then `response.completed`."""
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
-        self._store.keep(response_id, Stored.of(options["stored_messages"], None))
+        self._store.keep(
+            response_id, Stored.made(options["stored_messages"], None, options["carried"])
+        )
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
         model = snapshot(parsed.conversation.model)
@@ -276,7 +302,9 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        kept = Stored.of((*parsed.options["stored_messages"], own), None)
+        kept = Stored.made(
+            (*parsed.options["stored_messages"], own), None, parsed.options["carried"]
+        )
         self._store.keep(heard.response_id, kept)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
@@ -293,7 +321,8 @@ class Responses(Adapter):
         events.append(event("response.in_progress", {"response": start}, "head"))
         calls = itertools.count()
         for index, item in enumerate(self._output(resolved, parsed)):
-            call = next(calls) if item["type"] in CALL_ITEMS else -1
+            client = item["type"] == "tool_search_call" and item["execution"] == "client"
+            call = next(calls) if item["type"] in CALL_ITEMS or client else -1
             events += _item_events(event, index, item, resolved, call)
         final = json.loads(self._finished(resolved, parsed))
         kind = "response.completed" if final["status"] == "completed" else "response.incomplete"
@@ -340,7 +369,8 @@ class Responses(Adapter):
             # The summary is there only when the request asked for one (reasoning.summary).
             item["summary"] = [_summary(reply.reasoning)] if parsed.options.get("summary") else []
             items.append(item)
-        if reply.text or not (reply.tool_calls or reply.reasoning is not None):
+        items += _server_search(resolved, parsed)
+        if reply.text or not (reply.tool_calls or reply.reasoning is not None or reply.search):
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
             content = [_output_text(reply.text)]
             if reply.refusal is not None:  # the model declines: a refusal part, no text
@@ -358,6 +388,9 @@ class Responses(Adapter):
         for i, call in enumerate(reply.tool_calls):
             call_id = self.call_id(resolved.scenario, resolved.turn, i, resolved.attempt)
             namespace, bare, kind = wire_names.get(call.name, (None, call.name, "function"))
+            if kind == "tool_search":  # the client's own search (execution: client)
+                items.append(_search_call(name, turn, i, call_id, call.arguments))
+                continue
             if kind == "custom":  # a free-form tool: its input is text, not JSON arguments
                 item = {
                     "id": derive("ctc_", 50, name, turn, i, alphabet=HEX),
@@ -580,6 +613,12 @@ def _item_events(
         middle, part = _reasoning_events(event, index, item, size), "reasoning"
     elif item["type"] == "message":
         middle, part = _message_events(event, index, item, size), "text"
+    elif item["type"] in _SEARCH_ITEMS:  # added and done, the item whole in each
+        carries = compact_json(item["arguments"]) if item.get("execution") == "client" else None
+        opening = f"call:{call}" if carries is not None else "search"
+        added = {"output_index": index, "item": {**item, "status": "in_progress"}}
+        middle = [event("response.output_item.added", added, opening, carries)]
+        part = f"done:{call}" if carries is not None else "search"
     else:
         fragments_ = resolved.scenario.stream.argument_fragments
         middle, part = _call_events(event, index, item, fragments_, call), f"done:{call}"
@@ -640,6 +679,53 @@ def _message_events(event: Any, index: int, item: dict[str, Any], size: int) -> 
         event("response.output_text.done", {**part, "text": text, "logprobs": []}, "text"),
         event("response.content_part.done", {**part, "part": _output_text(text)}, "text"),
     ]
+
+
+def _search_call(
+    scenario: str, turn: int | str, i: int, call_id: str, arguments: str
+) -> dict[str, Any]:
+    """The client's own tool search called (a `tool_search` with `execution: client`)."""
+    return {
+        "id": derive("tsc_", 50, scenario, turn, i, alphabet=HEX),
+        "type": "tool_search_call",
+        "status": "completed",
+        "arguments": json.loads(arguments),
+        "call_id": call_id,
+        "execution": "client",
+    }
+
+
+def _server_search(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
+    """A hosted tool search (`tool_search`, run by the API): its `tool_search_call` and the
+    `tool_search_output` loading the deferred tools found, namespaces kept."""
+    reply, search = resolved.reply, parsed.conversation.tool_search
+    if reply.search is None or search is None or search.kind != "server":
+        return []
+    name, turn = resolved.scenario.name, resolved.id_turn
+    wire_names = parsed.options.get("wire_names") or {}
+    by_name = {t.name: t for t in parsed.conversation.deferred}
+    tools: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for found in reply.found:
+        tool = by_name[found]
+        namespace, bare, _ = wire_names.get(found, (None, found, "function"))
+        definition: dict[str, Any] = {"type": "function", "name": bare}
+        definition["description"] = tool.description
+        definition.update(parameters=tool.parameters, strict=tool.strict, defer_loading=True)
+        if namespace is None:
+            tools.append(definition)
+            continue
+        if namespace not in spaces:
+            spaces[namespace] = {"type": "namespace", "name": namespace, "description": ""}
+            spaces[namespace]["tools"] = []
+            tools.append(spaces[namespace])
+        spaces[namespace]["tools"].append(definition)
+    head: dict[str, Any] = {"status": "completed", "call_id": None, "execution": "server"}
+    call: dict[str, Any] = {"id": derive("tsc_", 50, name, turn, "search", alphabet=HEX)}
+    call.update(type="tool_search_call", arguments={"query": reply.search}, **head)
+    output: dict[str, Any] = {"id": derive("tso_", 50, name, turn, "search", alphabet=HEX)}
+    output.update(type="tool_search_output", tools=tools, **head)
+    return [call, output]
 
 
 def _call_events(
@@ -718,8 +804,10 @@ def _items(items: list[Any]) -> list[Message]:
             raise wrong_type(f"input[{i}]", "an object", item)
         kind = item.get("type", "message")
         role = item.get("role")
-        if kind in ("function_call", "custom_tool_call", "reasoning") or (
-            kind == "message" and role == "assistant"
+        if (
+            kind in ("function_call", "custom_tool_call", "reasoning", "tool_search_call")
+            or (kind == "message" and role == "assistant")
+            or (kind == "tool_search_output" and item.get("execution") != "client")
         ):
             run = run or _Run(i)
             _add_output_item(run, item, i)
@@ -732,6 +820,10 @@ def _items(items: list[Any]) -> list[Message]:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             result = ToolResult(str(item.get("call_id", "")), text_of(item.get("output")))
             out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
+        elif kind == "tool_search_output":  # the client's answer to its search: tools loaded
+            loaded = "\n".join(f"{_LOADED}{t.name}" for t, _ in _loaded(item, i))
+            result = ToolResult(str(item.get("call_id", "")), loaded)
+            out.append(Message("tool", tool_results=(result,), at=f"input[{i}]"))
     if run is not None:
         out.append(run.message())
     return out
@@ -741,6 +833,12 @@ def _add_output_item(run: _Run, item: dict[str, Any], i: int) -> None:
     kind = item.get("type", "message")
     if kind == "message":
         run.texts.append(text_of(item.get("content")))
+    elif kind in _SEARCH_ITEMS:
+        # A search the API ran (execution: server) is no call to answer; the client's own
+        # is a call of its `tool_search`, answered by its tool_search_output.
+        if kind == "tool_search_call" and item.get("execution") == "client":
+            arguments = compact_json(item.get("arguments", {}))
+            run.calls.append(ToolCall(str(item.get("call_id", "")), SEARCH_TOOL, arguments))
     elif kind == "reasoning":
         token = item.get("encrypted_content")
         if token is not None:
@@ -795,17 +893,67 @@ def flat_name(namespace: str, name: str) -> str:
     return namespace.rstrip("_") + "__" + name.lstrip("_")
 
 
-def _offered(tools: Any, items: list[Any]) -> list[tuple[Tool, WireName | None]]:
+Offered = list[tuple[Tool, WireName | None]]
+SEARCH_TOOL = "tool_search"  # a Responses tool search's name in scenarios and the log
+_SEARCH_ITEMS = ("tool_search_call", "tool_search_output")
+
+
+def _carry(offered: Offered) -> list[list[Any]]:
+    """Tools that came from input items, not the `tools` field, as a stored response
+    keeps them."""
+    return [[t.name, *(w if w is not None else (None, t.name, "function"))] for t, w in offered]
+
+
+def _offered(
+    tools: Any, items: list[Any], earlier: Offered | None = None
+) -> tuple[Offered, Offered, ToolSearch | None, int]:
     """The tools of `tools` and of `additional_tools` input items (Codex), namespaces
-    flattened; each with how a call to it is written when it is not a plain function."""
-    out = _tools(tools, "tools")
+    flattened, each with how a call to it is written when it is not a plain function; the
+    tools deferred (`defer_loading: true`) that no `tool_search_output` has loaded yet;
+    and the tool search offered (a `tool_search` tool). A tool loaded stays offered for
+    the rest of the conversation, also when the output is in the stored response that
+    `previous_response_id` continues (`earlier`: what its input items offered), not in
+    this request's input. Last, how many of the tools offered the `tools` field
+    gave (they come first): the others belong to the conversation, kept with it."""
+    deferred: Offered = []
+    out = _tools(tools, "tools", deferred=deferred)
+    own = len(out)
+    loaded: Offered = []
     for i, item in enumerate(items):
         if isinstance(item, dict) and item.get("type") == "additional_tools":
-            out += _tools(item.get("tools"), f"input[{i}].tools")
-    return out
+            out += _tools(item.get("tools"), f"input[{i}].tools", deferred=deferred)
+        elif isinstance(item, dict) and item.get("type") == "tool_search_output":
+            loaded += _loaded(item, i)
+    found = {t.name for t, _ in loaded}
+    names = {t.name for t, _ in out}
+    again = [d for d in deferred if d[0].name in found]
+    for tool, wire in [*loaded, *(earlier or ()), *again]:
+        if tool.name not in names:
+            names.add(tool.name)
+            out.append((tool, wire))
+    return out, [d for d in deferred if d[0].name not in names], _search(tools), own
 
 
-def _tools(tools: Any, at: str, namespace: str | None = None) -> list[tuple[Tool, WireName | None]]:
+_LOADED = "tool_search_output: "  # how a search's loaded tool reads in the log and history
+
+
+def _loaded(item: dict[str, Any], i: int) -> Offered:
+    """The tools a `tool_search_output` item loads (offered from then on)."""
+    tools = item.get("tools")
+    return _tools(tools, f"input[{i}].tools") if isinstance(tools, list) else []
+
+
+def _search(tools: Any) -> ToolSearch | None:
+    for t in tools if isinstance(tools, list) else ():
+        if isinstance(t, dict) and t.get("type") == "tool_search":
+            client = t.get("execution") == "client"
+            return ToolSearch("client" if client else "server", SEARCH_TOOL)
+    return None
+
+
+def _tools(
+    tools: Any, at: str, namespace: str | None = None, deferred: Offered | None = None
+) -> Offered:
     if tools is None:
         return []
     if not isinstance(tools, list):
@@ -818,17 +966,22 @@ def _tools(tools: Any, at: str, namespace: str | None = None) -> list[tuple[Tool
         if kind in ("function", "namespace", "custom") and not isinstance(t.get("name"), str):
             raise missing(f"{at}[{i}].name")
         if kind == "namespace" and namespace is None:
-            out += _tools(t.get("tools"), f"{at}[{i}].tools", t["name"])
+            out += _tools(t.get("tools"), f"{at}[{i}].tools", t["name"], deferred)
             continue
         name = str(t.get("name") or kind)
         wire: WireName | None = None
+        if kind == "tool_search":  # called as a tool_search_call item, not a function
+            wire = (None, name, "tool_search")
         if namespace is not None or kind == "custom":
             wire = (namespace, name, "custom" if kind == "custom" else "function")
             if namespace is not None:
                 name = flat_name(namespace, name)
                 wire = (None if namespace == DEFAULT_NAMESPACE else namespace, *wire[1:])
-        tool = Tool(name, t.get("parameters"), _strict(t), kind == "custom")
-        out.append((tool, wire))
+        described = t.get("description")
+        text = described if isinstance(described, str) else ""
+        tool = Tool(name, t.get("parameters"), _strict(t), kind == "custom", text)
+        later = deferred is not None and t.get("defer_loading") is True
+        (deferred if later and deferred is not None else out).append((tool, wire))
     return out
 
 

@@ -26,10 +26,23 @@ class Stored:
     messages: bytes  # JSON: the conversation, its own reply included (`Message.to_json`)
     body: bytes | None  # the response as rendered, for GET /v1/responses/{id}
     # (None: an upstream's answer, kept by `mockllm record`, which never serves a GET)
+    # JSON: the tools the conversation's own input items offered (`additional_tools`, a
+    # `tool_search_output`), each [flat name, namespace, name, kind]: part of the
+    # conversation, so offered to a request that continues it (a `tools` field is not:
+    # each request sends its own).
+    tools: bytes = b"[]"
 
     @classmethod
-    def of(cls, messages: tuple[Message, ...], body: bytes | None) -> Stored:
-        return cls(_dumps_messages(messages), body)
+    def made(
+        cls, messages: tuple[Message, ...], body: bytes | None, tools: list[list[Any]] | None = None
+    ) -> Stored:
+        """A response kept as bytes: its conversation, the tools it carried and, when a
+        server rendered it, its body."""
+        return cls(_dumps_messages(messages), body, orjson.dumps(tools or []))
+
+    def carried(self) -> list[list[Any]]:
+        found: list[list[Any]] = json.loads(self.tools)
+        return found
 
     def conversation(self) -> tuple[Message, ...]:
         return tuple(_stored_message(m) for m in json.loads(self.messages))
@@ -39,13 +52,14 @@ class Stored:
         messages are JSON already: spliced in, not parsed and written again."""
         assert self.body is not None  # only what a server rendered is shared
         body = json.dumps(self.body.decode(), ensure_ascii=False).encode()
-        return b'{"messages":%s,"body":%s}' % (self.messages, body)
+        return b'{"messages":%s,"body":%s,"tools":%s}' % (self.messages, body, self.tools)
 
     @classmethod
     def adopted(cls, data: bytes) -> Stored:
         """A response another server `shared`."""
         found = json.loads(data)
-        return cls(_dumps_messages_json(found["messages"]), found["body"].encode())
+        tools = orjson.dumps(found.get("tools") or [])
+        return cls(_dumps_messages_json(found["messages"]), found["body"].encode(), tools)
 
 
 RECENT = 64  # the conversations of the latest responses, kept decoded (see `continued`)

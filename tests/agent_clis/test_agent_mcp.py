@@ -197,10 +197,53 @@ def test_claude_code_with_mcp_servers(tmp_path: Path) -> None:
     assert 'tool "lookup_order" timed out after 3s' in result["content"], drop.describe()
 
 
+def test_claude_code_finds_an_mcp_tool_by_tool_search(tmp_path: Path) -> None:
+    """Claude Code's default configuration (tool search on): the MCP tool is deferred
+    behind its `ToolSearch` and absent from `tools` until a search found it. The scenario
+    scripts the search in one line (`search_tools`), Claude Code answers it with a
+    `tool_reference` and offers the tool from then on; the call reaches the fake."""
+    needs(BIN / "claude")
+    scenario = "claude-code-mcp-search"
+    run = claude(tmp_path, scenario, fake_http(scenario), MCP_SERVER="orders", TOOL_SEARCH="1")
+    assert run.returncode == 0, run.describe()
+    assert statuses(run) == [(0, 200), (1, 200), (2, 200)], run.describe()
+    first, second, _ = run.model_requests()
+    # Deferred at first: named only in a system message, the placeholder alone deferred.
+    assert "mcp__orders__lookup_order" not in first["tools"], run.describe()
+    deferred = [t["name"] for t in first["request"]["tools"] if t.get("defer_loading")]
+    assert "mcp__orders__lookup_order" not in deferred
+    (use,) = [b for b in first_reply(run) if b["type"] == "tool_use"]
+    assert use["name"] == "ToolSearch"
+    assert use["input"] == {"query": "select:mcp__orders__lookup_order"}
+    # Found: sent with defer_loading, offered (the tool_reference is in the history).
+    sent = {t["name"]: t for t in second["request"]["tools"]}
+    assert sent["mcp__orders__lookup_order"].get("defer_loading") is True
+    assert "mcp__orders__lookup_order" in second["tools"]
+    (result,) = second["tool_results"]
+    assert result["content"] == "tool_reference: mcp__orders__lookup_order"
+    (call,) = mcp_entries(run, "tools/call")
+    assert call["mcp"]["arguments"] == {"order_id": "A1"}
+    assert all(loop_checks(run).values()) and loop_checks(run), run.describe()
+    report_ok(run)
+
+
+def first_reply(run: Run) -> list[dict[str, Any]]:
+    """The content blocks of the assistant's first reply, as the second request carries it."""
+    messages = run.model_requests()[1]["request"]["messages"]
+    reply = next(m for m in messages if m["role"] == "assistant")
+    content: list[dict[str, Any]] = reply["content"]
+    return content
+
+
 # --- Codex -----------------------------------------------------------------------------------
 
 
+# The fault tests run a model that calls MCP tools directly (no tool search, no code mode).
+DIRECT = "-m gpt-4.1"
+
+
 def codex(tmp: Path, scenario: str, toml: str, server: str = "orders", **variables: str) -> Run:
+    variables.setdefault("CODEX_FLAGS", DIRECT)
     return go(tmp, "codex-mcp", scenario, QUESTION, MCP_TOML=toml, MCP_SERVER=server, **variables)
 
 
@@ -226,6 +269,7 @@ def test_codex_with_mcp_servers(tmp_path: Path) -> None:
             "Which shelf is Dune on?",
             MCP_TOML=shelf,
             MCP_SERVER="shelf",
+            CODEX_FLAGS=DIRECT,
         ),
         lambda: codex(tmp_path / "http", "codex-mcp-fake", fake_toml("codex-mcp-fake")),
         lambda: codex(tmp_path / "error", "codex-mcp-error", fake_toml("codex-mcp-error")),
@@ -286,3 +330,43 @@ def test_codex_with_mcp_servers(tmp_path: Path) -> None:
     assert statuses(drop) == [(0, 200), (1, 200), (2, 200)], drop.describe()
     (result,) = drop.model_requests()[2]["tool_results"]
     assert "Transport closed" in result["content"], drop.describe()
+
+
+def test_codex_uses_an_mcp_tool_on_its_default_model_and_by_tool_search(tmp_path: Path) -> None:
+    """No model pinned: Codex's default model calls the MCP tool from an `exec` script (code
+    mode); `-m gpt-5.5` finds it by its client-side Responses tool search first, scripted
+    as `search_tools`. Both reach the fake and pass `mockllm report`."""
+    needs(BIN / "codex")
+    default, search = parallel(
+        lambda: codex(
+            tmp_path / "default", "codex-mcp-exec", fake_toml("codex-mcp-exec"), CODEX_FLAGS=""
+        ),
+        lambda: codex(
+            tmp_path / "search",
+            "codex-mcp-search",
+            fake_toml("codex-mcp-search"),
+            CODEX_FLAGS="-m gpt-5.5",
+        ),
+    )
+    for run in (default, search):
+        assert run.returncode == 0, run.describe()
+        (call,) = mcp_entries(run, "tools/call")
+        assert call["mcp"]["arguments"] == {"order_id": "A1"}
+        report_ok(run)
+    # The default model: no tools field, `exec` in the additional_tools item, the MCP tool
+    # deferred (not described to the model); the script's output is the MCP result.
+    assert statuses(default) == [(0, 200), (1, 200), (2, 200)], default.describe()
+    first = default.model_requests()[0]
+    assert first["request"].get("tools") in (None, []) and "exec" in first["tools"]
+    (result,) = default.model_requests()[2]["tool_results"]
+    assert "Order A1: shipped on 2026-11-30" in result["content"]
+    # gpt-5.5: the search goes out as a client tool_search_call; Codex's tool_search_output
+    # loads the namespace, offered from then on (here and after previous_response_id).
+    assert statuses(search) == [(0, 200), (1, 200), (2, 200), (3, 200)], search.describe()
+    _, asked, loaded, last = search.model_requests()
+    assert "tool_search" in asked["tools"]
+    assert "mcp__orders__lookup_order" not in asked["tools"]
+    (found,) = loaded["tool_results"]
+    assert found["content"] == "tool_search_output: mcp__orders__lookup_order"
+    assert "mcp__orders__lookup_order" in loaded["tools"]
+    assert "mcp__orders__lookup_order" in last["tools"], search.describe()

@@ -1,7 +1,7 @@
 """Google ADK's LlmAgent, run by its InMemoryRunner, on its own Gemini model (`base_url`),
 its AnthropicLlm (an AsyncAnthropic client) and LiteLlm (its documented path to OpenAI's
 models), run and streamed (StreamingMode.SSE). ADK pins its own google-genai and LiteLLM,
-so it runs in .venv-adk (tests/frameworks/adk/requirements.txt) over every cell of a wire
+so it runs in .venv-adk (tests/frameworks/adk/requirements.txt; matrix_agent.py) over every cell of a wire
 at once; the log and the verdict are read here, from the shared server.
 
 What ADK does on the failure modes is a finding for its users (docs/frameworks.md): it
@@ -17,7 +17,7 @@ from tests.support import ROOT, ServerProcess
 from .matrix import PARALLEL_TEXT, Expect, FrameworkError, check_cells, fails
 
 PYTHON = ROOT / ".venv-adk" / "bin" / "python"
-AGENT = ROOT / "tests" / "frameworks" / "adk" / "agent.py"
+AGENT = ROOT / "tests" / "frameworks" / "adk" / "matrix_agent.py"
 CUT = "not completed|incomplete chunked read|Connection error"
 MALFORMED = {
     ("gemini", False): Expect(raises=FrameworkError, message="MALFORMED_FUNCTION_CALL"),

@@ -42,7 +42,13 @@ test("urls carry scenario, session and api", () => {
   assert.equal(client.url("hello", { session: "t 1" }), "http://127.0.0.1:9/s/hello/t%201/v1");
   assert.equal(client.url("hello", { session: "t1", api: "anthropic" }), "http://127.0.0.1:9/s/hello/t1");
   assert.equal(client.url("hello", { session: "t1", api: "gemini" }), "http://127.0.0.1:9/s/hello/t1");
-  assert.throws(() => client.url("hello", { api: "google" }), /one of "openai", "anthropic", "gemini", not "google"/);
+  // Vertex AI: @google/genai adds v1beta1/projects/... itself; AnthropicVertex's base URL ends in /v1.
+  assert.equal(client.url("hello", { session: "t1", api: "vertex-gemini" }), "http://127.0.0.1:9/s/hello/t1");
+  assert.equal(client.url("hello", { session: "t1", api: "vertex-anthropic" }), "http://127.0.0.1:9/s/hello/t1/v1");
+  assert.throws(
+    () => client.url("hello", { api: "google" }),
+    /one of "openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", not "google"/,
+  );
 });
 
 test("a flavoured url answers as that provider", async () => {

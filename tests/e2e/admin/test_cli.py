@@ -66,7 +66,7 @@ def test_validate_ok_and_broken(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         1,
         "",
         f"{bad}:5:7: turns[0].reply.finsh: unknown key 'finsh' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal); did you mean 'finish'?\n"
+        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, search_tools); did you mean 'finish'?\n"
         f"1 problem in 1 file; {files} files ok\n",
     )
 
@@ -254,6 +254,11 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
         '  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{url}/s/SCENARIO", ...)'
         "  (any credentials)\n"
+        '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
+        'http_options={{"base_url": "{url}/s/SCENARIO"}}, credentials=Credentials(token="test"))'
+        "  (google.oauth2.credentials)\n"
+        '  Vertex Claude: AnthropicVertex(base_url="{url}/s/SCENARIO/v1", region="us-east5", '
+        'project_id="p", access_token="test")\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )

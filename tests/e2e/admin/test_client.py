@@ -55,8 +55,13 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    vertex = client.session("t1").url("hello", api="vertex-gemini")
+    assert vertex == f"{server.url}/s/hello/t1"  # google-genai adds v1beta1/projects/...
+    claude = client.session("t1").url("hello", api="vertex-anthropic")
+    assert claude == f"{server.url}/s/hello/t1/v1"  # as https://{region}-aiplatform.../v1
     with pytest.raises(
-        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+        ValueError,
+        match="'gemini', 'bedrock', 'vertex-gemini', 'vertex-anthropic', not 'google'",
     ):
         client.url("hello", api=cast(Any, "google"))
 

@@ -167,3 +167,20 @@ def test_the_log_alone_knows_the_tools_from_tools_list() -> None:
         model(2, text="shipped", results=[{"call_id": "call_1", "content": "x"}]),
     ]
     assert checks(entries, declared=None)["mcp_calls_executed"] is not None
+
+
+def test_a_call_made_by_a_code_mode_script_counts_as_asked() -> None:
+    """Codex's default model calls one tool, `exec`, whose script calls the MCP tool as
+    `tools.NAME(...)`: that call was asked for; the same MCP call with no script naming
+    the tool (or a script naming another) was not."""
+    script = "const r = await tools.mcp__orders__lookup_order({order_id: 'A1'});\ntext(r);"
+    asked = {"id": "call_x", "name": "exec", "arguments": script}
+    other = {**asked, "arguments": "await tools.exec_command({cmd: 'ls'});"}
+    for call, holds in ((asked, True), (other, False)):
+        entries = [
+            model(1, calls=[call]),
+            mcp(2, {"order_id": "A1"}, **SHIPPED),
+            model(3, text="shipped"),
+        ]
+        found = checks(entries)["mcp_calls_asked"]
+        assert (found is None) is holds, found
