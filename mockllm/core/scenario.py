@@ -15,10 +15,19 @@ from typing import Any, Literal
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
 from mockllm.core.embedding_rules import EmbeddingRules
+from mockllm.core.keepalive import KeepAlive
 from mockllm.core.mcp import McpServer
 from mockllm.core.values import assert_never
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
+# An empty reply (docs/scenarios.md, "Replies that are valid and still wrong"): Chat's
+# `content` null or "" (both are seen); every other wire has one empty shape.
+Empty = Literal["null", "string"]
+# Which filter stopped a `content_filter` reply: Gemini names it in its finishReason; the
+# other wires have one filter reason each.
+FilterReason = Literal["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"]
+# Why Gemini blocked the prompt itself (promptFeedback.blockReason: no candidate at all).
+BlockReason = Literal["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"]
 
 ValidationMode = Literal["strict", "warn", "off"]
 
@@ -126,13 +135,42 @@ class Reply:
     finish: Finish = "stop"
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
-    refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    refusal: str | None = None  # the model declines to answer (each wire's own refusal)
     # `search_tools: QUERY`: the model searches the request's deferred tools first
     # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
     # provider's own server-side search, whichever the request offers.
     search: str | None = None
     # A server-side search's result, made concrete per request: the deferred tools found.
     found: tuple[str, ...] = ()
+    empty: Empty | None = None  # a 200 with no text, no calls, nothing
+    filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
+    blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
+
+    @property
+    def text_part(self) -> bool:
+        """Whether a wire made of parts (Anthropic, Gemini, Responses, Bedrock) sends a text
+        part: the text, or an empty one when the reply holds nothing else at all. An empty
+        reply, a refusal, a blocked prompt and a tool search hold no text part."""
+        others = self.tool_calls or self.reasoning is not None or self.refusal is not None
+        others = others or self.search is not None
+        nothing = self.empty is not None or self.blocked is not None
+        return bool(self.text) or not (others or nothing)
+
+    @property
+    def kind(self) -> str | None:
+        """The kind of valid-but-wrong reply this is (core/misbehaviour.py), if any."""
+        if self.blocked is not None:
+            return "blocked_prompt"
+        if self.refusal is not None:
+            return "refusal"
+        if self.finish == "content_filter":
+            return "content_filter"
+        if self.empty is not None:
+            return "empty"
+        alone = not self.text and not self.tool_calls and self.search is None
+        if self.reasoning is not None and alone:
+            return "reasoning_only"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +221,23 @@ class Stall:
     """Headers, then nothing: the reply is held back until the client gives up."""
 
 
+MisbehaviourKind = Literal["refusal", "content_filter", "empty", "reasoning_only"]
+_MISBEHAVING = {
+    "refusal": "a refusal",
+    "content_filter": "a reply stopped by a content filter",
+    "empty": "an empty reply",
+    "reasoning_only": "reasoning and no answer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Misbehave:
+    """The turn's reply replaced by a valid but wrong one of this kind (misbehaviour.py):
+    delivered whole, so a harness retrying it gets the turn's own reply once `times` ends."""
+
+    kind: MisbehaviourKind
+
+
 @dataclass(frozen=True, slots=True)
 class Delay:
     first_byte_ms: int = 0
@@ -192,7 +247,7 @@ class Delay:
 # The parts of a fault that decide what the client gets instead of the whole reply. They
 # exclude one another (each replaces or holds back what another would act on), so a fault
 # holds one of them; a delay goes with any, or alone.
-Part = HttpFault | Stall | StreamError | Truncate
+Part = HttpFault | Stall | StreamError | Truncate | Misbehave
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +273,8 @@ class Fault:
                 return "stream_error"
             case Truncate():
                 return "truncate"
+            case Misbehave(kind=kind):
+                return kind
             case None:
                 return "delay" if self.delay else "none"
             case unreachable:
@@ -225,8 +282,9 @@ class Fault:
 
     @property
     def cuts(self) -> bool:
-        """Whether the client gets less than the whole reply (a delay alone delivers it)."""
-        return self.part is not None
+        """Whether the client gets less than the whole reply (a delay alone delivers it, and
+        a misbehaving reply is whole)."""
+        return self.part is not None and not isinstance(self.part, Misbehave)
 
     def describe(self) -> str:
         match self.part:
@@ -238,6 +296,8 @@ class Fault:
                 return f"error event after {'half the' if after is None else after} events"
             case Truncate() as truncate:
                 return f"cut {truncate.describe()}, then {truncate.disconnect}"
+            case Misbehave(kind=kind):
+                return f"{_MISBEHAVING[kind]} instead of the reply"
             case None:
                 return f"delay {self.delay}"
             case unreachable:
@@ -278,6 +338,7 @@ class SideRequest:
 class StreamConfig:
     text_chunk_chars: int = 16
     argument_fragments: int = 3
+    keep_alive: KeepAlive | None = None  # SSE comments between the events (core/keepalive.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,4 +407,16 @@ class Scenario:
         }
 
 
-CHAOS_KINDS = ("429", "500", "503", "529", "truncate", "stream_error", "delay")
+CHAOS_KINDS = (
+    "429",
+    "500",
+    "503",
+    "529",
+    "truncate",
+    "stream_error",
+    "delay",
+    "refusal",
+    "content_filter",
+    "empty",
+    "reasoning_only",
+)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from mockllm.core import bounded
+from mockllm.core import bounded, misbehaviour
 from mockllm.core.embedding_rules import check_rules
 from mockllm.core.mcp import check_servers
 from mockllm.core.scenario import Fault, HttpFault, Scenario, Truncate, Turn
@@ -30,6 +30,7 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
                 _problem_at(locate(("turns", i, "repeat")), "only the last turn can repeat")
             )
         problems += _check_turn_shape(turn, i, locate, data["turns"][i].get("fault"))
+        problems += _check_misbehaviour(turn, i, locate)
         expect = turn.expect
         if expect is None:
             continue
@@ -95,6 +96,13 @@ def _check_matches(
     return problems
 
 
+def _check_misbehaviour(turn: Turn, i: int, locate: Locate) -> list[Problem]:
+    def where(key: str) -> Problem:
+        return locate(("turns", i, "reply", key))
+
+    return misbehaviour.check_reply(turn.reply, turn.match.api if turn.match else None, where)
+
+
 def _check_turn_shape(
     turn: Turn, i: int, locate: Locate, written: Mapping[str, Any] | None
 ) -> list[Problem]:
@@ -142,7 +150,7 @@ def _check_turn_shape(
 # The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
 # loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
 # nothing for a later one to act on.
-_PARTS = ("http", "stall", "stream_error", "truncate")
+_PARTS = ("http", "stall", "stream_error", "truncate", "misbehave")
 
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.

@@ -23,6 +23,9 @@ class LogResponse:
 
     status: int
     finish: str | None = None
+    # A valid reply that is still wrong (refusal, content_filter, empty, reasoning_only,
+    # blocked_prompt: core/misbehaviour.py), else None.
+    misbehaviour: str | None = None
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()  # with the ids as sent on this wire
     fault: Mapping[str, str] | None = field(default=None, compare=False)  # {kind, detail, why}
@@ -42,6 +45,7 @@ class LogResponse:
         return cls(
             status=int(data["status"]),
             finish=data.get("finish"),
+            misbehaviour=data.get("misbehaviour"),
             text=data.get("text"),
             tool_calls=tuple(_call(c) for c in data.get("tool_calls") or ()),
             fault=data.get("fault"),

@@ -25,7 +25,7 @@ from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive, fresh
-from mockllm.core.scenario import Scenario, ScriptedCall
+from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
@@ -41,6 +41,11 @@ from mockllm.providers.base import (
     scripted_id,
     text_of,
 )
+
+
+def _stop_reason(reply: Reply) -> str:
+    return "refusal" if reply.refusal is not None else STOP_REASONS[reply.finish]
+
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -243,9 +248,9 @@ class Messages(Adapter):
             }
             content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
         message = _message_head(resolved, parsed, content, self.message_id_prefix)
-        message["stop_reason"] = STOP_REASONS[reply.finish]
+        message["stop_reason"] = _stop_reason(reply)
         message["usage"] = _usage(resolved)
-        return Body(dumps(message), _notes(resolved))
+        return Body(dumps(message), _notes(resolved) + _refusal_note(reply))
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         return _rate_headers(retry_after) if status == 429 else _HEADERS
@@ -262,7 +267,7 @@ class Messages(Adapter):
             if index == 0:  # the API pings right after the first block starts
                 events.insert(2, _event("ping", {}, block.start_part))
         stop = {
-            "stop_reason": STOP_REASONS[reply.finish],
+            "stop_reason": _stop_reason(reply),
             "stop_sequence": None,
             "stop_details": None,
         }
@@ -274,7 +279,7 @@ class Messages(Adapter):
         }
         events.append(_event("message_delta", {"delta": stop, "usage": usage}, "tail"))
         events.append(_event("message_stop", {}, "done"))
-        return Stream(events)
+        return Stream(events, _refusal_note(reply))
 
     def _blocks(self, resolved: Resolved, parsed: Parsed) -> list[_Block]:
         reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
@@ -342,6 +347,12 @@ class Messages(Adapter):
         return dumps(
             {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
         )
+
+
+def _refusal_note(reply: Reply) -> tuple[str, ...]:
+    if not reply.refusal:
+        return ()
+    return (f"refusal {reply.refusal!r} not sent: Anthropic's refusal is its stop reason",)
 
 
 def _notes(resolved: Resolved) -> tuple[str, ...]:
@@ -416,9 +427,10 @@ def _message_head(
 
 
 def _has_text_block(resolved: Resolved) -> bool:
-    reply = resolved.reply
-    searched = reply.search is not None
-    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None or searched)
+    """A refusal's text is not Anthropic's: its refusal is the stop reason after whatever
+    text came before (https://docs.claude.com/en/docs/test-and-evaluate/strengthen-guardrails/
+    handle-streaming-refusals); an empty reply is an empty content list."""
+    return resolved.reply.text_part
 
 
 def _search_blocks(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:

@@ -370,7 +370,7 @@ class Responses(Adapter):
             item["summary"] = [_summary(reply.reasoning)] if parsed.options.get("summary") else []
             items.append(item)
         items += _server_search(resolved, parsed)
-        if reply.text or not (reply.tool_calls or reply.reasoning is not None or reply.search):
+        if reply.text_part or reply.refusal is not None:  # an empty reply: no item at all
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
             content = [_output_text(reply.text)]
             if reply.refusal is not None:  # the model declines: a refusal part, no text

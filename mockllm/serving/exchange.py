@@ -13,9 +13,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockllm.core import schema_budget, wirejson
+from mockllm.core import misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Answer, Engine, Resolved
+from mockllm.core.events import Event
 from mockllm.core.faults import (
     Delivery,
     answer_kind,
@@ -24,6 +25,7 @@ from mockllm.core.faults import (
     first_byte_ms,
     stream_delivery,
 )
+from mockllm.core.keepalive import KeepAlive, with_comments
 from mockllm.core.scenario import Fault, HttpFault, Reply, Scenario, StreamError
 from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
@@ -345,9 +347,22 @@ class Exchanges:
     def _draw(self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool) -> Rendered:
         if stream:
             events, notes = adapter.render_stream(resolved, parsed)
+            keep_alive = resolved.scenario.stream.keep_alive
+            if keep_alive is not None:
+                events, notes = _keep_alive(adapter, events, notes, keep_alive)
             return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         body, notes = adapter.render(resolved, parsed)
         return Rendered(resolved.reply, body, notes=notes)
+
+
+def _keep_alive(
+    adapter: Adapter, events: list[Event], notes: tuple[str, ...], keep_alive: KeepAlive
+) -> tuple[list[Event], tuple[str, ...]]:
+    """The stream with its keep-alive comments, where the wire's framing has comments."""
+    if adapter.api in misbehaviour.SSE_COMMENTS:
+        return with_comments(events, keep_alive), notes
+    why = f"stream.keep_alive not sent: {adapter.api}'s stream has no comments (not SSE)"
+    return events, (*notes, why)
 
 
 def store_error(lost: StoreUnavailable) -> RequestError:

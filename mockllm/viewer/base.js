@@ -53,6 +53,7 @@
  * @typedef {object} EntryResponse
  * @property {any} [status]
  * @property {any} [finish]
+ * @property {any} [misbehaviour]
  * @property {any} [text]
  * @property {any} [reasoning]
  * @property {any} [tool_calls]

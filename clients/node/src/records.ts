@@ -50,6 +50,8 @@ export interface Delivered {
 export interface LogResponse {
   status: number;
   finish: string | null;
+  /** A valid reply that is still wrong (refusal, content_filter, empty, …), else null. */
+  misbehaviour: string | null;
   text: string | null;
   /** The reasoning the client could read; null when the wire sent none or only encrypted. */
   reasoning: string | null;

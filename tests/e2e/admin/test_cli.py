@@ -66,7 +66,7 @@ def test_validate_ok_and_broken(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         1,
         "",
         f"{bad}:5:7: turns[0].reply.finsh: unknown key 'finsh' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, search_tools); did you mean 'finish'?\n"
+        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, empty, filter, blocked, search_tools); did you mean 'finish'?\n"
         f"1 problem in 1 file; {files} files ok\n",
     )
 
@@ -318,12 +318,14 @@ def test_serve_flags_become_the_server_options(
         (
             ["serve", "--chaos", "429=2"],
             "mockllm serve: error: argument --chaos: '429=2': expected KIND=RATE with KIND one "
-            "of 429, 500, 503, 529, truncate, stream_error, delay and RATE in 0..1",
+            "of 429, 500, 503, 529, truncate, stream_error, delay, refusal, "
+            "content_filter, empty, reasoning_only and RATE in 0..1",
         ),
         (
             ["serve", "--chaos", "boom=0.1"],
             "mockllm serve: error: argument --chaos: 'boom=0.1': expected KIND=RATE with KIND "
-            "one of 429, 500, 503, 529, truncate, stream_error, delay and RATE in 0..1",
+            "one of 429, 500, 503, 529, truncate, stream_error, delay, refusal, "
+            "content_filter, empty, reasoning_only and RATE in 0..1",
         ),
         (
             ["serve", "--chaos", "429=0.6,500=0.6"],

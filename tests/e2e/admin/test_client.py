@@ -228,7 +228,7 @@ def test_an_unanswered_call_fails_with_the_transcript(mock: Session) -> None:
         "       user: Paris?",
         "     ← assistant (200, tool_calls)",
         f'       calls get_weather({{"city":"Paris"}}) id={call.id}',
-        "  ✗ verdict: FAIL (1 of 13 checks failed)",
+        "  ✗ verdict: FAIL (1 of 15 checks failed)",
         f"     ✗ calls_answered: {call.id} (get_weather, turn 0, request (log seq {seq})) was never answered",
         "",
         "expected: every tool call mockllm sent gets a result with its id in a later request",
