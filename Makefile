@@ -23,6 +23,13 @@ STRANDS := .venv-strands/.installed
 # Google ADK (tests/frameworks/test_adk_vertex.py), in its own virtualenv: google-adk
 # requires google-genai<3, and mockllm's test pins 3.x.
 ADK := .venv-adk/.installed
+# The framework matrix (issue 38, docs/frameworks.md): each framework whose pins conflict
+# with the suite's in a virtualenv of its own (ADK's is the one above), .venv-NAME from
+# tests/frameworks/NAME/requirements.txt, and the Node frameworks (Agents JS, Mastra) in
+# tests/frameworks/agentsjs. `make frameworks` runs their cells (the tests marked `matrix`);
+# `make test` leaves them out.
+MATRIX_VENVS := $(ADK) $(patsubst %,.venv-%/.installed,llamaindex autogen crewai claudesdk)
+MATRIX_NODE := tests/frameworks/agentsjs/node_modules/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -31,7 +38,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test unit e2e pythons image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test frameworks unit e2e pythons image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -112,6 +119,14 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
 
+.venv-%/.installed: tests/frameworks/%/requirements.txt
+	test -x .venv-$*/bin/python || $(PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet -r $<
+	touch $@
+
+frameworks: $(STAMP) $(NODE_CLIENT) $(MATRIX_VENVS) $(MATRIX_NODE) tests/agent_clis/node_modules/.installed ## the framework matrix: ADK, LlamaIndex, AutoGen, CrewAI, Agents JS, Mastra, Claude Agent SDK
+	MOCKLLM_MATRIX=1 $(BIN)/pytest -n 2 -m matrix tests/frameworks $(ARGS)
+
 # The image tier (tests/image): the Containerfile built from the release's sdist with buildah
 # (no Docker daemon here) on a Debian base made with debootstrap, and served from inside to
 # the SDKs, the plugin, the Node client and each recipe of docs/container.md. Its own target:
@@ -187,9 +202,9 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .venv-adk .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .venv-adk $(dir $(MATRIX_VENVS)) .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
-		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
+		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(MATRIX_NODE) $(PEER_STAMP))
 
 bench: $(STAMP) $(if $(NPM),$(PEER_STAMP)) ## benchmark mockllm against bare starlette/ASGI floors and a peer (ARGS="--quick ...")
 	@sh bench/ensure-wrk.sh

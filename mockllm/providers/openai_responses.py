@@ -980,10 +980,29 @@ def _tools(
                 wire = (None if namespace == DEFAULT_NAMESPACE else namespace, *wire[1:])
         described = t.get("description")
         text = described if isinstance(described, str) else ""
-        tool = Tool(name, t.get("parameters"), t.get("strict") is True, kind == "custom", text)
+        tool = Tool(name, t.get("parameters"), _strict(t), kind == "custom", text)
         later = deferred is not None and t.get("defer_loading") is True
         (deferred if later and deferred is not None else out).append((tool, wire))
     return out
+
+
+def _strict(tool: dict[str, Any]) -> bool:
+    """Responses' `strict` defaults to true (the API reference: "Whether to enforce strict
+    parameter validation. Default `true`."), so a tool sent without it is strict when its
+    schema is one strict mode takes: an object that allows no other properties and requires
+    each of its own. CrewAI and others send such tools without `strict`."""
+    strict = tool.get("strict")
+    if strict is not None:
+        return strict is True
+    schema = tool.get("parameters")
+    if not isinstance(schema, dict) or schema.get("additionalProperties") is not False:
+        return False
+    properties, required = schema.get("properties"), schema.get("required")
+    return (
+        isinstance(properties, dict)
+        and isinstance(required, list)
+        and set(properties) == {r for r in required if isinstance(r, str)}
+    )
 
 
 def _tool_choice(choice: Any) -> ToolChoice | None:

@@ -7,11 +7,16 @@ missing answer against the harness: a stream-cut run that raises has a clean ver
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from mockllm import Session
+from mockllm import Client, Session
+from tests.support import session_id
 
 # The first user message each bundled scenario expects.
 PROMPTS = {
@@ -78,3 +83,73 @@ def check(run: Callable[[], str], mock: Session, expect: Expect) -> None:
         assert results[0].is_error == expect.is_error, transcript
     verdict = mock.verdict()
     assert {c.name for c in verdict.failed} == expect.failed, f"{verdict.failed}\n{transcript}"
+
+
+class FrameworkError(Exception):
+    """What ended a run in a framework's own virtualenv: `Type: message`, as it printed it."""
+
+
+Cell = tuple[str, bool, str, str]  # wire, streamed, base URL, prompt
+
+
+def run_children(python: Path, script: Path, cells: list[Cell], timeout: float = 600) -> list[Any]:
+    """Run a framework's agent script in its virtualenv over `cells`, importing the framework
+    once (tests/frameworks/child.py prints one outcome per cell). Each outcome is the final
+    text, or the FrameworkError that says what ended that run."""
+    assert python.exists(), f"{python} is missing: `make frameworks` makes it (Makefile)"
+    command = [str(python), str(script), json.dumps(cells)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    lines = [ln[3:] for ln in done.stdout.splitlines() if ln.startswith("@@ ")]
+    assert done.returncode == 0 and len(lines) == len(cells), (
+        f"exit {done.returncode}, {len(lines)} of {len(cells)} runs: {done.stderr[-3000:]}"
+    )
+    outcomes: list[Any] = []
+    for line in lines:
+        outcome = json.loads(line)
+        assert not outcome["reached"], f"the framework tried to reach the network: {outcome}"
+        error = outcome.get("error")
+        outcomes.append(FrameworkError(error) if error else str(outcome["text"]))
+    return outcomes
+
+
+def replay(outcome: Any) -> Callable[[], str]:
+    """A run for `check` that gives back what a run in another process ended with."""
+
+    def run() -> str:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return str(outcome)
+
+    return run
+
+
+# The `api` of Session.url for each wire a framework speaks.
+API = {"gemini": "gemini", "anthropic": "anthropic", "openai-chat": "openai"}
+API["openai-responses"] = "openai"
+
+
+def check_cells(
+    server: str, python: Path, script: Path, wire: str, expected: dict[tuple[str, bool], Expect]
+) -> None:
+    """Run every (scenario, streamed) cell of one framework on one wire in one process of
+    its virtualenv, each in a session of its own, and `check` each: every cell that
+    differs from its Expect is reported, not only the first."""
+    client = Client(server)
+    cases = sorted(expected)
+    sessions = [
+        client.session(session_id(f"{script.parent.name}-{wire}-{scenario}-{stream}"))
+        for scenario, stream in cases
+    ]
+    api = next(API[part] for part in wire.split("/") if part in API)  # KIND/WIRE/VARIANT
+    cells: list[Cell] = [
+        (wire, stream, mock.url(scenario, api=api), PROMPTS[scenario])
+        for (scenario, stream), mock in zip(cases, sessions, strict=True)
+    ]
+    outcomes = run_children(python, script, cells)
+    problems = []
+    for case, mock, outcome in zip(cases, sessions, outcomes, strict=True):
+        try:
+            check(replay(outcome), mock, expected[case])
+        except AssertionError as error:
+            problems.append(f"{wire} {case}: {error}")
+    assert not problems, "\n\n".join(problems)

@@ -1,4 +1,5 @@
-""".ci/run, CI's entry point, runs `make lint`, `make image` and then `make test`; a lint
+""".ci/run, CI's entry point, runs `make lint`, `make image`, `make pythons`, `make frameworks` and then
+`make test`; a lint
 failure fails the run with the linter's own message and no tests run. Checked with stand-in make
 targets, in a copy of the script: the real targets are the suite itself."""
 
@@ -17,6 +18,10 @@ lint:
 \t@{lint}
 image:
 \t@echo "image ran"
+pythons:
+\t@echo "pythons ran"
+frameworks:
+\t@echo "frameworks ran"
 test:
 \t@echo "tests ran"
 """
@@ -36,7 +41,13 @@ def ci_run(tmp_path: Path, lint: str) -> subprocess.CompletedProcess[str]:
 def test_ci_runs_the_linters_then_the_tests(tmp_path: Path) -> None:
     done = ci_run(tmp_path, "true")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["lint ran", "image ran", "tests ran"]
+    assert done.stdout.splitlines() == [
+        "lint ran",
+        "image ran",
+        "pythons ran",
+        "frameworks ran",
+        "tests ran",
+    ]
 
 
 def test_a_lint_failure_fails_ci_with_the_linters_message_and_runs_no_tests(

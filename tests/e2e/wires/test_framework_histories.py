@@ -272,3 +272,34 @@ def test_a_scripted_violation_survives_strict(server: ServerProcess, session: st
     """A scenario that asks for the violation (generate: missing_required) keeps it."""
     arguments = json.loads(strict_round(server, session, "schema-missing-required", strict=True))
     assert set(AGENTS_SDK_SCHEMA["required"]) - arguments.keys()
+
+
+def responses_round(server: ServerProcess, session: str, strict: bool | None) -> str:
+    """The same harness on Responses, the tool sent as CrewAI sends it (no `strict`) or
+    with `strict` said; answered without validating."""
+    function: dict[str, Any] = {"type": "function", "name": "get_weather"}
+    function["parameters"] = AGENTS_SDK_SCHEMA
+    if strict is not None:
+        function["strict"] = strict
+    url = server.openai_url("strict-tools", session)
+    with openai.OpenAI(base_url=url, api_key="k") as client:
+        first = client.responses.create(model="gpt-4.1", input="Paris?", tools=[function])
+        (call,) = [item for item in first.output if item.type == "function_call"]
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": "18 °C"}
+        client.responses.create(
+            model="gpt-4.1", previous_response_id=first.id, input=[output], tools=[function]
+        )
+    return call.arguments
+
+
+def test_responses_tools_are_strict_unless_they_say_not(
+    server: ServerProcess, session: str
+) -> None:
+    """Responses' `strict` defaults to true: a strict-ready schema sent without it gets
+    conforming arguments (CrewAI's Responses tools); `strict: false` gets the script."""
+    arguments = json.loads(responses_round(server, session, None))
+    assert arguments["city"] == "Paris" and "unit" in arguments
+    assert verdict_checks(server, session) == {}
+    loose = json.loads(responses_round(server, session + "-loose", False))
+    assert loose == {"city": "Paris"}
+    assert "errors_fed_back" in verdict_checks(server, session + "-loose")
