@@ -134,6 +134,6 @@ def test_malformed_requests_are_openai_shaped(
 
 
 def test_unknown_route_is_a_404(server: ServerProcess) -> None:
-    r = httpx.post(f"{server.url}/v1/embeddings", json={})
+    r = httpx.post(f"{server.url}/v1/images/generations", json={})
     assert r.status_code == 404
-    assert "no route POST /v1/embeddings" in r.json()["error"]["message"]
+    assert "no route POST /v1/images/generations" in r.json()["error"]["message"]

@@ -67,6 +67,11 @@ def loop(sdk: Mistral, rewrite: bool) -> str:
     return str(final.choices[0].message.content)
 
 
+# Mistral's history rule, tested both sides here through the mistralai SDK: test_validation
+# counts it as tested.
+RULES = (("mistral.tool_call_id_format", "M1", "test_the_id_rule_both_sides_through_the_sdk"),)
+
+
 def test_a_parallel_tool_loop_through_the_mistralai_sdk(
     server: ServerProcess, session: str
 ) -> None:

@@ -775,10 +775,11 @@ def test_deepseek_flavor_flag_swaps_wordings(session: str) -> None:
 def test_every_rule_is_tested_and_documented() -> None:
     from mockllm.providers import ADAPTERS
     from tests.e2e.wires.test_bedrock_rules import RULES as BEDROCK  # both sides through boto3
+    from tests.e2e.wires.test_mistral_e2e import RULES as MISTRAL  # through mistralai
     from tests.e2e.wires.test_ollama_e2e import RULES as OLLAMA  # through the ollama client
 
     names = {rule.name for adapter in ADAPTERS.values() for rule in adapter.rules.rules}
-    tested = {name for name, _, _ in BEDROCK} | {name for name, _, _ in OLLAMA}
+    tested = {name for name, _, _ in (*BEDROCK, *MISTRAL, *OLLAMA)}
     assert names == {c.rule.split("/")[0] for c in CASES} | tested
     from tests.support import ROOT
 
