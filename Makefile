@@ -20,6 +20,9 @@ LANGCHAIN_MCP := .venv-langchain-mcp/.installed
 # strands-agents (tests/frameworks/test_strands.py), in its own virtualenv: its `openai`
 # extra pins mcp 2.1 and an older openai than mockllm's test pins.
 STRANDS := .venv-strands/.installed
+# Google ADK (tests/frameworks/test_adk_vertex.py), in its own virtualenv: google-adk
+# requires google-genai<3, and mockllm's test pins 3.x.
+ADK := .venv-adk/.installed
 # The bench's peer column (bench/README.md): a mock server from npm, pinned by its lockfile.
 # Installed by `make bench` only, and only where npm is: without it the bench skips the
 # column and says why.
@@ -28,7 +31,7 @@ NPM    := $(shell command -v npm 2>/dev/null)
 ARGS   ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help serve test unit e2e image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
+.PHONY: help serve test unit e2e pythons image lint bench bench-profile bench-spy bench-viewer screenshots fuzz fault-soak clean
 
 help: ## show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -99,7 +102,12 @@ $(STRANDS): tests/frameworks/strands/requirements.txt
 	.venv-strands/bin/python -m pip install --quiet -r tests/frameworks/strands/requirements.txt
 	touch $(STRANDS)
 
-test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
+$(ADK): tests/frameworks/adk/requirements.txt
+	test -x .venv-adk/bin/python || $(PYTHON) -m venv .venv-adk
+	.venv-adk/bin/python -m pip install --quiet -r tests/frameworks/adk/requirements.txt
+	touch $(ADK)
+
+test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN_MCP) $(STRANDS) $(ADK) ## run the test suite (real servers, real SDKs, Python and Node) with coverage
 	@$(CHROMIUM)
 	@$(REDIS)
 	$(BIN)/pytest -n auto --cov=mockllm --cov-report=term $(if $(ARGS),,--cov-fail-under=$(COV_FLOOR)) $(ARGS)
@@ -111,6 +119,13 @@ test: $(STAMP) $(WHEELHOUSE) $(NODE_CLIENT) $(NODE_STAMPS) $(AGENTS) $(LANGCHAIN
 image: $(STAMP) $(WHEELHOUSE) $(NODE_STAMPS) ## build the Containerfile's image and serve the SDKs and the recipes from it
 	@$(BUILDAH)
 	MOCKLLM_IMAGE_TIER=1 $(BIN)/pytest tests/image -n 0 $(ARGS)
+
+# Every Python requires-python claims (3.10 to 3.13; PYTHONS="3.12" for fewer): a venv each
+# under .venvs/ with the package's dependencies, then the in-process tier and a real server
+# serving a third-party wire (.ci/pythons says how the interpreters are found).
+PYTHONS ?= 3.10 3.11 3.12 3.13
+pythons: ## the unit tier and a real server on Python 3.10, 3.11, 3.12 and 3.13
+	PYTHONS="$(PYTHONS)" .ci/pythons
 
 # The in-process tier (tests/unit: no servers, no SDKs, no sockets) under Hypothesis's `dev`
 # profile, a tenth of the examples `make test` runs (tests/support/hypothesis_profiles.py); one
@@ -172,7 +187,7 @@ bench-viewer: $(STAMP) ## time the viewer's first render of a 5,000-request log 
 	$(BIN)/python -m bench.viewer $(ARGS)
 
 clean: ## remove the virtualenv and caches
-	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .pytest_cache .mypy_cache .ruff_cache .coverage \
+	rm -rf $(VENV) .venv-agents .venv-langchain-mcp .venv-strands .venv-adk .pytest_cache .mypy_cache .ruff_cache .coverage \
 		clients/node/dist \
 		$(dir $(NODE_CLIENT) $(NODE_STAMPS) $(PEER_STAMP))
 

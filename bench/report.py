@@ -56,6 +56,11 @@ METRICS = [
     Metric("cold_responses_c32_cpu_us", "distinct Responses c=32 server CPU *", "µs/req", 1),
     Metric("cold_gemini_c32_cpu_us", "distinct Gemini c=32 server CPU *", "µs/req", 1),
     Metric("cold_bedrock_c32_cpu_us", "distinct Bedrock c=32 server CPU *", "µs/req", 1),
+    Metric("cold_azure_c32_cpu_us", "distinct Azure c=32 server CPU *", "µs/req", 1),
+    Metric("cold_mistral_c32_cpu_us", "distinct Mistral c=32 server CPU *", "µs/req", 1),
+    Metric("cold_embeddings_c32_cpu_us", "embeddings, 16 inputs, 1 new c=32 CPU *", "µs/req", 1),
+    Metric("cold_vertex_gemini_c32_cpu_us", "distinct Vertex Gemini c=32 CPU *", "µs/req", 1),
+    Metric("cold_vertex_claude_c32_cpu_us", "distinct Vertex Claude c=32 CPU *", "µs/req", 1),
     *(
         Metric(f"hist_{n}_c32_cpu_us", f"history of {n} messages c=32 CPU *", "µs/req", 1)
         for n in HISTORY_LENGTHS
@@ -98,6 +103,8 @@ GOALS = {
         Goal("cold_responses_c32_cpu_us", 1.3, relative=True),
         Goal("cold_gemini_c32_cpu_us", 1.3, relative=True),
         Goal("cold_bedrock_c32_cpu_us", 1.3, relative=True),
+        Goal("cold_vertex_gemini_c32_cpu_us", 1.3, relative=True),
+        Goal("cold_vertex_claude_c32_cpu_us", 1.3, relative=True),
         *(Goal(f"hist_{n}_c32_cpu_us", 1.5, relative=True) for n in HISTORY_LENGTHS),
     )
 }

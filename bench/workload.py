@@ -52,6 +52,10 @@ class Cold:
     body: bytes
 
 
+AZURE_ROUTE = "openai/deployments/gpt-4o-mini/chat/completions"
+MISTRAL_ROUTE = "v1/chat/completions"
+
+
 def cold_workloads() -> list[Cold]:
     """The distinct-body rows that need no conversation first (histories: `history_body`)."""
     ask = f"What is the weather in Paris? (request {DISTINCT})"
@@ -80,6 +84,17 @@ def cold_workloads() -> list[Cold]:
         },
     }
     bedrock_route = "model/us.anthropic.claude-sonnet-4-6/converse"
+    # A RAG agent indexing its corpus, as the openai SDK asks by default (base64 float32),
+    # 1536 dimensions (docs/embeddings.md): 16 chunks a request, one of them new (one
+    # DISTINCT a body), the others the same corpus again, as every test of a suite sends it
+    chunks = [f"Chunk {i} of the help centre: refunds, shipping and passwords" for i in range(15)]
+    chunks.append(f"A new chunk about express shipping and refund days ({DISTINCT})")
+    embeddings = {"model": "text-embedding-3-small", "input": chunks, "encoding_format": "base64"}
+    vertex = "v1/projects/bench/locations/us-east5/publishers"
+    vertex_gemini_route = f"{vertex}/google/models/gemini-2.5-flash:generateContent"
+    vertex_claude_route = f"{vertex}/anthropic/models/claude-sonnet-4-6:rawPredict"
+    vertex_claude = {k: v for k, v in anthropic.items() if k != "model"}
+    vertex_claude["anthropic_version"] = "vertex-2023-10-16"
     return [
         Cold("cold_ns", "distinct", mockllm_path(TOOL_CALL), request_body(False, ask)),
         Cold("cold_st", "distinct stream", mockllm_path(STREAM), request_body(True, ask)),
@@ -87,6 +102,28 @@ def cold_workloads() -> list[Cold]:
         Cold("cold_responses", "distinct Responses", _path("v1/responses"), _dumps(responses)),
         Cold("cold_gemini", "distinct Gemini", _path(gemini_route), _dumps(gemini)),
         Cold("cold_bedrock", "distinct Bedrock", _path(bedrock_route), _dumps(bedrock)),
+        # Chat in two flavours that reshape what it renders: Azure's route (the deployment
+        # the body's model, as AzureOpenAI sends it) and Mistral's (whole calls, its ids).
+        Cold("cold_azure", "distinct Azure", _path(AZURE_ROUTE), request_body(False, ask)),
+        Cold(
+            "cold_mistral",
+            "distinct Mistral",
+            "/f/mistral" + _path(MISTRAL_ROUTE),
+            request_body(False, ask),
+        ),
+        Cold("cold_embeddings", "distinct embeddings", _path("v1/embeddings"), _dumps(embeddings)),
+        Cold(
+            "cold_vertex_gemini",
+            "distinct Vertex Gemini",
+            _path(vertex_gemini_route),
+            _dumps(gemini),
+        ),
+        Cold(
+            "cold_vertex_claude",
+            "distinct Vertex Claude",
+            _path(vertex_claude_route),
+            _dumps(vertex_claude),
+        ),
     ]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mockllm._version import __version__
 from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
-from mockllm.errors import ScenarioError, did_you_mean
+from mockllm.errors import ScenarioError, WireError, did_you_mean
 from mockllm.judge.verdict import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions, field_help
 
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code = int(args.run(args))
-    except ScenarioError as e:
+    except (ScenarioError, WireError) as e:
         print(e, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -521,6 +521,26 @@ def _banner(count: int, default: str | None) -> str:
         lines.append(
             f'  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{{url}}/s/{example}", '
             "...)  (any credentials)"
+        )
+    apis = set(ADAPTERS)
+    if "vertex-gemini" in apis:
+        lines.append(
+            '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
+            f'http_options={{{{"base_url": "{{url}}/s/{example}"}}}}, '
+            'credentials=Credentials(token="test"))  (google.oauth2.credentials)'
+        )
+    if "vertex-anthropic" in apis:
+        lines.append(
+            f'  Vertex Claude: AnthropicVertex(base_url="{{url}}/s/{example}/v1", '
+            'region="us-east5", project_id="p", access_token="test")'
+        )
+    if "openai" in families:  # Azure's routes and Mistral's flavour ride on the Chat wire
+        lines.append(
+            f'  Azure OpenAI:  AzureOpenAI(azure_endpoint="{{url}}/s/{example}", '
+            'api_version="2024-10-21", api_key="test")'
+        )
+        lines.append(
+            f'  Mistral SDK:   Mistral(server_url="{{url}}/f/mistral/s/{example}", api_key="test")'
         )
     lines.append(
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests"

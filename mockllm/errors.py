@@ -79,6 +79,7 @@ class RequestError(MockLLMError):
         code: str | None = None,
         error_type: str | None = None,
         headers: tuple[tuple[str, str], ...] = (),
+        filtered: tuple[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -88,6 +89,11 @@ class RequestError(MockLLMError):
         self.code = code
         self.error_type = error_type  # the provider's error `type`; None: derived from status
         self.headers = headers
+        self.filtered = filtered  # Azure's prompt filter: (category, severity) it flagged
+
+
+class WireError(MockLLMError):
+    """A third-party wire (entry-point group `mockllm.wires`) could not be loaded."""
 
 
 class ClientError(MockLLMError):

@@ -36,8 +36,10 @@ class ChatCompletions:
                 model=self.model, messages=history, tools=TOOLS
             ) as stream:
                 completion = stream.get_final_completion()
-        except openai.LengthFinishReasonError as e:
-            completion = e.completion  # the helper refuses a `length` finish; the reply rides along
+        except (openai.LengthFinishReasonError, openai.ContentFilterFinishReasonError) as e:
+            # The helper refuses a `length` or `content_filter` finish; the reply rides along.
+            assert e.completion is not None
+            completion = e.completion
         choice = completion.choices[0]
         if choice.finish_reason is None:  # the body ended before the finish chunk came
             raise loop.BrokenReply("the stream ended before its finish reason")
@@ -48,7 +50,10 @@ class ChatCompletions:
             if c.type == "function"
         ]
         reasoning = (message.model_extra or {}).get("reasoning_content")
-        return loop.Reply(message.content or "", calls, choice.finish_reason, reasoning)
+        refusal = message.refusal  # the model declined: content null, the refusal said
+        return loop.Reply(
+            message.content or "", calls, choice.finish_reason, reasoning, None, refusal
+        )
 
     def user(self, text: str) -> list[Any]:
         return [{"role": "user", "content": text}]

@@ -58,6 +58,9 @@ class Gemini:
                 model=self.model, contents=history, config=CONFIG
             )
         )
+        feedback = chunks[-1].prompt_feedback if chunks else None
+        if feedback is not None and feedback.block_reason is not None:  # no candidate at all
+            raise loop.GaveUp(f"the prompt was blocked ({feedback.block_reason.value})")
         last = chunks[-1].candidates[0] if chunks and chunks[-1].candidates else None
         if last is None or last.finish_reason is None:
             raise loop.BrokenReply("the stream ended before its finish reason")

@@ -30,6 +30,11 @@ class BrokenReply(Exception):
     """The reply did not arrive whole — cut short, an error event, unreadable: ask again."""
 
 
+class EmptyReply(BrokenReply):
+    """A 200 that says nothing: no text, no call (reasoning alone is not an answer either).
+    Asked again like a broken reply, a bounded number of times; never shown as the answer."""
+
+
 @dataclass
 class Call:
     id: str
@@ -44,6 +49,7 @@ class Reply:
     finish: str  # stop | tool_calls | length | content_filter
     reasoning: str | None = None  # DeepSeek's reasoning_content
     raw: Any = None  # the SDK's object, for replaying the reply exactly as it came
+    refusal: str | None = None  # the model declined (OpenAI's refusal field / part)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,8 @@ def run(api: Api, question: str, toolbox: Toolbox, *, need_tool: bool = False) -
     nudged = tool_ran = False
     for _ in range(MAX_MODEL_CALLS):
         reply = ask(api, history)
+        if reply.refusal is not None:  # asking again gets the same refusal: say it and stop
+            raise GaveUp(f"the model refused: {reply.refusal}")
         refuse_duplicate_ids(reply)
         history += api.assistant(reply)
         if reply.calls:  # even with finish "stop": OpenAI says stop when tool_choice forces a call
@@ -98,7 +106,7 @@ def ask(api: Api, history: list[Any]) -> Reply:
     retryable: tuple[type[Exception], ...] = (BrokenReply, *api.transient)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
-            return api.ask(history)
+            return not_empty(api.ask(history))
         except retryable as error:
             delay = retry_delay(error, attempt)
             if delay is None:
@@ -107,6 +115,15 @@ def ask(api: Api, history: list[Any]) -> Reply:
                 raise GaveUp(f"no whole reply in {MAX_ATTEMPTS} attempts: {error}") from error
             time.sleep(delay)
     raise AssertionError("unreachable")
+
+
+def not_empty(reply: Reply) -> Reply:
+    """The reply, unless it finished normally with nothing in it (reasoning alone included):
+    then EmptyReply, which `ask` asks again for."""
+    nothing = not reply.calls and reply.refusal is None and not reply.text.strip()
+    if reply.finish == "stop" and nothing:
+        raise EmptyReply("the reply held no text and no call")
+    return reply
 
 
 def retry_delay(error: Exception, attempt: int) -> float | None:

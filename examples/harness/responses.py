@@ -55,7 +55,15 @@ class Responses:
             finish = INCOMPLETE.get(response.incomplete_details.reason, "length")
         else:
             finish = "tool_calls" if calls else "stop"
-        return loop.Reply(response.output_text, calls, finish, raw=response)
+        refusals = [
+            part.refusal
+            for item in response.output
+            if item.type == "message"
+            for part in item.content
+            if part.type == "refusal"
+        ]
+        refusal = " ".join(refusals) if refusals else None
+        return loop.Reply(response.output_text, calls, finish, raw=response, refusal=refusal)
 
     def user(self, text: str) -> list[Any]:
         return [{"role": "user", "content": text}]

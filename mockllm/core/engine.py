@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from mockllm.core import misbehaviour
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CONTINUED, CallId, diverged
@@ -24,6 +25,7 @@ from mockllm.core.scenario import (
     Fault,
     Flavor,
     HttpFault,
+    Misbehave,
     Reply,
     Scenario,
     StreamError,
@@ -90,6 +92,11 @@ CHAOS_FAULTS: dict[str, Fault] = {
     "truncate": Fault(Truncate()),  # inside call 0's arguments, else half way
     "stream_error": Fault(StreamError()),
     "delay": Fault(delay=Delay(first_byte_ms=250)),
+    # Valid replies that are still wrong (core/misbehaviour.py), in place of the turn's.
+    "refusal": Fault(Misbehave("refusal")),
+    "content_filter": Fault(Misbehave("content_filter")),
+    "empty": Fault(Misbehave("empty")),
+    "reasoning_only": Fault(Misbehave("reasoning_only")),
 }
 
 
@@ -139,9 +146,6 @@ class Engine:
 
     def mode(self, scenario: Scenario) -> ValidationMode:
         return scenario.validation or self.validation
-
-    def flavor_of(self, scenario: Scenario) -> Flavor:
-        return scenario.flavor or self.flavor
 
     def joined(
         self, scenario: Scenario, conv: Conversation, call_id: CallId | None
@@ -250,8 +254,10 @@ class Engine:
             answer.error = error
             return
         created = int(time.time()) if self.real_time else FIXED_CREATED
-        answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
         answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
+        if answer.fault is not None and isinstance(answer.fault.part, Misbehave):
+            reply = misbehaviour.misbehaving(reply, answer.fault.part.kind)
+        answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
         if answer.fault is not None and answer.fault.cuts:
             answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
         else:

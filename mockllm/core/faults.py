@@ -14,7 +14,15 @@ from typing import Literal
 
 from mockllm.core.encoding import compact_json
 from mockllm.core.events import Event
-from mockllm.core.scenario import Fault, HttpFault, Reply, Stall, StreamError, Truncate
+from mockllm.core.scenario import (
+    Fault,
+    HttpFault,
+    Misbehave,
+    Reply,
+    Stall,
+    StreamError,
+    Truncate,
+)
 from mockllm.core.values import assert_never, value
 
 Ending = Literal["complete", "close", "reset", "stall"]
@@ -82,7 +90,9 @@ def stream_delivery(
             if whole == len(events):
                 return _paced(fault, chunks, truncate.disconnect)
             return _paced(fault, chunks, truncate.disconnect, whole, "truncate")
-        case HttpFault() | StreamError() | None:  # answered as HTTP errors by the app; a delay
+        case (
+            HttpFault() | StreamError() | Misbehave() | None
+        ):  # answered as HTTP errors by the app; a delay
             return _paced(fault, frames, "complete")
         case unreachable:
             assert_never(unreachable)
@@ -114,7 +124,7 @@ def body_delivery(fault: Fault | None, body: bytes, reply: Reply, events: int = 
             if cut >= len(body):
                 return _paced(fault, [body], truncate.disconnect)
             return _paced(fault, [body[:cut]], truncate.disconnect, 0, "truncate")
-        case HttpFault() | StreamError() | None:
+        case HttpFault() | StreamError() | Misbehave() | None:
             return _paced(fault, [body], "complete")
         case unreachable:
             assert_never(unreachable)

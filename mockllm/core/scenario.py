@@ -14,17 +14,39 @@ from typing import Any, Literal
 
 from mockllm.core import bounded
 from mockllm.core.conversation import ToolChoice
-from mockllm.core.mcp import McpServer, names_mcp_tool
+from mockllm.core.embedding_rules import EmbeddingRules
+from mockllm.core.keepalive import KeepAlive
+from mockllm.core.mcp import McpServer
 from mockllm.core.values import assert_never
 
 Finish = Literal["stop", "tool_calls", "length", "content_filter"]
+# An empty reply (docs/scenarios.md, "Replies that are valid and still wrong"): Chat's
+# `content` null or "" (both are seen); every other wire has one empty shape.
+Empty = Literal["null", "string"]
+# Which filter stopped a `content_filter` reply: Gemini names it in its finishReason; the
+# other wires have one filter reason each.
+FilterReason = Literal["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"]
+# Why Gemini blocked the prompt itself (promptFeedback.blockReason: no candidate at all).
+BlockReason = Literal["SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "IMAGE_SAFETY"]
 
 ValidationMode = Literal["strict", "warn", "off"]
 
-Flavor = Literal["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"]
+Flavor = Literal[
+    "openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax", "mistral", "azure"
+]
 
 # The Chat Completions flavours (docs/flavours.md), in the order the docs list them.
-FLAVORS: tuple[Flavor, ...] = ("openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax")
+FLAVORS: tuple[Flavor, ...] = (
+    "openai",
+    "deepseek",
+    "qwen",
+    "kimi",
+    "glm",
+    "doubao",
+    "minimax",
+    "mistral",
+    "azure",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,30 +87,6 @@ class Expect:
     tool_choice: ToolChoice | None = None
     stream: bool | None = None
     tool_results: tuple[ResultMatch, ...] | None = None
-
-
-# What `json:` may ask of a structured-output reply: generate.py's kinds, and two more that
-# only make sense for a whole reply (docs/scenarios.md, "Structured output").
-JSON_KINDS = (
-    "valid",
-    "missing_required",
-    "wrong_type",
-    "enum_violation",
-    "extra_property",
-    "not_an_object",
-    "double_encoded",
-    "not_json",
-    "in_prose",
-)
-
-APIS = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock-converse",
-    "bedrock-invoke",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +147,42 @@ class Reply:
     finish: Finish = "stop"
     usage: Usage = Usage()
     json: str | None = None  # a structured-output reply generated from the request's schema
-    refusal: str | None = None  # OpenAI's `refusal`: the model declines to answer
+    refusal: str | None = None  # the model declines to answer (each wire's own refusal)
     # `search_tools: QUERY`: the model searches the request's deferred tools first
     # (docs/scenarios.md, "Tool search"): a call of the client's search tool, or the
     # provider's own server-side search, whichever the request offers.
     search: str | None = None
     # A server-side search's result, made concrete per request: the deferred tools found.
     found: tuple[str, ...] = ()
+    empty: Empty | None = None  # a 200 with no text, no calls, nothing
+    filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
+    blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
+
+    @property
+    def text_part(self) -> bool:
+        """Whether a wire made of parts (Anthropic, Gemini, Responses, Bedrock) sends a text
+        part: the text, or an empty one when the reply holds nothing else at all. An empty
+        reply, a refusal, a blocked prompt and a tool search hold no text part."""
+        others = self.tool_calls or self.reasoning is not None or self.refusal is not None
+        others = others or self.search is not None
+        nothing = self.empty is not None or self.blocked is not None
+        return bool(self.text) or not (others or nothing)
+
+    @property
+    def kind(self) -> str | None:
+        """The kind of valid-but-wrong reply this is (core/misbehaviour.py), if any."""
+        if self.blocked is not None:
+            return "blocked_prompt"
+        if self.refusal is not None:
+            return "refusal"
+        if self.finish == "content_filter":
+            return "content_filter"
+        if self.empty is not None:
+            return "empty"
+        alone = not self.text and not self.tool_calls and self.search is None
+        if self.reasoning is not None and alone:
+            return "reasoning_only"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +192,16 @@ class HttpFault:
     message: str | None = None
     code: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    # Azure's prompt filter (`content_filter:` in a fault): (category, severity) it flags.
+    filtered: tuple[str, str] | None = None
+
+
+# Azure OpenAI's answer to a prompt its content filter blocks (docs/azure.md#the-content-filter).
+CONTENT_FILTER_MESSAGE = (
+    "The response was filtered due to the prompt triggering Azure OpenAI's content management "
+    "policy. Please modify your prompt and retry. To learn more about our content filtering "
+    "policies please read our documentation: https://go.microsoft.com/fwlink/?linkid=2198766"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +243,23 @@ class Stall:
     """Headers, then nothing: the reply is held back until the client gives up."""
 
 
+MisbehaviourKind = Literal["refusal", "content_filter", "empty", "reasoning_only"]
+_MISBEHAVING = {
+    "refusal": "a refusal",
+    "content_filter": "a reply stopped by a content filter",
+    "empty": "an empty reply",
+    "reasoning_only": "reasoning and no answer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Misbehave:
+    """The turn's reply replaced by a valid but wrong one of this kind (misbehaviour.py):
+    delivered whole, so a harness retrying it gets the turn's own reply once `times` ends."""
+
+    kind: MisbehaviourKind
+
+
 @dataclass(frozen=True, slots=True)
 class Delay:
     first_byte_ms: int = 0
@@ -215,7 +269,7 @@ class Delay:
 # The parts of a fault that decide what the client gets instead of the whole reply. They
 # exclude one another (each replaces or holds back what another would act on), so a fault
 # holds one of them; a delay goes with any, or alone.
-Part = HttpFault | Stall | StreamError | Truncate
+Part = HttpFault | Stall | StreamError | Truncate | Misbehave
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +295,8 @@ class Fault:
                 return "stream_error"
             case Truncate():
                 return "truncate"
+            case Misbehave(kind=kind):
+                return kind
             case None:
                 return "delay" if self.delay else "none"
             case unreachable:
@@ -248,11 +304,14 @@ class Fault:
 
     @property
     def cuts(self) -> bool:
-        """Whether the client gets less than the whole reply (a delay alone delivers it)."""
-        return self.part is not None
+        """Whether the client gets less than the whole reply (a delay alone delivers it, and
+        a misbehaving reply is whole)."""
+        return self.part is not None and not isinstance(self.part, Misbehave)
 
     def describe(self) -> str:
         match self.part:
+            case HttpFault(filtered=(category, _)):
+                return f"HTTP 400 (content filter: {category})"
             case HttpFault(status=status):
                 return f"HTTP {status}"
             case Stall():
@@ -261,6 +320,8 @@ class Fault:
                 return f"error event after {'half the' if after is None else after} events"
             case Truncate() as truncate:
                 return f"cut {truncate.describe()}, then {truncate.disconnect}"
+            case Misbehave(kind=kind):
+                return f"{_MISBEHAVING[kind]} instead of the reply"
             case None:
                 return f"delay {self.delay}"
             case unreachable:
@@ -301,6 +362,7 @@ class SideRequest:
 class StreamConfig:
     text_chunk_chars: int = 16
     argument_fragments: int = 3
+    keep_alive: KeepAlive | None = None  # SSE comments between the events (core/keepalive.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +377,8 @@ class Scenario:
     source: str = "<mapping>"
     mcp_servers: tuple[McpServer, ...] = ()  # the tool side (core/mcp.py, docs/mcp.md)
     side_requests: tuple[SideRequest, ...] = ()
+    # How embeddings requests are answered beyond the hashed vectors (docs/embeddings.md)
+    embeddings: EmbeddingRules | None = None
     # Assistant messages the harness writes itself (never served by mockllm): not turns.
     seeds: tuple[TextMatch, ...] = ()
     includes: tuple[str, ...] = ()  # the rule sets it includes, as named
@@ -336,14 +400,6 @@ class Scenario:
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)
-
-    def mcp_tool_of(self, call_name: str) -> tuple[str, str] | None:
-        """(server, tool) of the scripted MCP tool a model's call names, by any prefix."""
-        for server in self.mcp_servers:
-            for tool in server.tools:
-                if names_mcp_tool(call_name, server.name, tool.name):
-                    return server.name, tool.name
-        return None
 
     def turn(self, index: int) -> Turn | None:
         """The turn answering `index`, honouring `repeat` on the last one; None past the end."""
@@ -375,4 +431,16 @@ class Scenario:
         }
 
 
-CHAOS_KINDS = ("429", "500", "503", "529", "truncate", "stream_error", "delay")
+CHAOS_KINDS = (
+    "429",
+    "500",
+    "503",
+    "529",
+    "truncate",
+    "stream_error",
+    "delay",
+    "refusal",
+    "content_filter",
+    "empty",
+    "reasoning_only",
+)

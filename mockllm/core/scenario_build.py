@@ -9,16 +9,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from mockllm.core.conversation import ToolChoice
+from mockllm.core.embedding_rules import build_rules
 from mockllm.core.encoding import compact_json
+from mockllm.core.keepalive import KeepAlive
 from mockllm.core.mcp import McpServer, build_servers, mcp_ref, names_mcp_tool
 from mockllm.core.scenario import (
     CHAOS_KINDS,
+    CONTENT_FILTER_MESSAGE,
     Chaos,
     Delay,
     Disconnect,
+    Empty,
     Expect,
     Fault,
+    Finish,
     HttpFault,
+    Misbehave,
     Part,
     Reply,
     RequestMatch,
@@ -56,15 +62,22 @@ def build_scenario(data: Mapping[str, Any], name: str, source: str) -> Scenario:
         description=data.get("description", "").strip(),
         validation=data.get("validation"),
         flavor=data.get("flavor"),
-        stream=StreamConfig(**stream),
+        stream=_stream(stream),
         chaos=_chaos(data["chaos"]) if "chaos" in data else None,
         source=source,
         mcp_servers=servers,
         side_requests=tuple(_side(r, origin) for r, origin in _with_origin(data, "side_requests")),
+        embeddings=build_rules(data.get("embeddings")),
         seeds=tuple(_text_match_required(m) for m, _ in _with_origin(data, "seed")),
         includes=tuple(data.get("include", ())),
         allow=dict(data.get("allow") or {}),
     )
+
+
+def _stream(data: Mapping[str, Any]) -> StreamConfig:
+    keep_alive = data.get("keep_alive")
+    own = {k: v for k, v in data.items() if k != "keep_alive"}
+    return StreamConfig(**own, keep_alive=KeepAlive(**keep_alive) if keep_alive else None)
 
 
 def _from_mcp(turns: tuple[Turn, ...], servers: tuple[McpServer, ...]) -> tuple[Turn, ...]:
@@ -175,12 +188,16 @@ def _part(data: Mapping[str, Any]) -> Part | None:
     checks refuse more than one)."""
     if (http := data.get("http")) is not None:
         return _http(http)
+    if (blocked := data.get("content_filter")) is not None:
+        return _content_filter(blocked)
     if data.get("stall"):
         return Stall()
     if (error := data.get("stream_error")) is not None:
         return StreamError(**error)
     if (truncate := data.get("truncate")) is not None:
         return _truncate(truncate, data.get("disconnect") or "reset")
+    if (kind := data.get("misbehave")) is not None:
+        return Misbehave(kind)
     return None
 
 
@@ -194,6 +211,12 @@ def _http(data: Mapping[str, Any]) -> HttpFault:
     return HttpFault(
         data["status"], data.get("type"), data.get("message"), data.get("code"), headers
     )
+
+
+def _content_filter(data: Mapping[str, Any]) -> HttpFault:
+    """The prompt filter's 400 (Azure's words on its routes, the wire's shape elsewhere)."""
+    filtered = (data["category"], data.get("severity", "high"))
+    return HttpFault(400, None, CONTENT_FILTER_MESSAGE, "content_filter", filtered=filtered)
 
 
 def _header_value(value: object) -> str:
@@ -212,12 +235,28 @@ def _reply(data: Mapping[str, Any]) -> Reply:
         text=data.get("text", ""),
         reasoning=data.get("reasoning"),
         tool_calls=calls,
-        finish=data.get("finish", "tool_calls" if calls else "stop"),
+        finish=data.get("finish", _default_finish(data, calls)),
         usage=Usage(usage.get("input"), usage.get("output")),
         json=data.get("json"),
         refusal=data.get("refusal"),
+        empty=_empty(data),
+        filter=data.get("filter"),
+        blocked=data.get("blocked"),
         search=data.get("search_tools"),
     )
+
+
+def _empty(data: Mapping[str, Any]) -> Empty | None:
+    """`empty: null` (Chat content null) or `empty: ""` (content ""); absent: not empty."""
+    if "empty" not in data:
+        return None
+    return "null" if data["empty"] is None else "string"
+
+
+def _default_finish(data: Mapping[str, Any], calls: tuple[ScriptedCall, ...]) -> Finish:
+    if "filter" in data:  # naming the filter says it stopped the reply
+        return "content_filter"
+    return "tool_calls" if calls else "stop"
 
 
 def _call(data: Mapping[str, Any]) -> ScriptedCall:

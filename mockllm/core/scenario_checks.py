@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from mockllm.core import bounded
+from mockllm.core import bounded, misbehaviour
+from mockllm.core.embedding_rules import check_rules
 from mockllm.core.mcp import check_servers
 from mockllm.core.scenario import Fault, HttpFault, Scenario, Truncate, Turn
 from mockllm.errors import Problem
@@ -25,8 +26,11 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
     last = len(scenario.turns) - 1
     for i, turn in enumerate(scenario.turns):
         if turn.repeat and i != last:
-            problems.append(_at(locate(("turns", i, "repeat")), "only the last turn can repeat"))
+            problems.append(
+                _problem_at(locate(("turns", i, "repeat")), "only the last turn can repeat")
+            )
         problems += _check_turn_shape(turn, i, locate, data["turns"][i].get("fault"))
+        problems += _check_misbehaviour(turn, i, locate)
         expect = turn.expect
         if expect is None:
             continue
@@ -50,8 +54,9 @@ def check_scenario(scenario: Scenario, locate: Locate, data: Mapping[str, Any]) 
         problems += check_servers(scenario.mcp_servers, refs, locate)
     problems += _check_from_mcp(scenario, locate)
     problems += _check_matches(scenario, locate, data.get("side_requests") or ())
+    problems += check_rules(data.get("embeddings"), locate)
     if scenario.chaos and sum(rate for _, rate in scenario.chaos.rates) > 1:
-        problems.append(_at(locate(("chaos",)), "the rates add up to more than 1"))
+        problems.append(_problem_at(locate(("chaos",)), "the rates add up to more than 1"))
     return problems
 
 
@@ -71,10 +76,10 @@ def _check_matches(
         answers = side.fault is not None and isinstance(side.fault.part, HttpFault)
         if not side.has_reply and not answers:
             message = "give a reply (text, json or refusal), or a fault: {http: …} to answer with"
-            problems.append(_at(locate(("side_requests", j)), message))
+            problems.append(_problem_at(locate(("side_requests", j)), message))
         if side.fault is not None and side.fault.times is not None:
             message = "a side request is never counted as an attempt: times cannot apply"
-            problems.append(_at(locate(("side_requests", j, "fault", "times")), message))
+            problems.append(_problem_at(locate(("side_requests", j, "fault", "times")), message))
         if side.fault is not None:
             at = ("side_requests", j, "fault")
             problems += _check_fault(side.fault, sides[j]["fault"], at, locate)
@@ -87,8 +92,15 @@ def _check_matches(
                 problems += _check_regex(match.value, locate(("turns", i, "match", key, "regex")))
         if turn.match is not None and turn.repeat:
             message = "a keyed turn answers whatever it matches: repeat cannot apply"
-            problems.append(_at(locate(("turns", i, "repeat")), message))
+            problems.append(_problem_at(locate(("turns", i, "repeat")), message))
     return problems
+
+
+def _check_misbehaviour(turn: Turn, i: int, locate: Locate) -> list[Problem]:
+    def where(key: str) -> Problem:
+        return locate(("turns", i, "reply", key))
+
+    return misbehaviour.check_reply(turn.reply, turn.match.api if turn.match else None, where)
 
 
 def _check_turn_shape(
@@ -105,7 +117,7 @@ def _check_turn_shape(
             if http
             else ("only an HTTP fault replaces it")
         )
-        problems.append(_at(locate(("turns", i)), f"missing required key 'reply' ({why})"))
+        problems.append(_problem_at(locate(("turns", i)), f"missing required key 'reply' ({why})"))
     truncate = fault.part if fault and isinstance(fault.part, Truncate) else None
     if truncate is not None:
         ways = [
@@ -114,7 +126,7 @@ def _check_turn_shape(
         where = locate(("turns", i, "fault", "truncate"))
         if len(ways) != 1:
             problems.append(
-                _at(
+                _problem_at(
                     where,
                     "give exactly one of after_events, after_bytes, or inside: arguments with call",
                 )
@@ -122,21 +134,23 @@ def _check_turn_shape(
         elif truncate.call is not None and truncate.call >= len(turn.reply.tool_calls):
             calls = len(turn.reply.tool_calls)
             problems.append(
-                _at(where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)")
+                _problem_at(
+                    where, f"call {truncate.call} does not exist: the reply makes {calls} call(s)"
+                )
             )
     if fault is not None and written is not None:
         problems += _check_fault(fault, written, ("turns", i, "fault"), locate)
     for j, call in enumerate(turn.reply.tool_calls):
         if call.generate is not None and call.arguments != "{}":
             where = locate(("turns", i, "reply", "tool_calls", j, "generate"))
-            problems.append(_at(where, "give arguments or generate, not both"))
+            problems.append(_problem_at(where, "give arguments or generate, not both"))
     return problems
 
 
 # The keys of a fault's `Part`s, in the order a fault built from several would pick one (the
 # loader refuses that): any earlier one (replacing the reply, or holding it back) leaves
 # nothing for a later one to act on.
-_PARTS = ("http", "stall", "stream_error", "truncate")
+_PARTS = ("http", "content_filter", "stall", "stream_error", "truncate", "misbehave")
 
 # A header value may not hold a line break (it would end the header) or another control
 # character; a name must be an HTTP token.
@@ -153,17 +167,17 @@ def _check_fault(
     given = [key for key in _PARTS if written.get(key) not in (None, False)]  # stall: false
     for first, second in combinations(given, 2):
         message = f"{first} and {second} cannot combine: {first} leaves nothing for {second}"
-        problems.append(_at(locate((*where, second)), message))
+        problems.append(_problem_at(locate((*where, second)), message))
     if written.get("disconnect") is not None and written.get("truncate") is None:
         message = "disconnect only says how a truncated reply ends: add truncate"
-        problems.append(_at(locate((*where, "disconnect")), message))
+        problems.append(_problem_at(locate((*where, "disconnect")), message))
     for name, value in fault.part.headers if isinstance(fault.part, HttpFault) else ():
         at = locate((*where, "http", "headers", name))
         if not _HEADER_NAME.fullmatch(name):
-            problems.append(_at(at, f"{name!r} is not a valid HTTP header name"))
+            problems.append(_problem_at(at, f"{name!r} is not a valid HTTP header name"))
         elif _HEADER_VALUE_BAD.search(value):
             message = f"the value {value!r} holds a line break or control character"
-            problems.append(_at(at, message + ", which HTTP header values cannot"))
+            problems.append(_problem_at(at, message + ", which HTTP header values cannot"))
     return problems
 
 
@@ -174,7 +188,7 @@ def _check_from_mcp(scenario: Scenario, locate: Locate) -> list[Problem]:
             if match.from_mcp == ():
                 where = locate(("turns", i, "expect", "tool_results", j, "from_mcp"))
                 problems.append(
-                    _at(
+                    _problem_at(
                         where,
                         (
                             f"call {j} of turn {i - 1} names no scripted MCP tool with a result "
@@ -188,19 +202,21 @@ def _check_from_mcp(scenario: Scenario, locate: Locate) -> list[Problem]:
 def _check_result_count(scenario: Scenario, i: int, wanted: int, locate: Locate) -> list[Problem]:
     where = locate(("turns", i, "expect", "tool_results"))
     if i == 0:
-        return [_at(where, "turn 0 has no previous turn, so no tool results can answer it")]
+        return [_problem_at(where, "turn 0 has no previous turn, so no tool results can answer it")]
     previous = scenario.turns[i - 1].reply
     # A search for tools is one call more where the client runs it (its result answers it).
     calls = len(previous.tool_calls) + (previous.search is not None)
     if wanted > calls:
-        return [_at(where, f"{wanted} results expected, but turn {i - 1} makes {calls} call(s)")]
+        return [
+            _problem_at(where, f"{wanted} results expected, but turn {i - 1} makes {calls} call(s)")
+        ]
     return []
 
 
 def _check_regex(pattern: str, where: Problem) -> list[Problem]:
     problem = bounded.check(pattern)
-    return [_at(where, f"invalid regular expression: {problem}")] if problem else []
+    return [_problem_at(where, f"invalid regular expression: {problem}")] if problem else []
 
 
-def _at(where: Problem, message: str) -> Problem:
+def _problem_at(where: Problem, message: str) -> Problem:
     return where.with_message(message)

@@ -112,6 +112,8 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
     if entry.api == "mcp":  # the tool side of the loop (log/mcp.py)
         status = entry.response.status if entry.response else None
         return transcript_lines(entry.raw.get("mcp"), entry.seq, status, width)
+    if entry.api is not None and entry.api.endswith("-embeddings"):
+        return _embeddings(number, entry, width)
     if entry.api is None:  # no model route matched: the path is what went wrong
         lines = [f"  request {number} (log seq {entry.seq}) · {entry.method} {entry.path}"]
     else:
@@ -137,6 +139,21 @@ def _entry(number: int, entry: LogEntry, width: int = _WIDTH) -> list[str]:
     lines += [f"     ! {f.rule}: {short(f.message, width)}" for f in found]
     said = frozenset(f.message for f in found)
     return lines + _response(entry.response, entry.server_error is not None, width, said)
+
+
+def _embeddings(number: int, entry: LogEntry, width: int) -> list[str]:
+    """An embeddings request (docs/embeddings.md): never a turn; its vectors, not a reply."""
+    head = (
+        f"  request {number} (log seq {entry.seq}) · side request embeddings · {entry.api} · "
+        f"scenario {entry.scenario}"
+    )
+    response = entry.response
+    if response is None or response.error is not None:
+        return [head, *_response(response, entry.server_error is not None, width)]
+    fault = response.fault
+    faulted = [f"     ~ fault {fault.get('kind')}: {fault.get('detail')}"] if fault else []
+    notes = [f"     note: {short(n, width)}" for n in response.notes]
+    return [head, f"     ← vectors ({response.status})", *faulted, *notes]
 
 
 def _cut_request(cut: Any) -> list[str]:

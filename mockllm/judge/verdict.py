@@ -24,7 +24,7 @@ DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.
-PASS, FAIL, WAIVED = "✓ verdict: pass", "✗ verdict: FAIL", "waived"
+PASS, FAIL = "✓ verdict: pass", "✗ verdict: FAIL"
 # Answers that refuse nothing: a scripted or chaos fault, and the 426 that tells a client
 # asking for WebSocket to use HTTP (a transport negotiation it is built to follow: Codex
 # falls back at once, docs/agents.md).
@@ -378,7 +378,7 @@ def _says_error(result: dict[str, Any], api: Any = None) -> bool:
     without one is read by its text, as on the OpenAI wires (docs/verdict.md)."""
     if result.get("is_error"):
         return True
-    if "is_error" in result and api != "gemini":
+    if "is_error" in result and api not in ("gemini", "vertex-gemini"):
         return False
     return ERROR_TEXT.search(str(result.get("content", ""))) is not None
 
@@ -392,6 +392,57 @@ def _tool_loop(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
             f"{len(served)} model calls in one session (more than {max_calls}): a tool loop that "
             "never ends?",
         )
+
+
+# Requests in a row a harness may see refused before it must stop asking: asking again with
+# the same history gets the same refusal (docs/verdict.md, "Replies that are valid and
+# still wrong"), so a bounded retry is fine and a loop is not.
+MAX_REFUSALS = 3
+_REFUSALS = ("refusal", "content_filter", "blocked_prompt")
+_EMPTY = ("empty", "reasoning_only")
+
+
+def _misbehaviour(entry: EntryJson) -> str | None:
+    response = entry.get("response") or {}
+    kind = response.get("misbehaviour") if response.get("status") == 200 else None
+    return str(kind) if kind else None
+
+
+def _refusal_loop(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    run: list[EntryJson] = []
+    for e in entries:
+        if e.get("turn") is None:  # not a model request (MCP, a side request)
+            continue
+        run = [*run, e] if _misbehaviour(e) in _REFUSALS else []
+        if len(run) == MAX_REFUSALS + 1:
+            yield Problem(
+                e,
+                f"{len(run)} requests in a row (log seq {run[0]['seq']}-{e['seq']}) were "
+                "answered with a refusal or a content filter: asking again with the same "
+                f"history gets the same; stop after at most {MAX_REFUSALS}",
+            )
+
+
+def _empty_taken(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
+    """An empty reply (reasoning alone included) must be asked again: sent back as a turn,
+    or the session's last reply at its first attempt, it was taken for something."""
+    model = [e for e in entries if e.get("turn") is not None and not e.get("side")]
+    for i, e in enumerate(model):
+        if _misbehaviour(e) not in _EMPTY or _cut_by(e) is not None:
+            continue
+        later = model[i + 1 :]
+        if not later and e.get("attempt") == 1:
+            yield Problem(
+                e,
+                f"the session ended on the empty reply of request (log seq {e['seq']}), "
+                "never asked again: was it taken for the answer?",
+            )
+        elif later and later[0].get("turn") != e.get("turn"):
+            yield Problem(
+                later[0],
+                f"request (log seq {later[0]['seq']}) sent the empty reply of request (log "
+                f"seq {e['seq']}) back as an assistant turn: ask again instead",
+            )
 
 
 def _early_retries(entries: list[EntryJson], context: Context) -> Iterator[Problem]:
@@ -547,6 +598,10 @@ _HOW_TO_SAY_ERROR = {
     "anthropic": "Anthropic wants the tool_result block with is_error: true",
     "gemini": 'Gemini carries no error flag: put it under the response\'s "error" key, or '
     "say so in the result's text, e.g. 'error: ...'",
+}
+_HOW_TO_SAY_ERROR |= {
+    "vertex-gemini": _HOW_TO_SAY_ERROR["gemini"],
+    "vertex-anthropic": _HOW_TO_SAY_ERROR["anthropic"],
     "": "OpenAI carries no error flag: say so in the result's text, e.g. 'error: ...'",
 }
 
@@ -558,6 +613,8 @@ CHECKS: tuple[VerdictCheck, ...] = (
     VerdictCheck("parallel_complete", _partial_parallel),
     VerdictCheck("errors_fed_back", _errors_not_fed_back),
     VerdictCheck("no_tool_loop", _tool_loop),
+    VerdictCheck("no_refusal_loop", _refusal_loop),
+    VerdictCheck("empty_replies_asked_again", _empty_taken),
     VerdictCheck("retry_after_honoured", _early_retries),
     VerdictCheck("failed_streams_retried", _continued_after_failure),
     VerdictCheck("requests_accepted", _refused),

@@ -270,6 +270,8 @@ class LiveEntry:
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
+            # A valid reply that is still wrong: refusal, content_filter, empty, … (or None).
+            "misbehaviour": reply.kind if reply else None,
             "text": reply.text if reply else None,
             "reasoning": self._reasoning(reply, body),
             "tool_calls": self._calls_json(conv),

@@ -23,6 +23,9 @@ class LogResponse:
 
     status: int
     finish: str | None = None
+    # A valid reply that is still wrong (refusal, content_filter, empty, reasoning_only,
+    # blocked_prompt: core/misbehaviour.py), else None.
+    misbehaviour: str | None = None
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()  # with the ids as sent on this wire
     fault: Mapping[str, str] | None = field(default=None, compare=False)  # {kind, detail, why}
@@ -35,12 +38,14 @@ class LogResponse:
     # What the client got of a reply that did not arrive whole: text, reasoning, tool_calls
     # (name, arguments as delivered) and the cut {by, in}; None when it arrived whole.
     delivered: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    retry_after: float | None = None  # seconds an error answer asked the client to wait
 
     @classmethod
     def from_json(cls, data: Json) -> LogResponse:
         return cls(
             status=int(data["status"]),
             finish=data.get("finish"),
+            misbehaviour=data.get("misbehaviour"),
             text=data.get("text"),
             tool_calls=tuple(_call(c) for c in data.get("tool_calls") or ()),
             fault=data.get("fault"),
@@ -51,6 +56,7 @@ class LogResponse:
             body_truncated=bool(data.get("body_truncated")),
             reasoning=data.get("reasoning"),
             delivered=data.get("delivered"),
+            retry_after=data.get("retry_after"),
         )
 
 

@@ -105,15 +105,11 @@ class SharedJournal(Journal):
         self._wake = self._retry = asyncio.Event()  # made anew with each writer task
         self._writer: asyncio.Task[None] | None = None
 
-    def open(
-        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
-    ) -> LiveEntry:
-        """The entry's seq is this process's own count until the store numbers it."""
-        return self.open_as(LiveEntry, path, headers, method)
-
     def open_as(
         self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> E:
+        """The entry's seq is this process's own count until the store numbers it (`open`,
+        the journal's, comes here too)."""
         entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         return entry
@@ -356,7 +352,7 @@ class SharedJournal(Journal):
         super().shutdown()
 
     async def _last_write(self) -> None:
-        store = self.store.anew()
+        store = self.store.on_own_client()
         try:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._write_all(store), LAST_WRITE)

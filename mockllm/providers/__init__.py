@@ -1,8 +1,12 @@
-"""Wire-format adapters. Built-in ones register exactly as a third-party one would."""
+"""Wire-format adapters. Built-in ones register exactly as a third-party one would: with
+`register`, when their module is imported. A package outside mockllm makes its wire known
+by naming that module (or its `Adapter` subclass) in the `mockllm.wires` entry-point group
+(docs/wires.md); every server, recorder and `mockllm` command loads them on first import."""
 
 from __future__ import annotations
 
 from mockllm.core.validation import RuleSet
+from mockllm.errors import WireError
 from mockllm.providers import (
     anthropic_rules,
     bedrock_rules,
@@ -30,6 +34,8 @@ from mockllm.providers.gemini_answers import GeminiAnswers
 from mockllm.providers.openai_chat_answers import ChatAnswers
 from mockllm.providers.openai_responses import Responses
 from mockllm.providers.openai_responses_answers import ResponsesAnswers
+from mockllm.providers.vertex_anthropic import VertexAnthropic
+from mockllm.providers.vertex_gemini import VertexGemini
 
 ADAPTERS: dict[str, type[Adapter]] = {}
 # api → the reader of that wire's answers, for `mockllm record` (a wire without one is not
@@ -62,6 +68,35 @@ register(Messages, anthropic_rules.RULES, MessagesAnswers)
 register(Gemini, gemini_rules.RULES, GeminiAnswers)
 register(Converse, bedrock_rules.RULES, ConverseAnswers)
 register(Invoke, anthropic_rules.RULES, InvokeAnswers)  # Anthropic's body: Anthropic's rules
+# Vertex AI: the Gemini and Anthropic bodies under Vertex's paths, with their rules.
+register(VertexGemini, gemini_rules.RULES, GeminiAnswers)
+register(VertexAnthropic, anthropic_rules.RULES, MessagesAnswers)
+
+WIRES_GROUP = "mockllm.wires"  # the entry-point group third-party wires are declared in
+
+
+def load_wires() -> list[str]:
+    """Import every wire installed packages declare under `mockllm.wires`: each entry point
+    names a module whose import calls `register` (as the built-ins do), or an `Adapter`
+    subclass, registered as it is. The names loaded, in order; a wire that fails to load
+    stops the start with its entry point named (a wire that silently went missing would
+    answer its SDK with 404s)."""
+    from importlib.metadata import entry_points  # deferred: only a start pays the scan
+
+    loaded = []
+    for point in sorted(entry_points(group=WIRES_GROUP), key=lambda p: p.name):
+        try:
+            found = point.load()
+            if isinstance(found, type) and issubclass(found, Adapter):
+                register(found)
+        except Exception as e:
+            raise WireError(
+                f"mockllm: the wire {point.name!r} ({WIRES_GROUP}: {point.value}) "
+                f"failed to load: {type(e).__name__}: {e}"
+            ) from e
+        loaded.append(point.name)
+    return loaded
+
 
 __all__ = [
     "ADAPTERS",
@@ -74,5 +109,8 @@ __all__ = [
     "SharedResponses",
     "Stream",
     "answers_of",
+    "load_wires",
     "register",
 ]
+
+THIRD_PARTY = load_wires()  # after the built-ins: a third party's api may replace one

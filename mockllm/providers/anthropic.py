@@ -25,7 +25,7 @@ from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import FIXED_CREATED, Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import derive, fresh
-from mockllm.core.scenario import Scenario, ScriptedCall
+from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import (
@@ -41,6 +41,11 @@ from mockllm.providers.base import (
     scripted_id,
     text_of,
 )
+
+
+def _stop_reason(reply: Reply) -> str:
+    return "refusal" if reply.refusal is not None else STOP_REASONS[reply.finish]
+
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -166,6 +171,7 @@ class Messages(Adapter):
     routes: ClassVar[tuple[str, ...]] = ("v1/messages",)
     family_headers: ClassVar[tuple[bytes, ...]] = (b"anthropic-version",)
     request_id_header = "request-id"
+    message_id_prefix: ClassVar[str] = "msg_01"  # the platform's own on Vertex (msg_vrtx_01)
     invalid_json_message = "The request body is not valid JSON"
     shape = shapes.ANTHROPIC
 
@@ -241,10 +247,10 @@ class Messages(Adapter):
                 "name": call.name,
             }
             content.append({**tool_use, "input": _input_object(resolved, i, call), **CALLER})
-        message = _message_head(resolved, parsed, content)
-        message["stop_reason"] = STOP_REASONS[reply.finish]
+        message = _message_head(resolved, parsed, content, self.message_id_prefix)
+        message["stop_reason"] = _stop_reason(reply)
         message["usage"] = _usage(resolved)
-        return Body(dumps(message), _notes(resolved))
+        return Body(dumps(message), _notes(resolved) + _refusal_note(reply))
 
     def wire_headers(self, status: int, retry_after: float | None) -> list[tuple[bytes, bytes]]:
         return _rate_headers(retry_after) if status == 429 else _HEADERS
@@ -252,7 +258,7 @@ class Messages(Adapter):
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         # No notes: streamed, the arguments go out verbatim as input_json_delta fragments.
         reply = resolved.reply
-        start = _message_head(resolved, parsed, [])
+        start = _message_head(resolved, parsed, [], self.message_id_prefix)
         start["stop_reason"] = None
         start["usage"] = {**_usage(resolved), "output_tokens": 1}
         events = [_event("message_start", {"message": start}, "head")]
@@ -261,7 +267,7 @@ class Messages(Adapter):
             if index == 0:  # the API pings right after the first block starts
                 events.insert(2, _event("ping", {}, block.start_part))
         stop = {
-            "stop_reason": STOP_REASONS[reply.finish],
+            "stop_reason": _stop_reason(reply),
             "stop_sequence": None,
             "stop_details": None,
         }
@@ -273,7 +279,7 @@ class Messages(Adapter):
         }
         events.append(_event("message_delta", {"delta": stop, "usage": usage}, "tail"))
         events.append(_event("message_stop", {}, "done"))
-        return Stream(events)
+        return Stream(events, _refusal_note(reply))
 
     def _blocks(self, resolved: Resolved, parsed: Parsed) -> list[_Block]:
         reply, size = resolved.reply, resolved.scenario.stream.text_chunk_chars
@@ -343,6 +349,12 @@ class Messages(Adapter):
         )
 
 
+def _refusal_note(reply: Reply) -> tuple[str, ...]:
+    if not reply.refusal:
+        return ()
+    return (f"refusal {reply.refusal!r} not sent: Anthropic's refusal is its stop reason",)
+
+
 def _notes(resolved: Resolved) -> tuple[str, ...]:
     """A JSON body's tool_use.input is an object: what was sent for arguments that are not."""
     return tuple(
@@ -400,11 +412,11 @@ def _event(kind: str, payload: dict[str, Any], part: str, carries: str | None = 
 
 
 def _message_head(
-    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]]
+    resolved: Resolved, parsed: Parsed, content: list[dict[str, Any]], prefix: str
 ) -> dict[str, Any]:
     return {
         "model": parsed.conversation.model,
-        "id": derive("msg_01", 22, resolved.scenario.name, resolved.id_turn),
+        "id": derive(prefix, 22, resolved.scenario.name, resolved.id_turn),
         "type": "message",
         "role": "assistant",
         "content": content,
@@ -415,9 +427,10 @@ def _message_head(
 
 
 def _has_text_block(resolved: Resolved) -> bool:
-    reply = resolved.reply
-    searched = reply.search is not None
-    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None or searched)
+    """A refusal's text is not Anthropic's: its refusal is the stop reason after whatever
+    text came before (https://docs.claude.com/en/docs/test-and-evaluate/strengthen-guardrails/
+    handle-streaming-refusals); an empty reply is an empty content list."""
+    return resolved.reply.text_part
 
 
 def _search_blocks(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:

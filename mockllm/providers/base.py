@@ -232,6 +232,10 @@ class Adapter(ABC):
         has flavours, docs/flavours.md; the other wires are themselves)."""
         return self
 
+    def for_route(self, route: str) -> Adapter:
+        """This wire as `route` asks for it (Azure's Chat routes: the azure flavour)."""
+        return self
+
     def for_scenario(self, scenario: Scenario) -> Adapter:
         """The adapter that answers for `scenario` (its `flavor:`, unless the URL chose)."""
         return self

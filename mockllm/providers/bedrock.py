@@ -283,8 +283,7 @@ def _signature(resolved: Resolved) -> str:
 
 
 def _has_text(resolved: Resolved) -> bool:
-    reply = resolved.reply
-    return bool(reply.text) or not (reply.tool_calls or reply.reasoning is not None)
+    return resolved.reply.text_part  # an empty reply or a refusal: no text block
 
 
 def _usage(resolved: Resolved) -> dict[str, int]:
@@ -312,6 +311,11 @@ def _formed(resolved: Resolved) -> tuple[Resolved, str, tuple[str, ...]]:
     with stopReason `malformed_tool_use`, and sends no call (the text stays)."""
     reply = resolved.reply
     bad = [i for i, c in enumerate(reply.tool_calls) if _unformed(c)]
+    if not bad and reply.refusal is not None:
+        # Converse has no refusal stop reason: a model's refusal (Claude's stop_reason
+        # refusal) comes as content_filtered, its text not carried.
+        note = f"refusal {reply.refusal!r} sent as stopReason content_filtered, no text"
+        return resolved, "content_filtered", (note,)
     if not bad:
         return resolved, STOP_REASONS[reply.finish], ()
     notes = tuple(

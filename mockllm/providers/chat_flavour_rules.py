@@ -4,11 +4,13 @@ Chat rules, so `--validation warn|off` and a scenario's `validation:` apply to t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from mockllm.core.validation import Raised, RuleContext, items
 from mockllm.providers.flavours import FLAVOURS
+from mockllm.providers.flavours.mistral import MISTRAL_ID_CODE
 from mockllm.providers.openai_chat_rules import RULES
 
 __all__ = ["RULES"]
@@ -37,3 +39,23 @@ def _kimi_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[
             )
             yield message, None, None
             return
+
+
+_MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
+
+
+@RULES.rule("M1", "mistral.tool_call_id_format")
+def _mistral_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
+    """Mistral refuses a history whose call ids are not 9 letters or digits: the ids another
+    provider (or the harness) made, replayed as they were (docs/validation.md, M1)."""
+    if ctx.flavor != "mistral":
+        return
+    for _, m in items(body.get("messages")):
+        ids = [c.get("id") for _, c in items(m.get("tool_calls"))]
+        if m.get("role") == "tool":
+            ids.append(m.get("tool_call_id"))
+        for found in ids:
+            if found is not None and not (isinstance(found, str) and _MISTRAL_ID.fullmatch(found)):
+                message = f"Tool call id was {found} but must be a-z, A-Z, 0-9, with a length of 9."
+                yield message, None, MISTRAL_ID_CODE
+                return

@@ -8,6 +8,7 @@ the requests no URL pinned (URL, then scenario, then server)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable
 from dataclasses import replace
 from typing import Any
@@ -20,8 +21,17 @@ from mockllm.providers.base import Adapter, Body, Parsed, Stream
 from mockllm.providers.flavours import FLAVOURS, PARAMS, Flavour
 from mockllm.providers.openai_chat import ChatCompletions
 
+# Azure OpenAI's routes (docs/azure.md): the deployment in the path is the model, as
+# `openai.AzureOpenAI` builds it; its GA `/openai/v1/` base takes the model from the body.
+AZURE_DEPLOYMENT = re.compile(r"openai/deployments/(?P<deployment>[^/]+)/chat/completions")
+AZURE_V1 = "openai/v1/chat/completions"
+
 
 class FlavouredChat(ChatCompletions):
+    routes = (*ChatCompletions.routes, AZURE_V1)
+    route_pattern = AZURE_DEPLOYMENT
+    route_help = ("openai/deployments/{deployment}/chat/completions", AZURE_V1)
+
     def __init__(self) -> None:
         self.pinned = False  # chosen by the URL: a scenario's flavor: does not override it
         self._siblings: dict[tuple[str, bool], FlavouredChat] = {}
@@ -40,6 +50,18 @@ class FlavouredChat(ChatCompletions):
             found = self._siblings[key] = FlavouredChat()
             found.flavor, found.pinned, found._siblings = flavor, pinned, self._siblings
         return found
+
+    def for_route(self, route: str) -> Adapter:
+        """Azure's routes answer as Azure, whatever the server's or the URL's flavour."""
+        return self.variant("azure") if route.startswith("openai/") else self
+
+    def parse_at(self, body: Any, route: str) -> Parsed:
+        found = AZURE_DEPLOYMENT.fullmatch(route)
+        if found is None or not isinstance(body, dict) or body.get("model") == found["deployment"]:
+            return self.parse(body)
+        # The deployment names the model; the body alone no longer says the request (the log
+        # cannot parse it again from its bytes), so the parse is kept, not cached.
+        return replace(self.parse({**body, "model": found["deployment"]}), cacheable=False)
 
     def for_scenario(self, scenario: Scenario) -> Adapter:
         if self.pinned or scenario.flavor is None or scenario.flavor == self.flavor:

@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
@@ -93,11 +93,11 @@ class Gemini(Adapter):
     family = "gemini"
     routes = ()
     route_pattern = ROUTE
-    route_help = (
+    route_help: ClassVar[tuple[str, ...]] = (
         "v1beta/models/{model}:generateContent",
         "v1beta/models/{model}:streamGenerateContent",
     )
-    models_routes = ("v1/models", "v1beta/models")
+    models_routes: ClassVar[tuple[str, ...]] = ("v1/models", "v1beta/models")
     family_headers = (b"x-goog-api-key", b"x-goog-api-client")
     request_id_header = "x-mockllm-request-id"  # Google sends none; this one is mockllm's
     invalid_json_message = "Invalid JSON payload received."
@@ -133,14 +133,20 @@ class Gemini(Adapter):
         return call_key(turn, index)  # Gemini's calls carry no id: pairing is by name
 
     def render(self, resolved: Resolved, parsed: Parsed) -> Body:
+        bare = _bare_envelope(resolved, parsed)
+        if bare is not None:
+            return Body(dumps(bare), _misbehaviour_notes(resolved.reply))
         if _unsendable(resolved.reply) is not None:
             candidate = _empty_candidate(resolved)
             body = dumps(_envelope(resolved, parsed, candidate, prompt_only=True))
             return Body(body, _notes(resolved))
-        candidate = _candidate(_parts(resolved, parsed), FINISH[resolved.reply.finish])
+        candidate = _candidate(_parts(resolved, parsed), _finish(resolved.reply))
         return Body(dumps(_envelope(resolved, parsed, candidate)))
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
+        bare = _bare_envelope(resolved, parsed)
+        if bare is not None:  # one frame, as the API streams a reply with nothing in it
+            return Stream([_frame(bare, "tail")], _misbehaviour_notes(resolved.reply))
         if _unsendable(resolved.reply) is not None:
             candidate = _empty_candidate(resolved)
             frame = _frame(_envelope(resolved, parsed, candidate, prompt_only=True), "tail")
@@ -151,7 +157,7 @@ class Gemini(Adapter):
             inside = _args_offset(data, part) if tag.startswith("call:") else None
             events.append(Event(data, tag, inside, _carried(part)))
         # The API closes with an empty text part that carries the finish reason.
-        last = _candidate([{"text": ""}], FINISH[resolved.reply.finish])
+        last = _candidate([{"text": ""}], _finish(resolved.reply))
         events.append(_frame(_envelope(resolved, parsed, last), "tail"))
         return Stream(events)
 
@@ -255,8 +261,58 @@ def _candidate(parts: list[dict[str, Any]], finish: str | None = None) -> dict[s
     candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
     if finish is not None:
         candidate["finishReason"] = finish
+    if finish == "SAFETY":
+        candidate["safetyRatings"] = BLOCKED_RATINGS
     candidate["index"] = 0
     return candidate
+
+
+# A SAFETY stop names the category that blocked it (Candidate.safetyRatings, `blocked`:
+# https://ai.google.dev/api/generate-content#candidate); the others as NEGLIGIBLE.
+BLOCKED_RATINGS = [
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+]
+
+
+def _finish(reply: Reply) -> str:
+    """A refusal is Gemini's SAFETY stop; a filter names itself (RECITATION, …)."""
+    if reply.refusal is not None:
+        return "SAFETY"
+    if reply.finish == "content_filter":
+        return reply.filter or "SAFETY"
+    return FINISH[reply.finish]
+
+
+def _bare_envelope(resolved: Resolved, parsed: Parsed) -> dict[str, Any] | None:
+    """The body of a reply with no part at all, or None: a blocked prompt (no candidate,
+    promptFeedback.blockReason), a refusal or a filter before any text (a candidate with
+    no content, its finishReason and ratings), an empty reply (a candidate whose content
+    has no parts, finishReason STOP: what the API sends when the model says nothing)."""
+    reply = resolved.reply
+    if reply.blocked is not None:
+        feedback = {"blockReason": reply.blocked, "safetyRatings": BLOCKED_RATINGS}
+        head = {"promptFeedback": feedback, "usageMetadata": _usage(resolved, True)}
+        envelope = _envelope(resolved, parsed, {}, prompt_only=True)
+        del envelope["candidates"], envelope["usageMetadata"]
+        return {**head, **envelope}
+    stopped = reply.refusal is not None or reply.finish == "content_filter"
+    if stopped and not reply.text and not reply.tool_calls and reply.reasoning is None:
+        candidate = _candidate([], _finish(reply))
+        del candidate["content"]
+        return _envelope(resolved, parsed, candidate, prompt_only=True)
+    if reply.empty is not None:
+        candidate = {"content": {"role": "model"}, "finishReason": "STOP", "index": 0}
+        return _envelope(resolved, parsed, candidate, prompt_only=True)
+    return None
+
+
+def _misbehaviour_notes(reply: Reply) -> tuple[str, ...]:
+    if reply.refusal:
+        return (f"refusal {reply.refusal!r} not sent: Gemini's refusal is a SAFETY stop, no text",)
+    return ()
 
 
 def _empty_candidate(resolved: Resolved) -> dict[str, Any]:
@@ -284,7 +340,7 @@ def _parts(resolved: Resolved, parsed: Parsed) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if reply.reasoning is not None:
         parts.append({"text": reply.reasoning, "thought": True})
-    if reply.text or not (reply.tool_calls or reply.reasoning is not None):
+    if reply.text_part:
         parts.append({"text": reply.text})
     parts += [_call_part(call) for call in reply.tool_calls]
     _sign(parts, resolved, parsed)

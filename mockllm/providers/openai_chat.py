@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import sse_frame
@@ -169,7 +169,7 @@ def wrong_type(param: str, expected: str, value: object) -> RequestError:
 class ChatCompletions(Adapter):
     api = "openai-chat"
     family = "openai"
-    routes = ("v1/chat/completions", "chat/completions")
+    routes: ClassVar[tuple[str, ...]] = ("v1/chat/completions", "chat/completions")
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
     shape = shapes.CHAT
@@ -234,7 +234,7 @@ class ChatCompletions(Adapter):
             "role": "assistant",
             "content": reply.text or (None if reply.tool_calls and not deepseek else ""),
         }
-        if reply.refusal is not None:  # the model declines: content null, the refusal said
+        if reply.refusal is not None or reply.empty == "null":  # declined, or nothing at all
             message["content"] = None
         if reply.reasoning is not None:
             message["reasoning_content"] = reply.reasoning
@@ -324,7 +324,8 @@ def _deltas(
         out.append(({"content": None, "refusal": ""}, "head", None))
         out += [({"refusal": p}, "text", None) for p in chunks(reply.refusal, size)]
     elif not out and (reply.text or not reply.tool_calls):
-        out.append(({"content": "", "refusal": None}, "head", None))
+        content = None if reply.empty == "null" else ""  # an empty reply: null or ""
+        out.append(({"content": content, "refusal": None}, "head", None))
     after = {"reasoning_content": None} if deepseek and thinking else {}
     out += [({"content": p, **after}, "text", p) for p in chunks(reply.text, size)]
     for i, call in enumerate(reply.tool_calls):

@@ -85,7 +85,8 @@ TRANSPORT_HEADER = b"x-mockllm-transport"
 class Responses(Adapter):
     api = "openai-responses"
     family = "openai"
-    routes = ("v1/responses", "responses")
+    # Azure OpenAI's: the SDK's AzureOpenAI posts to /openai/responses, the GA base /openai/v1/.
+    routes = ("v1/responses", "responses", "openai/responses", "openai/v1/responses")
     get_prefix = "v1/responses/"
     request_id_header = "x-request-id"
     invalid_json_message = INVALID_JSON
@@ -272,7 +273,7 @@ class Responses(Adapter):
         rendered = (
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
-        kept = Stored.of(messages, rendered, parsed.options["carried"])
+        kept = Stored.made(messages, rendered, parsed.options["carried"])
         self._store.keep(_response_id(resolved, parsed), kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
@@ -282,7 +283,7 @@ class Responses(Adapter):
         options = parsed.options
         response_id = derive("resp_", 50, "warm-up", options["fingerprint"], alphabet=HEX)
         self._store.keep(
-            response_id, Stored.of(options["stored_messages"], None, options["carried"])
+            response_id, Stored.made(options["stored_messages"], None, options["carried"])
         )
         echo = {k: _echoed(options["sent"].get(k), d) for k, d in ECHOED.items()}
         head = {"id": response_id, "object": "response", "created_at": created}
@@ -302,7 +303,9 @@ class Responses(Adapter):
             return
         calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in heard.calls)
         own = Message("assistant", heard.text, calls, reasoning=heard.reasoning)
-        kept = Stored.of((*parsed.options["stored_messages"], own), None, parsed.options["carried"])
+        kept = Stored.made(
+            (*parsed.options["stored_messages"], own), None, parsed.options["carried"]
+        )
         self._store.keep(heard.response_id, kept)
 
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
@@ -368,7 +371,7 @@ class Responses(Adapter):
             item["summary"] = [_summary(reply.reasoning)] if parsed.options.get("summary") else []
             items.append(item)
         items += _server_search(resolved, parsed)
-        if reply.text or not (reply.tool_calls or reply.reasoning is not None or reply.search):
+        if reply.text_part or reply.refusal is not None:  # an empty reply: no item at all
             msg_id = derive("msg_", 50, name, turn, "message", alphabet=HEX)
             content = [_output_text(reply.text)]
             if reply.refusal is not None:  # the model declines: a refusal part, no text

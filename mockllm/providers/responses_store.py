@@ -33,9 +33,11 @@ class Stored:
     tools: bytes = b"[]"
 
     @classmethod
-    def of(
+    def made(
         cls, messages: tuple[Message, ...], body: bytes | None, tools: list[list[Any]] | None = None
     ) -> Stored:
+        """A response kept as bytes: its conversation, the tools it carried and, when a
+        server rendered it, its body."""
         return cls(_dumps_messages(messages), body, orjson.dumps(tools or []))
 
     def carried(self) -> list[list[Any]]:

@@ -6,9 +6,9 @@ body fails on a type nobody expected (`"tool_calls": 7`, `"id": [1]`), the excha
 400 naming that parameter path, as the real APIs do.
 
 A shape is: a type (`str`, `int`, `bool`, `dict` for any object, `list` for any array,
-`NUMBER`), `None` (null allowed), a tuple of alternatives, a one-item list (an array of that
-shape), or a dict (an object whose listed keys, when present, have those shapes; other keys
-are not looked at).
+`(int, float)` for a number), `None` (null allowed), a tuple of alternatives, a one-item
+list (an array of that shape), or a dict (an object whose listed keys, when present, have
+those shapes; other keys are not looked at).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Any, TypeAlias
 
 Shape: TypeAlias = "type | tuple[Shape, ...] | list[Shape] | dict[str, Shape] | None"
 Path = tuple[str | int, ...]
-
-NUMBER = (int, float)
 
 _NAMES = {
     str: "a string",

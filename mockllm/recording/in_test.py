@@ -16,13 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-import uvicorn
-from uvicorn.config import LOGGING_CONFIG
-
 from mockllm.options import DEFAULTS
 from mockllm.recording.proxy import Recorder
 from mockllm.recording.redact import Redactor
-from mockllm.recording.run import public_url
+from mockllm.recording.run import public_url, recorder_config
 from mockllm.recording.sessions import Sessions, scenario_name
 from mockllm.serving.responder import quiet_scripted_aborts
 from mockllm.serving.server import Server, bind, url_of
@@ -66,16 +63,7 @@ class TestRecorder:
         app = Recorder(upstream, self.sessions, redactor, max_body, self.lines.append)
         self._sock = bind("127.0.0.1", port)  # 0: a free port
         self.url = url_of(self._sock)
-        config = uvicorn.Config(
-            app,
-            lifespan="on",  # closes the upstream connections
-            access_log=False,
-            log_level="warning",
-            log_config=LOGGING_CONFIG,
-            server_header=False,
-            date_header=False,
-            timeout_keep_alive=DEFAULTS.keep_alive,
-        )
+        config = recorder_config(app, DEFAULTS.keep_alive)
         self._ready = threading.Event()
         self._server = Server(config, self._ready.set)
         self._thread = threading.Thread(target=self._run, name="mockllm recorder", daemon=True)
@@ -101,7 +89,8 @@ class TestRecorder:
     def url_for(self, scenario: str, session: str, api: str = "openai") -> str:
         """The base URL a test's SDK records through: `/s/SCENARIO/SESSION[/v1]`."""
         path = f"/s/{quote(scenario, safe='')}/{quote(session, safe='')}"
-        return self.url + path + ("/v1" if api == "openai" else "")
+        # The SDKs whose base URL carries /v1 (testing.session.WITH_V1, a layer above).
+        return self.url + path + ("/v1" if api in ("openai", "vertex-anthropic") else "")
 
     def target(self, scenario: str, session: str, path: Path) -> None:
         """Write the session recorded under `scenario` to `path`."""

@@ -60,10 +60,15 @@ class Recorder:
         sessions: Sessions,
         redactor: Redactor,
         max_body: int,
-        say: Callable[[str], None] = print,
+        print_line: Callable[[str], None] = print,
     ) -> None:
         self.upstream = upstream.rstrip("/")
-        self.sessions, self.redactor, self.max_body, self.say = sessions, redactor, max_body, say
+        self.sessions, self.redactor, self.max_body, self.print_line = (
+            sessions,
+            redactor,
+            max_body,
+            print_line,
+        )
         self.routes = Routes(cls() for cls in ADAPTERS.values())
         self._client: httpx.AsyncClient | None = None
         self._seq = 0
@@ -157,12 +162,12 @@ class Recorder:
             self.sessions.discard(name, attempt)  # a redirect, say: not the model's answer
             attempt, why = None, f"HTTP {status} is neither an answer nor an error"
         if attempt is None:
-            self.say(f"{line}  {status}  not recorded: {why}")
+            self.print_line(f"{line}  {status}  not recorded: {why}")
             return
         attempt.seconds = seconds
         written = self.sessions.finish(name, attempt)
         stream = " stream" if attempt.stream else ""
-        self.say(
+        self.print_line(
             f"{line}  {name} turn {attempt.turn}/{attempt.number}  {attempt.status}{stream}  "
             f"{attempt.describe()}  ({attempt.seconds:.2f} s) → {written.name}"
         )
@@ -255,7 +260,7 @@ class Recorder:
             return
         path = self.sessions.path(name)
         turns = self.sessions.turns(name)
-        self.say(f"wrote {path} ({turns} turns)")
+        self.print_line(f"wrote {path} ({turns} turns)")
         await _reply(
             send, 200, json.dumps({"name": name, "path": str(path), "turns": turns}).encode()
         )

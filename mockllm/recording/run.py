@@ -28,7 +28,22 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def say(line: str) -> None:
+def recorder_config(app: Recorder, keep_alive: int, grace: int | None = None) -> uvicorn.Config:
+    """uvicorn for the recorder, from `mockllm record` or inside a test run (in_test.py)."""
+    return uvicorn.Config(
+        app,
+        lifespan="on",  # closes the upstream connections
+        access_log=False,
+        log_level="warning",
+        log_config=LOGGING_CONFIG,
+        server_header=False,
+        date_header=False,  # the upstream's own headers pass through
+        timeout_graceful_shutdown=grace,
+        timeout_keep_alive=keep_alive,
+    )
+
+
+def print_line(line: str) -> None:
     print(line, flush=True)
 
 
@@ -45,7 +60,7 @@ def record(
     quiet_scripted_aborts()  # a reset passed on from the upstream is not an error here
     redactor = Redactor(redact)
     sessions = Sessions(out, public_url(upstream), redactor)
-    app = Recorder(upstream, sessions, redactor, max_body, say)
+    app = Recorder(upstream, sessions, redactor, max_body, print_line)
     sock = bind(host, port)
     url = url_of(sock)
     banner = (
@@ -57,17 +72,7 @@ def record(
         "  Ctrl-C ends the recording (exchanges in flight are finished first); replay it with\n"
         f"  mockllm serve --scenarios {out}"
     )
-    config = uvicorn.Config(
-        app,
-        lifespan="on",  # closes the upstream connections
-        access_log=False,
-        log_level="warning",
-        log_config=LOGGING_CONFIG,
-        server_header=False,
-        date_header=False,  # the upstream's own headers pass through
-        timeout_graceful_shutdown=GRACE,
-        timeout_keep_alive=keep_alive,
-    )
+    config = recorder_config(app, keep_alive, GRACE)
     try:
         Server(config, lambda: announce(url, banner, ready_file)).run(sockets=[sock])
     except KeyboardInterrupt:
@@ -75,5 +80,5 @@ def record(
     finally:
         sock.close()
     for session in sorted(sessions.flush(), key=lambda s: s.name):
-        say(f"wrote {sessions.path(session.name)} ({sessions.turns(session.name)} turns)")
+        print_line(f"wrote {sessions.path(session.name)} ({sessions.turns(session.name)} turns)")
     sys.stdout.flush()

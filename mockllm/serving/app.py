@@ -17,11 +17,14 @@ from mockllm.errors import RequestError, did_you_mean
 from mockllm.log.journal import Journal
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.providers import ADAPTERS, Adapter, Parsed, SharedResponses
+from mockllm.providers.embedding_ollama import OllamaShape
+from mockllm.providers.vertex import UNDER_PROJECT
 from mockllm.serving import guard, side_routes
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.embedding_routes import EmbeddingRoutes
 from mockllm.serving.exchange import CONTROL, Exchanges, bad_path, store_error
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import MCP_PREFIX, Routes
+from mockllm.serving.routing import MCP_PREFIX, Routes, embedding_wire
 from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
@@ -48,10 +51,18 @@ class MockLLM:
         for adapter in self.adapters:
             adapter.flavor = options.flavor
         self.routes = Routes(self.adapters)
+        self.by_api = {adapter.api: adapter for adapter in self.adapters}
         self.families: dict[str, Adapter] = {}
         for adapter in self.adapters:  # the first of each family answers its shared routes
             self.families.setdefault(adapter.family, adapter)
         self.exchanges = Exchanges(engine, journal, options, self.store)
+        shapes = {
+            "openai": self.families["openai"],
+            "gemini": self.families["gemini"],
+            "ollama": OllamaShape(),
+            "bedrock": self.families["bedrock"],
+        }
+        self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
         # A model route's path → (adapter, route, scenario, session): what the path decides
@@ -101,6 +112,10 @@ class MockLLM:
             return
         if adapter is not None and flavor is not None:
             adapter = adapter.variant(flavor)
+        if adapter is not None:
+            adapter = adapter.for_route(route)
+        if adapter is not None and adapter.api == "bedrock-invoke" and embedding_wire(route):
+            adapter = None  # a Titan or Cohere embedding model: answered beside the turns
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
             if len(self._posts) < _POSTS_KEPT and len(scope["path"]) <= _LONGEST_POST_KEPT:
                 self._posts[scope["path"]] = (adapter, route, scenario, session)
@@ -129,9 +144,13 @@ class MockLLM:
     ) -> None:
         """A scripted MCP server of the scenario (docs/mcp.md), with the model routes'
         session rules: the path's session, else `X-Mockllm-Session`, else default."""
-        wanted = dict(scope["headers"])
-        session = session or wanted.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
-        scenario = scenario or wanted.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        request_headers = dict(scope["headers"])
+        session = (
+            session or request_headers.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
+        )
+        scenario = (
+            scenario or request_headers.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        )
         if self._mcp is None:
             try:
                 from mockllm.serving.mcp import McpRoutes
@@ -180,6 +199,7 @@ class MockLLM:
         return (
             side_routes.is_probe(scope, route)
             or (method == "POST" and side_routes.counting_api(route) is not None)
+            or (method == "POST" and embedding_wire(route) is not None)
             or (
                 method == "GET"
                 and side_routes.wants_websocket(scope)
@@ -191,6 +211,10 @@ class MockLLM:
         """What an agent CLI sends besides its turns (side_routes.py)."""
         if side_routes.is_probe(scope, route):
             await side_routes.probe(scope, send, route)
+            return
+        if embedding_wire(route) is not None:
+            scenario, session, _ = self.routes.split(scope["path"])
+            await self.embeddings.handle(scope, receive, send, route, (scenario, session))
             return
         api = side_routes.counting_api(route)
         if api is not None:
@@ -277,13 +301,22 @@ class MockLLM:
         )
         hint = base_url_hint(scope, route)
         error = RequestError(404, message + hint, kind="route_not_found", code="route_not_found")
-        await self._refuse(scope, receive, send, error, hint.removeprefix(". "))
+        # Under a Vertex AI project, Vertex answers, whichever SDK asks: Google's envelope.
+        vertex = self.by_api.get("vertex-gemini") if UNDER_PROJECT.match(route) else None
+        await self._refuse(scope, receive, send, error, hint.removeprefix(". "), vertex)
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, error: RequestError, note: str = ""
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        error: RequestError,
+        note: str = "",
+        adapter: Adapter | None = None,
     ) -> None:
-        """Answer `error` in the asking SDK's shape, and log the request like any other."""
-        adapter = self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
+        """Answer `error` in the asking SDK's shape (or `adapter`'s), and log the request
+        like any other."""
+        adapter = adapter or self.family_of(scope)  # an AWS SDK's: the Bedrock wire's shape
         entry = self.journal.open(scope["path"], scope["headers"], scope["method"])
         if note:
             entry.note(note)
@@ -315,7 +348,7 @@ def base_url_hint(scope: Scope, route: str) -> str:
             f". The Anthropic SDK adds /v1 itself: give it base_url={base!r} (without /v1). "
             "The Vercel AI SDK's @ai-sdk/anthropic is the one that wants the /v1"
         )
-    if route in ("v1/v1/chat/completions", "v1/v1/responses"):
+    if route in ("v1/v1/chat/completions", "v1/v1/responses", "v1/v1/embeddings"):
         return (
             f". The OpenAI SDKs (and @ai-sdk/openai) append /{route[6:]} to their base URL: "
             f"give it base_url={base + '/v1'!r} (one /v1)"

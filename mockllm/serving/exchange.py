@@ -13,9 +13,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from mockllm.core import schema_budget, wirejson
+from mockllm.core import misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
 from mockllm.core.engine import Answer, Engine, Resolved
+from mockllm.core.events import Event
 from mockllm.core.faults import (
     Delivery,
     answer_kind,
@@ -24,6 +25,7 @@ from mockllm.core.faults import (
     first_byte_ms,
     stream_delivery,
 )
+from mockllm.core.keepalive import KeepAlive, with_comments
 from mockllm.core.scenario import Fault, HttpFault, Reply, Scenario, StreamError
 from mockllm.core.side import side_request
 from mockllm.core.validation import RuleContext, Violation
@@ -62,12 +64,6 @@ class Exchanges:
         self._rendered: Lru[Rendered] = Lru(512)
         self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
 
-    def forget(self) -> None:
-        self._prepared.clear()
-        self._seen.clear()
-        self._rendered.clear()
-        self._drawn.clear()
-
     async def handle(
         self,
         scope: Scope,
@@ -81,16 +77,20 @@ class Exchanges:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
-        wanted = _headers(headers)
-        entry.session = sys.intern(session or wanted.get(b"x-mockllm-session") or "default")
-        entry.scenario = scenario or wanted.get(b"x-mockllm-scenario") or self.engine.default
+        request_headers = _headers(headers)
+        entry.session = sys.intern(
+            session or request_headers.get(b"x-mockllm-session") or "default"
+        )
+        entry.scenario = (
+            scenario or request_headers.get(b"x-mockllm-scenario") or self.engine.default
+        )
         if session == "v1":
             entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
             # One budget for every schema this request's answer walks (docs/security.md)
             with schema_budget.budget(self.options.max_schema_work):
-                await self._answer(receive, adapter, route, entry, responder, wanted)
+                await self._answer(receive, adapter, route, entry, responder, request_headers)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except StoreUnavailable as lost:  # before anything was sent: nothing half-written
@@ -121,11 +121,13 @@ class Exchanges:
         route: str,
         entry: LiveEntry,
         responder: Responder,
-        wanted: dict[bytes, str],
+        request_headers: dict[bytes, str],
     ) -> None:
         if CONTROL.search(entry.path):
             raise bad_path(entry.path)
-        entry.body = await read_body(receive, self.options.max_body, wanted.get(b"content-length"))
+        entry.body = await read_body(
+            receive, self.options.max_body, request_headers.get(b"content-length")
+        )
         if self.store.keeps_responses and isinstance(adapter, SharedResponses):
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
@@ -133,11 +135,11 @@ class Exchanges:
         try:
             scenario = self.engine.find(entry.scenario)
         except RequestError:  # perhaps posted to another server of the store
-            scenario = await self._refreshed(entry.scenario)
+            scenario = await self._found_after_refresh(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
-        prepared = self._prepare(adapter, route, wanted, entry.body)
+        prepared = self._prepare(adapter, route, request_headers, entry.body)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
@@ -180,7 +182,7 @@ class Exchanges:
         violations = self._violations(adapter, prepared, scenario)
         return self.engine.side(scenario, conv, found, violations)
 
-    async def _refreshed(self, name: str | None) -> Scenario:
+    async def _found_after_refresh(self, name: str | None) -> Scenario:
         await self.store.refresh()  # in memory: nothing, and the same 404 again
         return self.engine.find(name)
 
@@ -196,9 +198,9 @@ class Exchanges:
             adapter.adopt(referred, await self.store.response(referred))
 
     def _prepare(
-        self, adapter: Adapter, route: str, wanted: dict[bytes, str], raw: bytes
+        self, adapter: Adapter, route: str, request_headers: dict[bytes, str], raw: bytes
     ) -> Prepared:
-        content_type = wanted.get(b"content-type")
+        content_type = request_headers.get(b"content-type")
         if content_type is not None and "json" not in content_type:
             message = f"mockllm: unsupported Content-Type {content_type!r}; send application/json"
             raise RequestError(
@@ -210,7 +212,7 @@ class Exchanges:
         # The path can say part of the request (Gemini's model and stream), headers too.
         key: tuple[Any, ...] = (route, raw)
         if adapter.parse_headers:
-            key += tuple(wanted.get(h) for h in adapter.parse_headers)
+            key += tuple(request_headers.get(h) for h in adapter.parse_headers)
         prepared = cache.get(key)
         if prepared is not None:
             return prepared
@@ -218,12 +220,12 @@ class Exchanges:
             body = wirejson.loads(raw, self.options.max_number_digits)
         except wirejson.InvalidJson as e:
             raise (adapter.limit_refused if e.limit else adapter.invalid_json)(e.detail) from None
-        prepared = Prepared(raw, body, adapter.parse_headed(body, route, wanted))
-        if len(raw) <= MAX_CACHED_BYTES and prepared.parsed.cacheable and self._again(key):
+        prepared = Prepared(raw, body, adapter.parse_headed(body, route, request_headers))
+        if len(raw) <= MAX_CACHED_BYTES and prepared.parsed.cacheable and self._seen_before(key):
             cache.put(key, prepared)
         return prepared
 
-    def _again(self, request: tuple[Any, ...]) -> bool:
+    def _seen_before(self, request: tuple[Any, ...]) -> bool:
         """Whether this (route, body) was seen before (and remember it now)."""
         key = hash(request)
         if self._seen.get(key):
@@ -262,6 +264,8 @@ class Exchanges:
             refusal = adapter.fault_error(
                 http.status, http.type, http.message, http.code, http.headers
             )
+            if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+                refusal.param, refusal.filtered = "prompt", http.filtered
             await responder.error(refusal, first_byte)
             return
         error = _stream_error(adapter, fault)
@@ -345,9 +349,22 @@ class Exchanges:
     def _draw(self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool) -> Rendered:
         if stream:
             events, notes = adapter.render_stream(resolved, parsed)
+            keep_alive = resolved.scenario.stream.keep_alive
+            if keep_alive is not None:
+                events, notes = _keep_alive(adapter, events, notes, keep_alive)
             return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         body, notes = adapter.render(resolved, parsed)
         return Rendered(resolved.reply, body, notes=notes)
+
+
+def _keep_alive(
+    adapter: Adapter, events: list[Event], notes: tuple[str, ...], keep_alive: KeepAlive
+) -> tuple[list[Event], tuple[str, ...]]:
+    """The stream with its keep-alive comments, where the wire's framing has comments."""
+    if adapter.api in misbehaviour.SSE_COMMENTS:
+        return with_comments(events, keep_alive), notes
+    why = f"stream.keep_alive not sent: {adapter.api}'s stream has no comments (not SSE)"
+    return events, (*notes, why)
 
 
 def store_error(lost: StoreUnavailable) -> RequestError:

@@ -59,6 +59,11 @@ class Responder:
         await self._start(error.status, headers)
         await self._body(body, more=False)
 
+    async def json(self, body: bytes) -> None:
+        """A whole 200 JSON body that is no reply of a turn (an embeddings answer)."""
+        await self._start(200, self._headers(JSON, len(body)))
+        await self._body(body, more=False)
+
     async def deliver(self, delivery: Delivery, stream: bool) -> None:
         if delivery.first_byte_ms and not await self._pause(delivery.first_byte_ms / 1000):
             return

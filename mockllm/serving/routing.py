@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mockllm.providers import Adapter
+from mockllm.providers import Adapter, vertex_anthropic, vertex_gemini
+from mockllm.providers.embedding_bedrock import is_embedding_model
 
 # `/s/NAME[/SESSION]/mcp/SERVER`: a scripted MCP server of the scenario (serving/mcp.py).
 MCP_PREFIX = "mcp/"
@@ -15,6 +16,36 @@ MCP_PREFIX = "mcp/"
 # with the model in the path (a Gemini path is a route already: its model listing's).
 ANTHROPIC_COUNT = "v1/messages/count_tokens"
 GEMINI_COUNT = re.compile(r"(?:v1|v1beta)/models/(?P<model>[^/:]+):countTokens")
+# Embeddings, answered beside the turns (embedding_routes.py): OpenAI's, with or without
+# /v1 in the base URL as Chat Completions is, and Gemini's two methods.
+OPENAI_EMBEDDINGS = frozenset({"v1/embeddings", "embeddings", "openai/v1/embeddings"})
+# Azure OpenAI's, as AzureOpenAI posts them: the deployment is the model (docs/azure.md).
+AZURE_EMBEDDINGS = re.compile(r"openai/deployments/(?P<deployment>[^/]+)/embeddings")
+OLLAMA_EMBEDDINGS = frozenset({"api/embed", "api/embeddings"})
+GEMINI_EMBED = re.compile(
+    r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>embedContent|batchEmbedContents)"
+)
+
+
+# Bedrock's InvokeModel for an embedding model (Titan, Cohere): the Invoke wire's route.
+BEDROCK_INVOKE = re.compile(r"model/(?P<model>.+)/invoke")
+
+
+def embedding_wire(route: str) -> str | None:
+    """'openai', 'gemini', 'ollama' or 'bedrock' for an embeddings route, else None."""
+    if route in OPENAI_EMBEDDINGS or AZURE_EMBEDDINGS.fullmatch(route):
+        return "openai"
+    if route in OLLAMA_EMBEDDINGS:
+        return "ollama"
+    found = BEDROCK_INVOKE.fullmatch(route)
+    if found is not None:
+        return "bedrock" if is_embedding_model(found["model"]) else None
+    return "gemini" if GEMINI_EMBED.fullmatch(route) else None
+
+
+# Vertex AI's: Gemini's under its publisher path, Claude's as `count-tokens:rawPredict`.
+VERTEX_GEMINI_COUNT = vertex_gemini.COUNT
+VERTEX_ANTHROPIC_COUNT = vertex_anthropic.COUNT
 
 
 class Routes:
@@ -70,6 +101,9 @@ class Routes:
         return (
             (rest.startswith(MCP_PREFIX) and "/" not in rest[len(MCP_PREFIX) :])
             or rest == ANTHROPIC_COUNT
+            or embedding_wire(rest) is not None
+            or VERTEX_GEMINI_COUNT.fullmatch(rest) is not None
+            or VERTEX_ANTHROPIC_COUNT.fullmatch(rest) is not None
             or self.post(rest) is not None
             or self.listing(rest) is not None
             or self.getter(rest) is not None

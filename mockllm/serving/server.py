@@ -56,10 +56,10 @@ def state_of(options: ServerOptions, engine: Engine) -> Store:
     one place the server picks memory or Redis; everything after takes the `Store`."""
     if not is_shared(options.state):
         return MemoryStore(engine, options.max_sessions)
-    from mockllm.serving.shared import Shared
-    from mockllm.state.redis_store import RedisStore
+    from mockllm.serving.redis_store import RedisStore
+    from mockllm.state.redis_state import RedisState
 
-    return Shared(RedisStore(options.state, options.state_prefix, options.state_ttl), engine)
+    return RedisStore(RedisState(options.state, options.state_prefix, options.state_ttl), engine)
 
 
 def bind(host: str, port: int) -> socket.socket:

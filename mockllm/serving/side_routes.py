@@ -6,7 +6,8 @@
 - `GET inference-profiles`: Bedrock's ListInferenceProfiles (its control plane), which
   Claude Code on Bedrock asks at start, at its `ANTHROPIC_BEDROCK_BASE_URL`: an empty list,
   not logged, so it keeps its model id as it is (it got a 404 before, logged).
-- Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`): the same
+- Token counting (`POST /v1/messages/count_tokens`, Gemini's `:countTokens`, on Vertex AI
+  too, and Claude on Vertex's `count-tokens:rawPredict`): the same
   deterministic estimate the turns' `usage` carries, from the request's conversation.
   Not a turn: logged as a side request (`side.name: count_tokens`), which the verdict
   leaves out as it does the scenario's; a body the provider would refuse gets its 400.
@@ -27,7 +28,12 @@ from mockllm.log.journal import Journal
 from mockllm.providers import Adapter
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.responder import Responder
-from mockllm.serving.routing import ANTHROPIC_COUNT, GEMINI_COUNT
+from mockllm.serving.routing import (
+    ANTHROPIC_COUNT,
+    GEMINI_COUNT,
+    VERTEX_ANTHROPIC_COUNT,
+    VERTEX_GEMINI_COUNT,
+)
 
 PROBE_ROUTES = frozenset({"", "v1", "v1beta"})
 BEDROCK_PROFILES = "inference-profiles"
@@ -60,6 +66,10 @@ def counting_api(route: str) -> str | None:
         return "anthropic"
     if GEMINI_COUNT.fullmatch(route):
         return "gemini"
+    if VERTEX_GEMINI_COUNT.fullmatch(route):
+        return "vertex-gemini"
+    if VERTEX_ANTHROPIC_COUNT.fullmatch(route):  # the model is in the body
+        return "vertex-anthropic"
     return None
 
 
@@ -107,13 +117,11 @@ def _counted(adapter: Adapter, route: str, raw: bytes) -> bytes:
         body = wirejson.loads(raw)
     except wirejson.InvalidJson as e:
         raise adapter.invalid_json(e.detail) from None
-    if adapter.api == "gemini":
-        found = GEMINI_COUNT.fullmatch(route)
-        assert found is not None
+    if adapter.family == "gemini":  # the Gemini API's or Vertex's path
         # countTokens takes `contents`, or a whole `generateContentRequest`.
         inner = body.get("generateContentRequest") if isinstance(body, dict) else None
         request = inner if isinstance(inner, dict) else body
-        parsed = adapter.parse_at(request, f"v1beta/models/{found['model']}:generateContent")
+        parsed = adapter.parse_at(request, route.replace(":countTokens", ":generateContent"))
         return json.dumps({"totalTokens": input_tokens(parsed.conversation)}).encode()
     if isinstance(body, dict) and "messages" in body and "model" in body:
         body = {**body, "max_tokens": 1}  # count_tokens takes none

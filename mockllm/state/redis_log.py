@@ -157,7 +157,7 @@ class RedisLog:
         self.floor = 0  # the highest seq this process was given: never given again
         self.lost = False  # the last write found the log's keys gone (and marked it so)
 
-    def anew(self) -> RedisLog:
+    def on_own_client(self) -> RedisLog:
         """The same log on a client of its own: for a last write from another event loop."""
         log = RedisLog(connect(self._url), self._url, self._prefix, self.limit)
         log.epoch, log.floor = self.epoch, self.floor

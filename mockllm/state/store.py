@@ -2,7 +2,7 @@
 implements (`Store`), and the one step that counts an attempt and answers it (`answer_turn`).
 
 Two stores implement it: this process's memory (state/memory.py, the default) and Redis
-behind serving/shared.py. Every method is a coroutine; the memory store's never suspend, so
+behind serving/redis_store.py. Every method is a coroutine; the memory store's never suspend, so
 the default path pays the awaits (about 55 ns each, docs/design.md "The store seam") and no
 event-loop round trip.
 """
@@ -32,7 +32,7 @@ class Expected:
 
     attempt: int  # the attempt this request will be, if nobody counts one meanwhile
     cuts: Mapping[int, str]  # how the session's earlier turns of the scenario were cut
-    seen: object = None  # the store's own record of what it expected (serving/shared.py)
+    seen: object = None  # the store's own record of what it expected (serving/redis_store.py)
 
 
 @value  # built per request (core/values.py)
@@ -43,7 +43,7 @@ class Counted:
 
     attempt: int
     cuts: Mapping[int, str]
-    seen: object = None  # the store's own record of it (serving/shared.py)
+    seen: object = None  # the store's own record of it (serving/redis_store.py)
 
 
 class Store(Protocol):
@@ -114,7 +114,7 @@ async def answer_turn(
     can count meanwhile (nothing suspends), so it is one pass; on Redis one round trip when
     this server saw the session last; when another request counted meanwhile the count
     stands (exact under any concurrency, no retry) and the answer is computed again for the
-    attempt it is, plus a round trip to record its cut if it has one (serving/shared.py)."""
+    attempt it is, plus a round trip to record its cut if it has one (serving/redis_store.py)."""
     for _ in range(TRIES):
         conv = engine.joined(scenario, parsed, call_id)
         expected = await store.expect(session, scenario.name, conv.turn)

@@ -19,7 +19,7 @@ from mockllm.core.scenario import FLAVORS, Flavor
 from mockllm.errors import ClientError, did_you_mean
 from mockllm.loading.loader import load_mapping, load_paths, load_text, parse_yaml
 from mockllm.log.records import LogEntry, ScenarioInfo, Verdict
-from mockllm.testing.session import APIS, Api, ScenarioSource, Session
+from mockllm.testing.session import APIS, WITH_V1, Api, ScenarioSource, Session
 
 # A test server is local: an HTTP(S)_PROXY set for the CI job must not capture its traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -46,9 +46,11 @@ class Client:
         api: Api = "openai",
         flavor: Flavor | None = None,
     ) -> str:
-        """The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's and
-        Bedrock's (boto3's endpoint_url) do not. `flavor` ("qwen", "kimi", …) starts it
-        with `/f/FLAVOR`, so Chat Completions answers as that provider (docs/flavours.md).
+        """The base URL to give an SDK: OpenAI's and AnthropicVertex's carry `/v1`;
+        Anthropic's, Gemini's (on Vertex AI too), Bedrock's (boto3's endpoint_url) and
+        Azure's (AzureOpenAI's azure_endpoint) do not.
+        `flavor` ("qwen", "kimi", …) starts it with `/f/FLAVOR`, so Chat Completions answers
+        as that provider (docs/flavours.md); Mistral's has no `/v1`, which its SDK adds.
         Raises ClientError when the server has no scenario of that name."""
         __tracebackhide__ = True
         if api not in APIS:
@@ -61,7 +63,7 @@ class Client:
         self._check_scenario(scenario)
         path = f"/s/{quote(scenario, safe='')}" + (f"/{quote(session, safe='')}" if session else "")
         prefix = f"/f/{flavor}" if flavor is not None else ""
-        return self.base_url + prefix + path + ("/v1" if api == "openai" else "")
+        return self.base_url + prefix + path + _version(api, flavor)
 
     def _check_scenario(self, name: str) -> None:
         """A mistyped name fails here, where it was written, not as a 404 deep in an SDK."""
@@ -208,3 +210,9 @@ def _message(error: urllib.error.HTTPError) -> str:
         return str(json.loads(body)["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return body or str(error.reason)
+
+
+def _version(api: Api, flavor: Flavor | None) -> str:
+    """`/v1` for the SDKs of WITH_V1; not for Mistral's, which adds it itself (and whose
+    other clients, the OpenAI SDK and ChatMistralAI, are served at `…/chat/completions` too)."""
+    return "/v1" if api in WITH_V1 and flavor != "mistral" else ""

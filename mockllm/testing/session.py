@@ -19,9 +19,24 @@ from mockllm.testing import assertions
 
 # The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's
 # and Google's (google-genai, @google/genai) add their own version path, and AWS's
-# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`.
-Api = Literal["openai", "anthropic", "gemini", "bedrock"]
-APIS: tuple[Api, ...] = ("openai", "anthropic", "gemini", "bedrock")
+# (boto3's endpoint_url, AnthropicBedrock's base_url) their `/model/{modelId}/...`, and
+# `openai.AzureOpenAI` (its azure_endpoint) its `/openai/deployments/{deployment}/...`. On
+# Vertex AI, google-genai adds `v1beta1/projects/...` itself, while AnthropicVertex's
+# (and Claude Code's) base URL ends in `/v1`, as Google's regional endpoint does.
+Api = Literal[
+    "openai", "anthropic", "gemini", "bedrock", "vertex-gemini", "vertex-anthropic", "azure"
+]
+APIS: tuple[Api, ...] = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "vertex-gemini",
+    "vertex-anthropic",
+    "azure",
+)
+# The SDKs whose base URL carries `/v1`.
+WITH_V1: tuple[Api, ...] = ("openai", "vertex-anthropic")
 # YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
 ScenarioSource = str | Path | Mapping[str, Any]
 

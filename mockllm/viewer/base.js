@@ -10,9 +10,61 @@
  */
 
 /**
- * A log entry as the server writes it (docs/http-api.md). It arrives as JSON, which the
- * viewer reads defensively field by field, so its fields stay untyped here.
- * @typedef {Record<string, any>} Entry
+ * A log entry as the server writes it: its fields are mockllm/log/entry.schema.json's
+ * (tests/unit/log/test_entry_schema.py holds them equal), so tsc refuses a field the log
+ * never writes. It arrives as JSON, which the viewer reads defensively field by field, so
+ * their values stay untyped here.
+ * @typedef {object} Entry
+ * @property {any} [seq]
+ * @property {any} [time]
+ * @property {any} [session]
+ * @property {any} [run]
+ * @property {any} [epoch]
+ * @property {any} [clients]
+ * @property {any} [scenario]
+ * @property {any} [api]
+ * @property {any} [method]
+ * @property {any} [path]
+ * @property {any} [stream]
+ * @property {any} [turn]
+ * @property {any} [attempt]
+ * @property {any} [scripted_turns]
+ * @property {any} [why]
+ * @property {any} [side]
+ * @property {any} [request_truncated]
+ * @property {any} [headers]
+ * @property {any} [request]
+ * @property {any} [conversation]
+ * @property {any} [tools]
+ * @property {any} [tool_results]
+ * @property {any} [violations]
+ * @property {any} [expectation_failures]
+ * @property {EntryResponse | null} [response]
+ * @property {any} [duration_ms]
+ * @property {any} [client_disconnected]
+ * @property {any} [server_error]
+ * @property {any} [allow]
+ * @property {any} [allowance]
+ * @property {any} [mcp]
+ */
+
+/**
+ * What mockllm answered (an entry's `response`), as entry.schema.json declares it.
+ * @typedef {object} EntryResponse
+ * @property {any} [status]
+ * @property {any} [finish]
+ * @property {any} [misbehaviour]
+ * @property {any} [text]
+ * @property {any} [reasoning]
+ * @property {any} [tool_calls]
+ * @property {any} [delivered]
+ * @property {any} [fault]
+ * @property {any} [error]
+ * @property {any} [notes]
+ * @property {any} [retry_after]
+ * @property {any} [bytes_sent]
+ * @property {any} [body]
+ * @property {any} [body_truncated]
  */
 
 /**

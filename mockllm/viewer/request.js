@@ -63,8 +63,51 @@ function renderEntry(entry, number, ctx) {
   );
 }
 
+// An embeddings request (docs/embeddings.md): its texts, as OpenAI's `input` or Gemini's
+// `content` / `requests[].content` carry them; a token array shows as its ids.
+function embeddingTexts(request) {
+  if (!request || typeof request !== "object") return [];
+  var parts = function (content) {
+    return ((content && content.parts) || [])
+      .map(function (p) {
+        return p && typeof p.text === "string" ? p.text : "";
+      })
+      .join("\n");
+  };
+  if ("input" in request || "prompt" in request) {
+    var input = "input" in request ? request.input : request.prompt;
+    if (!Array.isArray(input) || (input.length && typeof input[0] === "number")) input = [input];
+    return input.map(function (i) {
+      return Array.isArray(i) ? "tokens: " + i.join(" ") : String(i);
+    });
+  }
+  if (Array.isArray(request.requests))
+    return request.requests.map(function (r) {
+      return parts(r && r.content);
+    });
+  return [parts(request.content)];
+}
+
+function isEmbeddings(entry) {
+  return /-embeddings$/.test(entry.api || "");
+}
+
+function renderEmbeddingInputs(entry) {
+  var texts = embeddingTexts(entry.request);
+  var shown = texts.slice(0, 20).map(function (t, i) {
+    return el("div", { class: "msg user" }, [
+      el("span", { class: "role", text: "input " + i }),
+      el("pre", { class: "text short", text: t }),
+    ]);
+  });
+  var more =
+    texts.length > 20 ? [el("p", { class: "meta", text: texts.length - 20 + " more inputs" })] : [];
+  return el("section", { class: "input", "aria-label": "Sent by the client" }, shown.concat(more));
+}
+
 // The messages new in this request: those after the last assistant reply it carries.
 function renderInput(entry, ctx) {
+  if (isEmbeddings(entry)) return renderEmbeddingInputs(entry);
   var conv = entry.conversation;
   if (!conv)
     return el("p", {
@@ -164,6 +207,12 @@ function renderReply(entry, ctx) {
           return el("pre", { class: "text", text: entry.server_error });
         }),
       );
+    return box;
+  }
+  if (isEmbeddings(entry)) {
+    (r.notes || []).forEach(function (n) {
+      box.appendChild(el("p", { class: "meta", text: n }));
+    });
     return box;
   }
   // What the client received, as the server recorded it (docs/http-api.md,

@@ -134,6 +134,22 @@ def test_claude_code_on_bedrock(tmp_path: Path) -> None:
     report_ok(result)
 
 
+def test_claude_code_on_vertex(tmp_path: Path) -> None:
+    needs(BIN / "claude")
+    result = go(tmp_path, "claude-code-vertex", "claude-code-bash")
+    assert result.returncode == 0, result.describe()
+    made(result, "made by claude")
+    assert statuses(result) == [(0, 200), (1, 200)], result.describe()
+    entries = agent(result)
+    # Vertex's streamRawPredict, an Anthropic body with no model (it is in the path).
+    assert {e["api"] for e in entries} == {"vertex-anthropic"}, result.describe()
+    place = "/v1/projects/mock-project/locations/us-east5/publishers/anthropic/models/"
+    assert all(place in e["path"] for e in entries), result.describe()
+    assert all(e["path"].endswith(":streamRawPredict") for e in entries), result.describe()
+    assert "model" not in entries[0]["request"]
+    report_ok(result)
+
+
 # --- Codex -----------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import openai
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -294,3 +295,21 @@ def test_a_failing_tests_name_keeps_its_width_beside_three_badges(
         )
         assert shown.rect["width"] >= 0.9 * row.rect["width"] - 20, (shown.rect, row.rect)
         assert shown.rect["height"] <= 4 * line, (shown.rect, line)  # not one glyph per line
+
+
+def test_an_embeddings_request_shows_its_inputs_and_how_its_vectors_were_made(
+    server: ServerProcess, session: str, browser: WebDriver
+) -> None:
+    """docs/embeddings.md: a side request of its own api, its texts shown as inputs."""
+    client = openai.OpenAI(
+        base_url=f"{server.url}/v1", api_key="k", default_headers={"x-mockllm-session": session}
+    )
+    client.embeddings.create(model="text-embedding-3-small", input=["first text", "<b>second</b>"])
+    viewer = Viewer(browser).open(f"{server.url}/_mockllm/ui#{session}")
+    detail = viewer.pick(session)
+    viewer.wait(lambda d: "side request embeddings" in detail.text)
+    inputs = [e.text for e in detail.find_elements(By.CSS_SELECTOR, ".input .msg.user pre")]
+    assert inputs == ["first text", "<b>second</b>"]
+    assert "openai-embeddings" in detail.text
+    assert "2 input(s) of model text-embedding-3-small, 1536 dims (2 hashed)" in detail.text
+    assert not detail.find_elements(By.CSS_SELECTOR, "main b")

@@ -1,6 +1,6 @@
 """Shared state under concurrency (issue 36): 32 clients at once on one session of a real
 `mockllm serve --state redis://` are all answered, never a 503, and counted exactly: the
-count is one atomic step in Redis (serving/shared.py), not an optimistic loop that gives
+count is one atomic step in Redis (serving/redis_store.py), not an optimistic loop that gives
 up. The same requests in memory are the other side: there nothing can race at all."""
 
 from __future__ import annotations

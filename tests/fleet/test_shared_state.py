@@ -435,10 +435,10 @@ def test_state_ttl_bounds_every_session_and_response_key_and_the_url_may_come_fr
 def test_a_cut_is_recorded_only_by_the_attempt_still_current(redis: RedisServer) -> None:
     """Two replicas answer attempts 1 and 2 of a turn at once, and attempt 1's record of
     its cut arrives last: it is dropped, so attempt 2's (whole) delivery stands."""
-    from mockllm.state.redis_store import RedisStore
+    from mockllm.state.redis_state import RedisState
 
     async def race() -> tuple[Any, ...]:
-        store = RedisStore(redis.url(), "race", 60)
+        store = RedisState(redis.url(), "race", 60)
         try:
             first, *_ = await store.begin("s", "x", 0, "")
             second, *_ = await store.begin("s", "x", 0, "")

@@ -1,5 +1,5 @@
 """One contract for both stores behind `state/store.py`'s `Store`: this process's memory and
-Redis (serving/shared.py on a real redis-server), each driven through `answer_turn`, the one
+Redis (serving/redis_store.py on a real redis-server), each driven through `answer_turn`, the one
 step the exchange takes. "Two servers" are two replicas on one Redis, and in memory the one
 process that is the whole store."""
 
@@ -62,16 +62,16 @@ class OnStore:
             engine = _engine()
             store = MemoryStore(engine, 100)  # one process: the whole store
             return await check((Server(store, engine), Server(store, engine)))
-        from mockllm.serving.shared import Shared
-        from mockllm.state.redis_store import RedisStore
+        from mockllm.serving.redis_store import RedisStore
+        from mockllm.state.redis_state import RedisState
 
         engines = _engine(), _engine()
-        shared = [Shared(RedisStore(self.redis.url(), "contract", 60), e) for e in engines]
+        shared = [RedisStore(RedisState(self.redis.url(), "contract", 60), e) for e in engines]
         try:
             return await check((Server(shared[0], engines[0]), Server(shared[1], engines[1])))
         finally:
             for replica in shared:
-                await replica.store.close()
+                await replica.state.close()
 
 
 @pytest.fixture(params=["memory", "redis"])

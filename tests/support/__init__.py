@@ -70,6 +70,44 @@ def running_server(
         with running_command("serve", "--log", str(log), *args, *more) as server:
             server.log_file = log
             yield server
+        assert_log_declared(log)
+
+
+ENTRY_SCHEMA = ROOT / "mockllm" / "log" / "entry.schema.json"
+
+
+def log_problems(log: Path) -> list[str]:
+    """Where the entries of a `--log` file break the entry's one declaration
+    (mockllm/log/entry.schema.json): a field the writer added and the schema lacks, a type
+    that changed. Empty when every entry is declared."""
+    import jsonschema  # deferred: only a server's teardown needs it
+
+    validator = _entry_validator(jsonschema)
+    problems = []
+    for line in log.read_text().splitlines() if log.exists() else ():
+        entry = json.loads(line)
+        for error in validator.iter_errors(entry):
+            where = "/".join(map(str, error.absolute_path)) or "the entry"
+            problems.append(f"seq {entry.get('seq')}: {where}: {error.message[:300]}")
+    return problems
+
+
+def assert_log_declared(log: Path) -> None:
+    problems = log_problems(log)
+    assert not problems, (
+        f"{len(problems)} problem(s) with the server's log against {ENTRY_SCHEMA.name}:\n"
+        + "\n".join(problems[:10])
+    )
+
+
+_VALIDATOR: list[Any] = []
+
+
+def _entry_validator(jsonschema: Any) -> Any:
+    if not _VALIDATOR:
+        schema = json.loads(ENTRY_SCHEMA.read_text())
+        _VALIDATOR.append(jsonschema.Draft202012Validator(schema))
+    return _VALIDATOR[0]
 
 
 @contextmanager

@@ -202,7 +202,13 @@ class ResponsesDriver(OpenAIDriver):
         calls = [
             (i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"
         ]
-        texts = [c.text for i in response.output if i.type == "message" for c in i.content]
+        texts = [
+            c.text
+            for i in response.output
+            if i.type == "message"
+            for c in i.content
+            if c.type == "output_text"  # not a refusal part
+        ]
         summaries = [s.text for i in response.output if i.type == "reasoning" for s in i.summary]
         if response.status == "incomplete":
             finish = RESPONSES_INCOMPLETE[response.incomplete_details.reason]

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 
-import { APIS, type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
+import { APIS, WITH_V1, type Api, Calls, type Failure, type LogEntry, type ToolUse, type Verdict, logEntry } from "./records.js";
 import { type AdminRoutes, FLAVORS, type RequestFilter, type ScenarioSource, type UrlOptions } from "./routes.js";
 import { Session } from "./session.js";
 
@@ -34,7 +34,7 @@ export class Client implements AdminRoutes {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
   }
 
-  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's and Gemini's do not; `flavor` starts it with `/f/FLAVOR`. */
+  /** The base URL to give an SDK: OpenAI's carries `/v1`, Anthropic's, Gemini's and Azure's (AzureOpenAI's endpoint) do not; `flavor` starts it with `/f/FLAVOR` (Mistral's: no `/v1`, which its SDK adds). */
   url(scenario: string, { session, api = "openai", flavor }: UrlOptions = {}): string {
     if (!(APIS as readonly string[]).includes(api)) {
       const known = APIS.map((a) => JSON.stringify(a)).join(", ");
@@ -48,7 +48,7 @@ export class Client implements AdminRoutes {
     }
     const path = `/s/${encodeURIComponent(scenario)}` + (session ? `/${encodeURIComponent(session)}` : "");
     const prefix = flavor === undefined ? "" : `/f/${flavor}`;
-    return this.baseUrl + prefix + path + (api === "openai" ? "/v1" : "");
+    return this.baseUrl + prefix + path + (WITH_V1.includes(api) && flavor !== "mistral" ? "/v1" : "");
   }
 
   session(name: string): Session {

@@ -2,8 +2,11 @@
 // Only the fields the client reads are typed; `raw` keeps the whole object.
 
 /** The wire an SDK speaks, for its base URL: OpenAI's SDKs want `/v1` on it, Anthropic's and
- * Google's (@google/genai) add their own version path. */
-export const APIS = ["openai", "anthropic", "gemini"] as const;
+ * Google's (@google/genai) add their own version path, Azure's (AzureOpenAI's endpoint) its
+ * `/openai/deployments/{deployment}/…`. */
+export const APIS = ["openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure"] as const;
+// The SDKs whose base URL carries `/v1` (AnthropicVertex's ends in it, as Google's endpoint does).
+export const WITH_V1: readonly string[] = ["openai", "vertex-anthropic"];
 export type Api = (typeof APIS)[number];
 
 export interface ToolCall {
@@ -32,14 +35,39 @@ export interface Finding {
   message: string;
 }
 
+/** A served call, with what a careful harness must refuse about it (`problem`). */
+export interface ServedCall extends ToolCall {
+  problem?: string;
+}
+
+/** What a client received of a reply that did not arrive whole (docs/http-api.md). */
+export interface Delivered {
+  text: string;
+  reasoning: string;
+  tool_calls: { name: string; arguments: string }[];
+  cut: { by: string; in: string };
+}
+
 export interface LogResponse {
   status: number;
   finish: string | null;
+  /** A valid reply that is still wrong (refusal, content_filter, empty, …), else null. */
+  misbehaviour: string | null;
   text: string | null;
-  tool_calls: ToolCall[];
-  fault: string | null;
-  error: { kind?: string; message?: string } | null;
+  /** The reasoning the client could read; null when the wire sent none or only encrypted. */
+  reasoning: string | null;
+  tool_calls: ServedCall[];
+  /** Null when the reply arrived whole. */
+  delivered: Delivered | null;
+  fault: { kind: string; detail: string; why: string | null } | null;
+  error: { kind: string; message: string } | null;
   notes: string[];
+  /** Seconds an error answer asked the client to wait. */
+  retry_after: number | null;
+  bytes_sent: number;
+  /** The body sent, up to --log-body-cap. */
+  body: string;
+  body_truncated: boolean;
 }
 
 export interface LogEntry {
@@ -59,7 +87,19 @@ export interface LogEntry {
   expectation_failures: Finding[];
   response: LogResponse | null;
   server_error: string | null;
+  /** As requested: `POST` for model calls. */
+  method: string;
+  /** Request headers, credentials shown as `[redacted <hash>]`. */
+  headers: Record<string, string>;
   request: unknown;
+  /** Which rule picked the turn (docs/scenarios.md); absent when no turn was picked. */
+  why?: string;
+  /** A side request: `{name, why, rules?}`; then `turn` and `attempt` are null. */
+  side?: { name: string; why: string; rules?: string };
+  /** From arrival to the last byte. */
+  duration_ms: number | null;
+  /** Whether the client hung up first. */
+  client_disconnected: boolean;
   /** The run id the session name carries (`TEST-HASH~RUN`), when it carries one. */
   run?: string;
   /** Which use of the session: a new one at each reset (docs/http-api.md). */

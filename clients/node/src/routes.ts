@@ -8,7 +8,17 @@ import type { Api, Calls, Failure, LogEntry, Verdict } from "./records.js";
 export type ScenarioSource = string | Record<string, unknown>;
 
 /** The Chat Completions flavours (docs/flavours.md): each answers as that provider. */
-export const FLAVORS = ["openai", "deepseek", "qwen", "kimi", "glm", "doubao", "minimax"] as const;
+export const FLAVORS = [
+  "openai",
+  "deepseek",
+  "qwen",
+  "kimi",
+  "glm",
+  "doubao",
+  "minimax",
+  "mistral",
+  "azure",
+] as const;
 export type Flavor = (typeof FLAVORS)[number];
 
 export interface UrlOptions {

@@ -42,12 +42,22 @@ test("urls carry scenario, session and api", () => {
   assert.equal(client.url("hello", { session: "t 1" }), "http://127.0.0.1:9/s/hello/t%201/v1");
   assert.equal(client.url("hello", { session: "t1", api: "anthropic" }), "http://127.0.0.1:9/s/hello/t1");
   assert.equal(client.url("hello", { session: "t1", api: "gemini" }), "http://127.0.0.1:9/s/hello/t1");
-  assert.throws(() => client.url("hello", { api: "google" }), /one of "openai", "anthropic", "gemini", not "google"/);
+  // AzureOpenAI's azure_endpoint: it appends /openai/deployments/{deployment}/...
+  assert.equal(client.url("hello", { session: "t1", api: "azure" }), "http://127.0.0.1:9/s/hello/t1");
+  // Vertex AI: @google/genai adds v1beta1/projects/... itself; AnthropicVertex's base URL ends in /v1.
+  assert.equal(client.url("hello", { session: "t1", api: "vertex-gemini" }), "http://127.0.0.1:9/s/hello/t1");
+  assert.equal(client.url("hello", { session: "t1", api: "vertex-anthropic" }), "http://127.0.0.1:9/s/hello/t1/v1");
+  assert.throws(
+    () => client.url("hello", { api: "google" }),
+    /one of "openai", "anthropic", "gemini", "vertex-gemini", "vertex-anthropic", "azure", not "google"/,
+  );
 });
 
 test("a flavoured url answers as that provider", async () => {
   const client = new Client("http://127.0.0.1:9/");
   assert.equal(client.url("hello", { flavor: "qwen" }), "http://127.0.0.1:9/f/qwen/s/hello/v1");
+  // the mistralai SDK appends /v1/chat/completions itself
+  assert.equal(client.url("hello", { flavor: "mistral" }), "http://127.0.0.1:9/f/mistral/s/hello");
   assert.throws(() => client.url("hello", { flavor: "qwne" }), /no flavour "qwne"/);
   assert.throws(() => client.url("hello", { api: "anthropic", flavor: "kimi" }), /api: "openai"/);
   const url = mock.session.url("weather-single", { flavor: "kimi" });

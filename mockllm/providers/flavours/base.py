@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from mockllm.core.encoding import dumps, sse_frame
+from mockllm.core.encoding import compact_json, dumps, sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.core.ids import HEX, derive
@@ -146,3 +146,38 @@ def explicit_id(scenario: Scenario, turn: int, index: int) -> str | None:
     served = scenario.turn(turn)
     calls = served.reply.tool_calls if served else ()
     return calls[index].id if index < len(calls) else None
+
+
+def whole_calls(events: list[Event]) -> list[Event]:
+    """Each call in one chunk (GLM, Mistral): its arguments joined into the chunk that names it."""
+    out: list[Event] = []
+    started: dict[int, tuple[int, dict[str, Any]]] = {}  # call index → (position, chunk)
+    for event in events:
+        if event.part.startswith("args:"):
+            i = int(event.part[5:])
+            obj = frame_json(event)
+            if i in started and obj is not None:
+                at, head = started[i]
+                piece = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+                head["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] += piece
+                continue
+        if event.part.startswith("call:"):
+            obj = frame_json(event)
+            if obj is not None:
+                started[int(event.part[5:])] = (len(out), obj)
+        out.append(event)
+    for at, obj in started.values():  # the call's frame now carries all of its arguments
+        whole = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+        out[at] = reframe(obj, out[at].part)._replace(carries=whole)
+    return out
+
+
+def cut_inside(event: Event) -> Event:
+    """A whole call's frame, marked where a cut falls inside its arguments (as Gemini's)."""
+    obj = frame_json(event) if event.part.startswith("call:") else None
+    if obj is None:
+        return event
+    arguments = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+    encoded = compact_json(arguments).encode()
+    start = event.data.find(encoded)
+    return event._replace(inside=start + len(encoded) // 2 if arguments and start >= 0 else None)

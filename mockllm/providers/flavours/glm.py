@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from mockllm.core.encoding import compact_json, dumps
+from mockllm.core.encoding import dumps
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
 from mockllm.errors import RequestError
@@ -17,12 +17,12 @@ from mockllm.providers.base import Parsed
 from mockllm.providers.flavours.base import (
     Flavour,
     counts,
+    cut_inside,
     drop,
-    frame_json,
     map_chunks,
-    reframe,
     request_params,
     thinking_type,
+    whole_calls,
 )
 
 _FINISH = {"content_filter": "sensitive"}  # GLM's word for a filtered reply
@@ -54,7 +54,7 @@ class Glm(Flavour):
 
     def stream(self, events: list[Event], resolved: Resolved, parsed: Parsed) -> list[Event]:
         if request_params(parsed).get("tool_stream") is not True:
-            events = _whole_calls(events)
+            events = whole_calls(events)
 
         def change(obj: dict[str, Any], part: str) -> dict[str, Any] | None:
             if not obj["choices"]:
@@ -70,7 +70,7 @@ class Glm(Flavour):
                 obj.pop("usage", None)
             return drop(obj, "service_tier", "system_fingerprint")
 
-        return [_cut_inside(e) for e in map_chunks(events, change)]
+        return [cut_inside(e) for e in map_chunks(events, change)]
 
     def error_body(self, error: RequestError, request_id: str) -> bytes:
         _, _, code = self.fault_texts(error.status)
@@ -87,38 +87,3 @@ class Glm(Flavour):
 
 def _business(code: str | None) -> bool:
     return code is not None and code.isdigit()
-
-
-def _whole_calls(events: list[Event]) -> list[Event]:
-    """Each call in one chunk: its arguments joined into the chunk that names it."""
-    out: list[Event] = []
-    started: dict[int, tuple[int, dict[str, Any]]] = {}  # call index → (position, chunk)
-    for event in events:
-        if event.part.startswith("args:"):
-            i = int(event.part[5:])
-            obj = frame_json(event)
-            if i in started and obj is not None:
-                at, head = started[i]
-                piece = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
-                head["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] += piece
-                continue
-        if event.part.startswith("call:"):
-            obj = frame_json(event)
-            if obj is not None:
-                started[int(event.part[5:])] = (len(out), obj)
-        out.append(event)
-    for at, obj in started.values():  # the call's frame now carries all of its arguments
-        whole = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
-        out[at] = reframe(obj, out[at].part)._replace(carries=whole)
-    return out
-
-
-def _cut_inside(event: Event) -> Event:
-    """A whole call's frame, marked where a cut falls inside its arguments (as Gemini's)."""
-    obj = frame_json(event) if event.part.startswith("call:") else None
-    if obj is None:
-        return event
-    arguments = obj["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
-    encoded = compact_json(arguments).encode()
-    start = event.data.find(encoded)
-    return event._replace(inside=start + len(encoded) // 2 if arguments and start >= 0 else None)

@@ -62,7 +62,7 @@ def test_add_invalid_scenario_explains_and_changes_nothing(
     assert r.status_code == 400
     assert r.json()["error"]["problems"] == [
         "<POST /_mockllm/scenarios>:3:13: turns[0].reply.txt: unknown key 'txt' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, search_tools); did you mean 'text'?"
+        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, empty, filter, blocked, search_tools); did you mean 'text'?"
     ]
     reply = chat("hello").chat.completions.create(
         model="m", messages=[{"role": "user", "content": "x"}]
@@ -94,4 +94,4 @@ def test_models_route_is_not_a_scenario_request(server: ServerProcess) -> None:
         openai.OpenAI(base_url=f"{server.url}/v1", api_key="x", max_retries=0) as client,
         pytest.raises(openai.NotFoundError),
     ):
-        client.embeddings.create(model="m", input="x")
+        client.images.generate(model="m", prompt="x")  # a route no wire serves

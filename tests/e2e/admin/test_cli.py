@@ -66,7 +66,7 @@ def test_validate_ok_and_broken(capsys: pytest.CaptureFixture[str], tmp_path: Pa
         1,
         "",
         f"{bad}:5:7: turns[0].reply.finsh: unknown key 'finsh' "
-        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, search_tools); did you mean 'finish'?\n"
+        "(allowed here: text, reasoning, tool_calls, finish, usage, json, refusal, empty, filter, blocked, search_tools); did you mean 'finish'?\n"
         f"1 problem in 1 file; {files} files ok\n",
     )
 
@@ -254,12 +254,21 @@ def test_serve_defaults(capsys: pytest.CaptureFixture[str], started: list[tuple[
         'http_options={{"base_url": "{url}/s/SCENARIO"}})\n'
         '  Bedrock:       boto3.client("bedrock-runtime", endpoint_url="{url}/s/SCENARIO", ...)'
         "  (any credentials)\n"
+        '  Vertex Gemini: genai.Client(vertexai=True, project="p", location="us-central1", '
+        'http_options={{"base_url": "{url}/s/SCENARIO"}}, credentials=Credentials(token="test"))'
+        "  (google.oauth2.credentials)\n"
+        '  Vertex Claude: AnthropicVertex(base_url="{url}/s/SCENARIO/v1", region="us-east5", '
+        'project_id="p", access_token="test")\n'
+        '  Azure OpenAI:  AzureOpenAI(azure_endpoint="{url}/s/SCENARIO", '
+        'api_version="2024-10-21", api_key="test")\n'
+        '  Mistral SDK:   Mistral(server_url="{url}/f/mistral/s/SCENARIO", api_key="test")\n'
         "  scenarios:     {url}/_mockllm/scenarios    request log: {url}/_mockllm/requests\n"
         "  viewer:        {url}/_mockllm/ui    (the log live, each session's verdict)"
     )
     # What it prints, once serve has its URL: a line to copy, for every wire.
     printed = banner.format(url="http://127.0.0.1:8000")
     assert 'http_options={"base_url": "http://127.0.0.1:8000/s/SCENARIO"})' in printed
+    assert 'azure_endpoint="http://127.0.0.1:8000/s/SCENARIO"' in printed
 
 
 def test_serve_flags_become_the_server_options(
@@ -313,12 +322,14 @@ def test_serve_flags_become_the_server_options(
         (
             ["serve", "--chaos", "429=2"],
             "mockllm serve: error: argument --chaos: '429=2': expected KIND=RATE with KIND one "
-            "of 429, 500, 503, 529, truncate, stream_error, delay and RATE in 0..1",
+            "of 429, 500, 503, 529, truncate, stream_error, delay, refusal, "
+            "content_filter, empty, reasoning_only and RATE in 0..1",
         ),
         (
             ["serve", "--chaos", "boom=0.1"],
             "mockllm serve: error: argument --chaos: 'boom=0.1': expected KIND=RATE with KIND "
-            "one of 429, 500, 503, 529, truncate, stream_error, delay and RATE in 0..1",
+            "one of 429, 500, 503, 529, truncate, stream_error, delay, refusal, "
+            "content_filter, empty, reasoning_only and RATE in 0..1",
         ),
         (
             ["serve", "--chaos", "429=0.6,500=0.6"],

@@ -55,8 +55,16 @@ def test_urls_carry_scenario_and_session(server: ServerProcess) -> None:
     assert client.session("t1").url("hello", api="anthropic") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="gemini") == f"{server.url}/s/hello/t1"
     assert client.session("t1").url("hello", api="bedrock") == f"{server.url}/s/hello/t1"
+    assert client.session("t1").url("hello", api="azure") == f"{server.url}/s/hello/t1"
+    mistral = client.session("t1").url("hello", flavor="mistral")  # its SDK adds /v1
+    assert mistral == f"{server.url}/f/mistral/s/hello/t1"
+    vertex = client.session("t1").url("hello", api="vertex-gemini")
+    assert vertex == f"{server.url}/s/hello/t1"  # google-genai adds v1beta1/projects/...
+    claude = client.session("t1").url("hello", api="vertex-anthropic")
+    assert claude == f"{server.url}/s/hello/t1/v1"  # as https://{region}-aiplatform.../v1
     with pytest.raises(
-        ValueError, match="'openai', 'anthropic', 'gemini', 'bedrock', not 'google'"
+        ValueError,
+        match="'gemini', 'bedrock', 'vertex-gemini', 'vertex-anthropic', 'azure', not 'google'",
     ):
         client.url("hello", api=cast(Any, "google"))
 
@@ -223,7 +231,7 @@ def test_an_unanswered_call_fails_with_the_transcript(mock: Session) -> None:
         "       user: Paris?",
         "     ← assistant (200, tool_calls)",
         f'       calls get_weather({{"city":"Paris"}}) id={call.id}',
-        "  ✗ verdict: FAIL (1 of 13 checks failed)",
+        "  ✗ verdict: FAIL (1 of 15 checks failed)",
         f"     ✗ calls_answered: {call.id} (get_weather, turn 0, request (log seq {seq})) was never answered",
         "",
         "expected: every tool call mockllm sent gets a result with its id in a later request",

@@ -57,6 +57,8 @@ NEVER_ANSWERED = "fails calls_answered, errors_fed_back"  # a refused call's res
 # MALFORMED_FUNCTION_CALL with no content, every attempt (docs/http-api.md, Gemini).
 UNFORMED = 'raises GaveUp("could not form its function call") · clean'
 NO_CALLS = 'raises TypeError("not iterable") · clean'  # naive: response.function_calls is None
+FILTERED = 'raises GaveUp("stopped (content_filter)") · clean'  # the finish reason read
+NOT_ASKED_AGAIN = "fails empty_replies_asked_again"  # an empty reply sent back, or kept
 # Bedrock: a call whose arguments no toolUse.input can carry comes as stopReason
 # malformed_tool_use with no toolUse (docs/http-api.md, Bedrock); the naive loop sends the
 # empty assistant turn back, which Bedrock refuses (rule B5).
@@ -331,6 +333,78 @@ OUTCOMES: dict[str, Row] = {
         "Bedrock: they have no reasoning_content; the reasoning item / thinking block / "
         "thought part / reasoningContent block rides in the output the naive loop replays "
         "whole.",
+    ),
+    "refusal": Row(
+        {
+            "chat, responses": 'raises GaveUp("the model refused") · clean',
+            "anthropic, gemini, bedrock": FILTERED,
+        },
+        {
+            "chat, responses, anthropic": 'raises RuntimeError("no answer after 50 model calls") '
+            "· fails no_tool_loop, no_refusal_loop",
+            "gemini": NO_CALLS,
+            "bedrock": EMPTY_TURN,
+        },
+        "The correct loop stops at once: asking again gets the same refusal. The naive loop "
+        "finds no text and no call and asks again, forever (the turn repeats): no_tool_loop "
+        "and no_refusal_loop flag it; on Gemini (no content) and Bedrock (the empty turn sent back, B5) it "
+        "crashes first. Anthropic, Gemini and Bedrock carry no refusal text: their refusal "
+        "is a stop reason (refusal, SAFETY, content_filtered), which the reference harness "
+        "reads as a content filter.",
+    ),
+    "content-filter": Row(
+        FILTERED,
+        {
+            "chat": 'raises ContentFilterFinishReasonError("rejected by the content filter") '
+            "· clean",
+            "responses": 'raises RuntimeError("response.completed") · clean',
+            "anthropic, gemini, bedrock": 'answer "you will first need to" · clean',
+        },
+        "The openai stream helper raises ContentFilterFinishReasonError (the correct loop "
+        "catches it and reads the finish reason); the Responses helper finds no "
+        "response.completed (the stream ends response.incomplete). Elsewhere the naive loop "
+        "shows the half sentence the filter stopped.",
+    ),
+    "empty-reply": Row(
+        PARIS,
+        {
+            "chat, anthropic": f'raises BadRequestError("history diverged") · {NOT_ASKED_AGAIN}',
+            "responses": PARIS,
+            "gemini": f'raises TypeError("not iterable") · {NOT_ASKED_AGAIN}',
+            "bedrock": EMPTY_TURN.replace("clean", NOT_ASKED_AGAIN),
+        },
+        "The correct loop asks again (EmptyReply, up to 3 attempts). The naive loop sends the "
+        "empty reply back as a turn and asks on: the history no longer holds the turn's "
+        "call (Chat, Anthropic), or Bedrock refuses the empty turn (B5); on Gemini it "
+        "iterates the calls of a reply that has none and the session ends on the empty "
+        "reply; empty_replies_asked_again flags each. Not shown on Responses: with no output "
+        "item there is nothing to send back, so the naive loop's next request is the retry.",
+    ),
+    "reasoning-only": Row(
+        PARIS,
+        {
+            "chat, anthropic": f'raises BadRequestError("history diverged") · {NOT_ASKED_AGAIN}',
+            "responses": 'raises BadRequestError("without its required following item") '
+            f"· {NOT_ASKED_AGAIN}",
+            "gemini": f'raises TypeError("not iterable") · {NOT_ASKED_AGAIN}',
+            "bedrock": EMPTY_TURN.replace("clean", NOT_ASKED_AGAIN),
+        },
+        "The reasoning is not an answer: the correct loop asks again. Responses refuses a "
+        "reasoning item replayed with nothing after it; Bedrock a turn holding only "
+        "reasoning; empty_replies_asked_again flags each.",
+    ),
+    "keep-alive-comments": Row(
+        {
+            "chat, responses, anthropic, bedrock": PARIS,
+            "gemini": 'raises GaveUp("Failed to parse response as JSON") · fails calls_answered',
+        },
+        PARIS,
+        "The openai and anthropic SDKs skip the comments and the empty blocks. google-genai "
+        "does not: its stream reader takes a line that is not data: for a line of a JSON "
+        "error body, and fails on the first comment (Gemini's own API sends none; a proxy "
+        "in front of it may). The naive Gemini and Bedrock loops do not stream; Bedrock's "
+        "event stream has no comments. A hand-written SSE reader that mishandles them is "
+        "shown failing in tests/e2e/wires/test_misbehaviour_e2e.py.",
     ),
 }
 

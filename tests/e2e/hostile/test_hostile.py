@@ -60,6 +60,10 @@ GEMINI = "v1beta/models/gemini-2.5-flash:generateContent"
 CONVERSE = "model/us.anthropic.claude-sonnet-4-6/converse"
 INVOKE = "model/us.anthropic.claude-sonnet-4-6/invoke-with-response-stream"
 BEDROCK = (CONVERSE, CONVERSE + "-stream", INVOKE)
+_VERTEX = "v1/projects/p/locations/us-central1/publishers"
+VERTEX_GEMINI = f"{_VERTEX}/google/models/gemini-2.5-flash:streamGenerateContent"
+VERTEX_CLAUDE = f"{_VERTEX}/anthropic/models/claude-sonnet-4-6:rawPredict"
+GOOGLE = (GEMINI, VERTEX_GEMINI)  # Google's error shape names a status
 CONVERSE_BODY = {
     "system": [{"text": "be brief"}],
     "messages": [
@@ -146,8 +150,12 @@ BASES[CONVERSE] = BASES[CONVERSE + "-stream"] = CONVERSE_BODY
 BASES[INVOKE] = {k: v for k, v in BASES["v1/messages"].items() if k != "model"} | {
     "anthropic_version": "bedrock-2023-05-31"
 }
+BASES[VERTEX_GEMINI] = BASES[GEMINI]
+BASES[VERTEX_CLAUDE] = {k: v for k, v in BASES["v1/messages"].items() if k != "model"} | {
+    "anthropic_version": "vertex-2023-10-16"
+}
 ROUTES = list(BASES)
-HISTORY = {"v1/responses": "input", GEMINI: "contents"}
+HISTORY = {"v1/responses": "input", GEMINI: "contents", VERTEX_GEMINI: "contents"}
 
 # Strings a hostile client sends: lone surrogates, control characters, odd scripts, long runs.
 hostile_text = st.one_of(
@@ -276,7 +284,7 @@ class Checker:
         elif r.status_code >= 400:
             assert kind.startswith("application/json"), (r.status_code, kind)
             error = json.loads(data)["error"]
-            kind_of = "status" if self.route == GEMINI else "type"  # Google's shape names a status
+            kind_of = "status" if self.route in GOOGLE else "type"
             assert isinstance(error["message"], str) and isinstance(error[kind_of], str)
         elif kind.startswith("application/vnd.amazon.eventstream"):
             buffer = EventStreamBuffer()  # botocore's own parser: both CRCs checked

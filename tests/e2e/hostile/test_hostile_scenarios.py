@@ -29,7 +29,11 @@ VALID: dict[str, Any] = {
             "reply": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
             "fault": {"truncate": {"after_bytes": 10}, "disconnect": "close", "times": 1},
         },
-        {"reply": {"text": "done"}, "repeat": True},
+        {
+            "reply": {"text": "done"},
+            "repeat": True,
+            "fault": {"content_filter": {"category": "violence", "severity": "low"}, "times": 1},
+        },
     ],
 }
 # The keys an agent-CLI scenario adds (side requests, seeds, keyed turns, structured output,
@@ -177,6 +181,16 @@ def test_integer_chaos_keys_are_status_codes(server: ServerProcess, session: str
             "{http: {status: 429}, stall: true}",
             "s.yaml:3:61: turns[0].fault.stall: http and stall cannot combine: http leaves "
             "nothing for stall",
+        ),
+        (
+            "{content_filter: {category: violence}, http: {status: 500}}",
+            "s.yaml:3:49: turns[0].fault.content_filter: http and content_filter cannot "
+            "combine: http leaves nothing for content_filter",
+        ),
+        (
+            "{content_filter: {category: gore}}",
+            "s.yaml:3:60: turns[0].fault.content_filter.category: the string 'gore' is not "
+            "allowed here (allowed: hate, jailbreak, self_harm, sexual, violence)",
         ),
         (
             "{disconnect: close}",

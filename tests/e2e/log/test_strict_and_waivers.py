@@ -120,7 +120,7 @@ def test_a_marker_waiver_gives_one_label_in_the_test_the_section_report_json_and
     failure = out[out.index("test_marked_waiver_then_a_failing_assertion") :]
     # (the short summary repeats the whole message when pytest runs on CI: not counted)
     failure = failure.split("short test summary info")[0]
-    assert failure.count(f"{WAIVED} (13 checks)") == 1, failure
+    assert failure.count(f"{WAIVED} (15 checks)") == 1, failure
     assert FAIL not in failure
     assert "[by @pytest.mark.mockllm(allow=...) on test_agent.py::test_marked_waiver_then" in out
 
@@ -186,7 +186,7 @@ def test_strict_fails_a_test_whose_agent_leaves_a_call_unanswered_at_teardown(
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_leaves_a_call_unanswered*",
-            f"*mockllm: {FAIL} (1 of 13 checks failed) in session "
+            f"*mockllm: {FAIL} (1 of 15 checks failed) in session "
             "'test_leaves_a_call_unanswered-*', judged at teardown:",
             "*✗ calls_answered: call_* (get_weather, turn 0, request (log seq *)) was never answered",
             "*strict by default*@pytest.mark.mockllm(strict=False)*--mockllm-strict=off*",
@@ -202,7 +202,7 @@ def test_strict_fails_a_test_whose_agent_leaves_a_call_unanswered_at_teardown(
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_makes_no_request *",
-            f"*mockllm: {FAIL} (no requests) (1 of 13 checks failed)*",
+            f"*mockllm: {FAIL} (no requests) (1 of 15 checks failed)*",
             "*✗ requests_made: no request reached this session*",
         ]
     )

@@ -59,6 +59,8 @@ def test_clean_session_passes_every_check(server: ServerProcess, session: str) -
         "parallel_complete",
         "errors_fed_back",
         "no_tool_loop",
+        "no_refusal_loop",
+        "empty_replies_asked_again",
         "retry_after_honoured",
         "failed_streams_retried",
         "requests_accepted",
@@ -239,3 +241,38 @@ def test_retry_after_honoured() -> None:
         "retry_after_honoured": "request (log seq 2) retried after 0.500 s; request (log seq 1) said retry-after 2 s"
     }
     assert checks([first, patient]) == {}
+
+
+def served_as(seq: int, kind: str | None, turn: int = 0, attempt: int = 1) -> dict[str, Any]:
+    """A 200 whose reply is valid but wrong (`response.misbehaviour`), at a turn's attempt."""
+    response = {"status": 200, "tool_calls": [], "misbehaviour": kind}
+    return entry(seq, response=response, turn=turn, attempt=attempt)
+
+
+def test_no_refusal_loop_allows_a_bounded_retry_and_fails_a_loop() -> None:
+    bounded = [served_as(i, "refusal", turn=i - 1) for i in range(1, 4)]
+    assert checks(bounded) == {}
+    broken_up = [*bounded, served_as(4, None, turn=3), served_as(5, "content_filter", turn=4)]
+    assert checks(broken_up) == {}
+    looping = [*bounded, served_as(4, "content_filter", turn=3)]
+    assert checks(looping) == {
+        "no_refusal_loop": "4 requests in a row (log seq 1-4) were answered with a refusal or "
+        "a content filter: asking again with the same history gets the same; stop after at "
+        "most 3"
+    }
+
+
+def test_empty_replies_asked_again() -> None:
+    asked_again = [served_as(1, "empty"), served_as(2, None, attempt=2)]
+    assert checks(asked_again) == {}
+    gave_up = [served_as(1, "empty"), served_as(2, "reasoning_only", attempt=2)]
+    assert checks(gave_up) == {}  # asked again, then stopped: not taken for an answer
+    sent_back = [served_as(1, "reasoning_only"), served_as(2, None, turn=1)]
+    assert checks(sent_back) == {
+        "empty_replies_asked_again": "request (log seq 2) sent the empty reply of request "
+        "(log seq 1) back as an assistant turn: ask again instead"
+    }
+    assert checks([served_as(1, "empty")]) == {
+        "empty_replies_asked_again": "the session ended on the empty reply of request (log "
+        "seq 1), never asked again: was it taken for the answer?"
+    }

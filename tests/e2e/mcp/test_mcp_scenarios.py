@@ -104,7 +104,6 @@ turns:
     assert [r.from_mcp for r in expect.tool_results] == [("lost",), ('{"status":"unknown"}',)]
     call = scenario.turns[0].reply.tool_calls[1]
     assert (call.name, call.mcp) == ("lookup_order", ("orders", "lookup_order"))
-    assert scenario.mcp_tool_of("mcp__orders__lookup_order") == ("orders", "lookup_order")
 
 
 @pytest.mark.parametrize(

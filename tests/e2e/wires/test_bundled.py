@@ -21,7 +21,7 @@ import pytest
 from google.genai import errors as genai_errors
 
 from mockllm import load_paths
-from mockllm.core.scenario import Fault, Reply, Scenario
+from mockllm.core.scenario import Fault, Misbehave, Reply, Scenario
 from tests.support import BUNDLED, ServerProcess
 from tests.support.drivers import DRIVERS, Driver, View, Walker
 
@@ -59,10 +59,12 @@ def test_stream_equals_non_stream_on_every_turn(
             request = walker.request()
             if not spoiled_attempts(server, session, driver, request, turn.fault):
                 return  # every attempt gets the fault: nothing more to walk
-            view = reply_of(server, session, api, driver, request, turn.reply)
+            commented = scenario.stream.keep_alive is not None
+            view = reply_of(server, session, api, driver, request, turn.reply, commented)
             if view is None:
                 return  # the SDK cannot assemble this reply (asserted): the walk ends here
-            assert_served_as_scripted(view, turn.reply, served_calls(server, session))
+            finish = shown_finish(api, turn.reply)
+            assert_served_as_scripted(view, turn.reply, served_calls(server, session), finish)
             walker.advance(view)
         if not scenario.turns[-1].repeat:  # every turn was used: one more request is exhausted
             entries_before = len(server.requests(session=session))
@@ -87,6 +89,16 @@ def spoiled_attempts(
     it spoils every attempt (no `times`)."""
     if fault is None or fault.kind == "delay":
         return True
+    if isinstance(fault.part, Misbehave):  # a whole 200, with nothing of the turn in it
+        for _ in range(fault.times or 1):
+            view = driver.create(request)
+            assert (view.text, view.calls) == (None, [])
+            # Responses: a reasoning item, its summary empty unless the request asks for one.
+            items = [i.type for i in view.raw.output] if hasattr(view.raw, "output") else None
+            reasoned = view.reasoning is not None or items == ["reasoning"]
+            assert reasoned == (fault.kind == "reasoning_only")
+            assert server.last(session)["response"]["fault"]["kind"] == fault.kind
+        return fault.times is not None
     timeout = {"timeout": 0.5} if fault.kind == "stall" else {}
     for _ in range(fault.times or 1):
         with pytest.raises(FAULT_ERRORS[fault.kind]):
@@ -102,9 +114,15 @@ def reply_of(
     driver: Driver,
     request: dict[str, Any],
     reply: Reply,
+    commented: bool = False,
 ) -> View | None:
     """The turn's reply through create() and through the SDK's stream helper, which agree
-    wherever the wire and the SDK can carry it."""
+    wherever the wire and the SDK can carry it. `commented`: the stream holds keep-alive
+    comments, which google-genai's stream reader cannot read (docs/failure-modes.md)."""
+    if api == "gemini" and commented:
+        with pytest.raises(genai_errors.UnknownApiResponseError, match="OPENROUTER PROCESSING"):
+            driver.stream(request)
+        return driver.create(request)
     if api == "anthropic" and not_an_input(reply):
         return anthropic_streamed_only(server, session, driver, request)
     if api == "gemini" and not_an_object(reply):
@@ -204,10 +222,20 @@ def served_calls(server: ServerProcess, session: str) -> list[dict[str, Any]]:
     return calls
 
 
-def assert_served_as_scripted(view: View, reply: Reply, served: list[dict[str, Any]]) -> None:
+def shown_finish(api: str, reply: Reply) -> str:
+    """The finish the driver shows for the scripted reply: Anthropic's refusal and Gemini's
+    SAFETY stop are what the drivers read as content_filter."""
+    if reply.refusal is not None and api in ("anthropic", "gemini"):
+        return "content_filter"
+    return reply.finish
+
+
+def assert_served_as_scripted(
+    view: View, reply: Reply, served: list[dict[str, Any]], finish: str
+) -> None:
     """What the SDK shows is what the server logged as sent, and that is the script — with
     `generate:` arguments and near-miss names made concrete."""
-    assert view.finish == reply.finish
+    assert view.finish == finish
     # MiniMax writes the thinking into the content, ahead of the text (docs/flavours.md).
     thought = f"<think>\n{reply.reasoning}\n</think>\n\n" if reply.reasoning else None
     text = view.text or ""

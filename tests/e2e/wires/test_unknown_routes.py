@@ -45,7 +45,8 @@ def test_botocore_reads_the_404(server: ServerProcess, session: str) -> None:
 
 
 def test_vertex_ai_reads_the_404(server: ServerProcess, session: str) -> None:
-    """google-genai in Vertex AI (express) mode: Gemini's error shape."""
+    """google-genai in Vertex AI (express) mode, asking for a method mockllm does not serve
+    (generateContent is served: tests/e2e/wires/test_vertex_gemini.py): Vertex's error shape."""
     with (
         genai.Client(
             vertexai=True,
@@ -54,7 +55,7 @@ def test_vertex_ai_reads_the_404(server: ServerProcess, session: str) -> None:
         ) as client,
         pytest.raises(errors.ClientError) as caught,
     ):
-        client.models.generate_content(model="gemini-2.5-flash", contents="hi")
+        client.models.embed_content(model="text-embedding-005", contents="hi")
     assert caught.value.code == 404 and caught.value.status == "NOT_FOUND"
     assert SERVED in str(caught.value.message)
 

@@ -514,7 +514,7 @@ def test_add_replaces_by_name() -> None:
     )
     assert engine.add(WEATHER) is False and engine.add(other) is True
     assert engine.find("hello") is other
-    assert engine.flavor_of(other) == "deepseek" and engine.flavor_of(WEATHER) == "openai"
+    assert (other.flavor, WEATHER.flavor) == ("deepseek", None)
 
 
 # --- replies no model could give (core/possible.py) ----------------------------------------

@@ -21,6 +21,7 @@ from mockllm.core.scenario import (
     Disconnect,
     Fault,
     HttpFault,
+    Misbehave,
     Part,
     Reply,
     ScriptedCall,
@@ -297,7 +298,7 @@ def test_counts_events_only_for_a_cut_after_events() -> None:
 # --- the fault type ----------------------------------------------------------------------------
 
 PARTS = {HttpFault(503): "http", Stall(): "stall", StreamError(): "stream_error"}
-PARTS |= {Truncate(after_bytes=3, disconnect="close"): "truncate"}
+PARTS |= {Truncate(after_bytes=3, disconnect="close"): "truncate", Misbehave("empty"): "empty"}
 
 
 def test_a_fault_holds_one_part_of_each_kind_the_union_names() -> None:
@@ -310,7 +311,8 @@ def test_each_part_names_its_kind_and_says_what_the_client_gets(
     part: Part | None, kind: str
 ) -> None:
     fault = Fault(part, delay=Delay(first_byte_ms=5))
-    assert (fault.kind, fault.cuts) == (kind, part is not None)
+    # A misbehaving reply is delivered whole: it cuts nothing.
+    assert (fault.kind, fault.cuts) == (kind, part is not None and kind != "empty")
     assert (
         fault.describe()
         == {
@@ -318,6 +320,7 @@ def test_each_part_names_its_kind_and_says_what_the_client_gets(
             "stall": "headers, then nothing",
             "stream_error": "error event after half the events",
             "truncate": "cut after 3 bytes, then close",
+            "empty": "an empty reply instead of the reply",
             "delay": "delay Delay(first_byte_ms=5, between_chunks_ms=0)",
         }[kind]
     )

@@ -153,7 +153,7 @@ ERRORS = [
         "a key over-indented: one level up",
         "turns:\n  - reply:\n      text: hi\n      expect: {user: hi}\n",
         "s.yaml:4:7: turns[0].reply.expect: unknown key 'expect' (allowed here: text, reasoning, "
-        "tool_calls, finish, usage, json, refusal, search_tools); `expect` belongs one level up, beside `reply:`: indent it less",
+        "tool_calls, finish, usage, json, refusal, empty, filter, blocked, search_tools); `expect` belongs one level up, beside `reply:`: indent it less",
     ),
     ("empty", "", "s.yaml: empty file: a scenario needs at least 'turns'"),
     (

@@ -252,6 +252,7 @@ def test_a_served_entry_as_json_flags_calls_a_harness_must_refuse() -> None:
     assert out["response"] == {
         "status": 200,
         "finish": "tool_calls",
+        "misbehaviour": None,  # a reply with calls: nothing wrong with it as a reply
         "text": "",
         "reasoning": None,
         "delivered": None,  # a body sent whole

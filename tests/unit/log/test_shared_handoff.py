@@ -41,7 +41,7 @@ class Store:
         self.calls = 0  # writes begun
         self.answered = 0  # writes told they succeeded
 
-    def anew(self) -> Store:
+    def on_own_client(self) -> Store:
         return self
 
     async def aclose(self) -> None:

@@ -31,14 +31,14 @@ CONVERSATIONS = [
 
 @pytest.mark.parametrize("messages", CONVERSATIONS)
 def test_a_stored_conversation_reads_back_as_it_went_in(messages: tuple[Message, ...]) -> None:
-    stored = Stored.of(messages, b"{}")
+    stored = Stored.made(messages, b"{}")
     assert isinstance(stored.messages, bytes)
     assert stored.conversation() == messages
 
 
 def stored_output(*items: dict[str, object]) -> Stored:
     body = json.dumps({"id": "resp_1", "output": list(items)}, separators=(",", ":"))
-    return Stored.of((), body.encode())
+    return Stored.made((), body.encode())
 
 
 CALL = {"id": "fc_1a", "type": "function_call", "call_id": "call_9", "name": "f", "arguments": "{}"}
@@ -47,7 +47,7 @@ CALL = {"id": "fc_1a", "type": "function_call", "call_id": "call_9", "name": "f"
 def test_an_item_is_found_by_its_id_in_the_stored_bodies() -> None:
     store = ResponseStore()
     store.keep("resp_1", stored_output({"id": "msg_1", "type": "message"}, CALL))
-    store.keep("resp_2", Stored.of((), None))  # an upstream's answer: no body to look in
+    store.keep("resp_2", Stored.made((), None))  # an upstream's answer: no body to look in
     assert store.item("fc_1a") == CALL
     assert store.item("fc_1") is None  # a prefix of an id is not that id
     assert store.item('fc_1a"') is None and store.item("") is None
@@ -102,9 +102,9 @@ def test_a_continued_response_is_its_conversation_marked_whether_kept_decoded_or
     the few kept decoded, the same messages the stored bytes decode to, each marked as
     coming from that response."""
     store = ResponseStore()
-    stored = Stored.of(messages, b"{}")
+    stored = Stored.made(messages, b"{}")
     store.keep("resp_1", stored, messages)  # served just now: decoded at hand
-    store.keep("resp_2", Stored.of(messages, b"{}"))  # adopted from another server: bytes
+    store.keep("resp_2", Stored.made(messages, b"{}"))  # adopted from another server: bytes
     expected = tuple(replace(m, at="previous response resp_1") for m in stored.conversation())
     first = store.continued("resp_1", stored)
     assert first == expected
@@ -114,6 +114,6 @@ def test_a_continued_response_is_its_conversation_marked_whether_kept_decoded_or
     assert store.continued("resp_2", other) == tuple(
         replace(m, at="previous response resp_2") for m in messages
     )
-    replaced = Stored.of(messages[:1], b"{}")  # the same id kept anew: never the old one
+    replaced = Stored.made(messages[:1], b"{}")  # the same id kept anew: never the old one
     store.keep("resp_1", replaced)
     assert len(store.continued("resp_1", replaced)) == 1

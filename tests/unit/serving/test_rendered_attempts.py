@@ -89,6 +89,30 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
         {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 9, "messages": CHAT["messages"]},
         b"",
     ),
+    (
+        "vertex gemini stream",
+        "v1beta1/projects/p/locations/l/publishers/google/models/gemini-2.5-flash"
+        ":streamGenerateContent",
+        {"contents": [{"role": "user", "parts": [{"text": ASK}]}]},
+        b"alt=sse",
+    ),
+    (
+        "vertex claude",
+        "v1/projects/p/locations/l/publishers/anthropic/models/claude-sonnet-4-6:rawPredict",
+        {"anthropic_version": "vertex-2023-10-16", "max_tokens": 9, "messages": CHAT["messages"]},
+        b"",
+    ),
+    (
+        "vertex claude stream",
+        "v1/projects/p/locations/l/publishers/anthropic/models/claude-sonnet-4-6:streamRawPredict",
+        {
+            "anthropic_version": "vertex-2023-10-16",
+            "max_tokens": 9,
+            "messages": CHAT["messages"],
+            "stream": True,
+        },
+        b"",
+    ),
 ]
 
 

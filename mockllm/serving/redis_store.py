@@ -17,7 +17,7 @@ from mockllm.core.scenario import Scenario
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
 from mockllm.state import StoreUnavailable
-from mockllm.state.redis_store import Cuts, RedisStore, cuts_of, field_of
+from mockllm.state.redis_state import Cuts, RedisState, cuts_of, field_of
 from mockllm.state.store import Counted, Expected
 
 SOURCE = "<POST /_mockllm/scenarios>"
@@ -25,7 +25,7 @@ Known = tuple[dict[str, int], Cuts]  # a session's attempts by turn field, and i
 
 
 @dataclass(frozen=True, slots=True)
-class Seen:
+class ReplicaView:
     """What an answer was computed on: the session as this replica knew it, and the
     version of the scenarios it knew (the count is refused under another)."""
 
@@ -34,15 +34,15 @@ class Seen:
     version: str
 
 
-class Shared:
+class RedisStore:
     """The `Store` on Redis (state/store.py), for every server given the same URL and
     prefix: an attempt is counted only if Redis still has what this replica expected."""
 
     keeps_responses = True
 
-    def __init__(self, store: RedisStore, engine: Engine) -> None:
-        self.store, self.engine = store, engine
-        self.url = store.url
+    def __init__(self, state: RedisState, engine: Engine) -> None:
+        self.state, self.engine = state, engine
+        self.url = state.url
         self.version = "?"  # never a real version: the first request loads the scenarios
         self._texts: dict[str, str] = {}  # the run-time scenarios loaded, as posted
         # What this replica last saw of each session: the guess each answer is computed on
@@ -53,19 +53,21 @@ class Shared:
         session last (a harness that keeps to one replica, or a turn's first attempt)."""
         attempts, cuts = self._known.get(session) or ({}, {})
         before = attempts.get(field_of(scenario, turn), 0)
-        return Expected(before + 1, cuts_of(cuts, scenario), Seen(attempts, cuts, self.version))
+        return Expected(
+            before + 1, cuts_of(cuts, scenario), ReplicaView(attempts, cuts, self.version)
+        )
 
     async def commit(
         self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
     ) -> Scenario | Counted | None:
-        """The count and the cut in one write, if Redis agrees (`RedisStore.commit`); else
+        """The count and the cut in one write, if Redis agrees (`RedisState.commit`); else
         the count alone, and what Redis sent back is what this replica knows of the session
         from now on."""
         seen = expected.seen
-        assert isinstance(seen, Seen)
+        assert isinstance(seen, ReplicaView)
         field, before = field_of(scenario.name, turn), expected.attempt - 1
         try:
-            done, _, count, now = await self.store.commit(
+            done, _, count, now = await self.state.commit(
                 session, scenario.name, turn, seen.version, before, seen.cuts, how
             )
         except StoreUnavailable as lost:
@@ -85,7 +87,7 @@ class Shared:
         assert now is not None  # counted, as another attempt than this replica expected
         attempts = {**seen.attempts, field: count}
         self._known.put(session, (attempts, now))
-        return Counted(count, cuts_of(now, scenario.name), Seen(attempts, now, seen.version))
+        return Counted(count, cuts_of(now, scenario.name), ReplicaView(attempts, now, seen.version))
 
     async def cut(
         self, session: str, scenario: Scenario, turn: int, counted: Counted, how: str | None
@@ -93,12 +95,12 @@ class Shared:
         """Record how a `Counted` attempt was cut, when that differs from what Redis has
         (most answers are whole, on a turn never cut: no round trip)."""
         seen = counted.seen
-        assert isinstance(seen, Seen)
+        assert isinstance(seen, ReplicaView)
         key = field_of(scenario.name, turn).encode()
         if seen.cuts.get(key) == (how.encode() if how is not None else None):
             return
         try:
-            await self.store.cut(session, scenario.name, turn, counted.attempt, how)
+            await self.state.cut(session, scenario.name, turn, counted.attempt, how)
         except StoreUnavailable as lost:  # the attempt was counted, its cut perhaps not
             lost.consumed, lost.counted = (turn, counted.attempt), True
             raise
@@ -108,18 +110,18 @@ class Shared:
         self._known.put(session, (seen.attempts, kept))
 
     async def response(self, key: str) -> bytes | None:
-        return await self.store.response(key)
+        return await self.state.response(key)
 
     async def keep_response(self, key: str, data: bytes) -> None:
-        await self.store.keep_response(key, data)
+        await self.state.keep_response(key, data)
 
     async def reset(self, session: str | None = None) -> None:
-        await self.store.reset(session)
+        await self.state.reset(session)
 
     async def refresh(self) -> None:
         """Load the run-time scenarios posted since this replica last looked (one short
         read when none was: the texts come only with a new version)."""
-        version, texts = await self.store.scenarios(self.version)
+        version, texts = await self.state.scenarios(self.version)
         for name, text in (texts or {}).items():
             if self._texts.get(name) != text:
                 self._texts[name] = text  # tried once: a text this version cannot load
@@ -136,7 +138,7 @@ class Shared:
 
     async def add(self, scenario: Scenario, text: str) -> bool:
         """Share a scenario posted here; True if it replaced one of the same name."""
-        replaced = await self.store.add_scenario(scenario.name, text)
+        replaced = await self.state.add_scenario(scenario.name, text)
         replaced = self.engine.add(scenario) or replaced
         self._texts[scenario.name] = text
         await self.refresh()

@@ -98,7 +98,10 @@ def cuts_of(cuts: Cuts, scenario: str) -> dict[int, str]:
     return found
 
 
-class RedisStore:
+class RedisState:
+    """Attempts, cuts, stored responses and run-time scenarios on Redis, one round trip
+    each: what `MemoryState` is in one process (serving/redis_store.py makes it a `Store`)."""
+
     def __init__(self, url: str, prefix: str, ttl: int) -> None:
         self.url = url  # StoreUnavailable redacts it
         self.client: Any = connect(url)
