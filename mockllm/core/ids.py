@@ -44,10 +44,10 @@ def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> s
     """`fresh`, remembered: the ids that repeat (a turn's, on its first attempt). A part
     from the request (a model name) longer than _LONGEST_KEPT is not kept as a key: 4,096
     of them could hold 4,096 × --max-body bytes."""
-    # The longest part as text, found in C (map/max: no Python loop; this runs several
-    # times a request); a number that long is not kept either, which costs nothing.
-    if parts and max(map(len, map(str, parts))) > _LONGEST_KEPT:
-        made = fresh(prefix, length, *parts, alphabet=alphabet)
+    for part in parts:  # a loop, not any(): this runs several times a request
+        if type(part) is str and len(part) > _LONGEST_KEPT:
+            made = fresh(prefix, length, *parts, alphabet=alphabet)
+            break
     else:
         made = _derived(prefix, length, *parts, alphabet=alphabet)
     if _recording is not None:
