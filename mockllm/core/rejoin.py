@@ -51,11 +51,14 @@ def unmerged(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
     for message in conv.messages:
         if message.role != "assistant":
             continue
-        served = scenario.turn(turn)
-        if served is None:
-            return conv
-        if len(message.tool_calls) > len(served.reply.tool_calls) > 0:
-            return _unmerged(conv, scenario, call_id)
+        # Merged replies hold two calls at least (more than a turn's one or more): the
+        # turn is looked up only then (a history of one call a reply looks up none).
+        if len(message.tool_calls) > 1:
+            served = scenario.turn(turn)
+            if served is None:
+                return conv  # past the script's end: no later turn either
+            if len(message.tool_calls) > len(served.reply.tool_calls) > 0:
+                return _unmerged(conv, scenario, call_id)
         turn += 1
     return conv
 

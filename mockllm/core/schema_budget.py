@@ -62,15 +62,23 @@ class SchemaTooCostly(RequestError):
 
 class Budget:
     """Steps left for a request's walks, and their deadline: MAX_SECONDS from the first walk
-    (the clock starts there: a slow upload is no schema's work)."""
+    (the clock starts there: a slow upload is no schema's work). Open while its `with`
+    lasts (see `budget`): a class, not a generator, as every request opens one."""
 
-    __slots__ = ("clock_at", "deadline", "left", "limit")
+    __slots__ = ("_token", "clock_at", "deadline", "left", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.left = limit
         self.deadline: float | None = None
         self.clock_at = limit - _CLOCK_EVERY
+
+    def __enter__(self) -> Budget:
+        self._token = _current.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)
 
     def charge(self, steps: int) -> None:
         self.left -= steps
@@ -97,16 +105,10 @@ class Budget:
 _current: ContextVar[Budget | None] = ContextVar("mockllm_schema_budget", default=None)
 
 
-@contextmanager
-def budget(limit: int | None = None) -> Iterator[Budget]:
+def budget(limit: int | None = None) -> Budget:
     """One budget of `limit` steps (the server's --max-schema-work by default) for every walk
-    inside, e.g. all those of one request."""
-    opened = Budget(_limit if limit is None else limit)
-    token = _current.set(opened)
-    try:
-        yield opened
-    finally:
-        _current.reset(token)
+    inside its `with`, e.g. all those of one request."""
+    return Budget(_limit if limit is None else limit)
 
 
 @contextmanager

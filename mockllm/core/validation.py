@@ -28,6 +28,8 @@ RULE_HEADER = "x-mockllm-rule"
 
 
 _UNSET = object()
+_KEYS_KEPT = 64  # a body with more top-level keys is not remembered by them (a hostile one)
+_KEY_SETS_KEPT = 256  # key sets remembered per rule set; past that, tested per request
 
 
 @value  # one per request: see values.py
@@ -89,22 +91,34 @@ class RuleSet:
     """An ordered list of rules: the first violation is the one a strict server answers."""
 
     rules: list[Rule] = field(default_factory=list)
+    # The rules a body's top-level keys call for, by those keys: a harness sends the same
+    # few key sets, so each rule's `needs` is tested once per key set, not per request.
+    _called: dict[tuple[str, ...], tuple[Rule, ...]] = field(default_factory=dict, repr=False)
 
     def rule(self, code: str, name: str, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
         def register(check: Check) -> Check:
             self.rules.append(Rule(name, code, check, frozenset(needs)))
+            self._called.clear()
             return check
 
         return register
 
     def run(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
-        keys = body.keys()
         return [
             Violation(rule.name, message, param, code)
-            for rule in self.rules
-            if not rule.needs or not keys.isdisjoint(rule.needs)
+            for rule in self._called_by(body)
             for message, param, code in rule.check(body, ctx)
         ]
+
+    def _called_by(self, body: dict[str, Any]) -> tuple[Rule, ...]:
+        keys = tuple(body) if len(body) <= _KEYS_KEPT else None
+        found = self._called.get(keys) if keys is not None else None
+        if found is None:
+            present = body.keys()
+            found = tuple(r for r in self.rules if not r.needs or not present.isdisjoint(r.needs))
+            if keys is not None and len(self._called) < _KEY_SETS_KEPT:
+                self._called[keys] = found
+        return found
 
 
 def items(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -28,6 +28,9 @@ from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
 
+_POSTS_KEPT = 1024  # model-route paths remembered (a session per path: a suite's sessions)
+_LONGEST_POST_KEPT = 512  # characters: a longer path is routed per request, not kept
+
 
 class MockLLM:
     def __init__(
@@ -61,6 +64,9 @@ class MockLLM:
         self.embeddings = EmbeddingRoutes(engine, journal, options, shapes)
         self._admin: Any = None
         self._mcp: Any = None  # serving/mcp.py's routes, imported on the first MCP request
+        # A model route's path → (adapter, route, scenario, session): what the path decides
+        # (the routes are fixed at start-up), worked out on its first POST only.
+        self._posts: dict[str, tuple[Adapter, str, str | None, str | None]] = {}
 
     async def admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._admin is None:
@@ -87,6 +93,10 @@ class MockLLM:
         if scope["type"] != "http":
             return
         path: str = scope["path"]
+        known = self._posts.get(path)
+        if known is not None and scope["method"] == "POST":
+            await self.exchanges.handle(scope, receive, send, *known)
+            return
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
@@ -106,6 +116,8 @@ class MockLLM:
         if adapter is not None and adapter.api == "bedrock-invoke" and embedding_wire(route):
             adapter = None  # a Titan or Cohere embedding model: answered beside the turns
         if adapter is not None and scope["method"] == "POST":  # refuses a bad path, logged
+            if len(self._posts) < _POSTS_KEPT and len(scope["path"]) <= _LONGEST_POST_KEPT:
+                self._posts[scope["path"]] = (adapter, route, scenario, session)
             await self.exchanges.handle(scope, receive, send, adapter, route, scenario, session)
         elif CONTROL.search(path):
             await self._bad_path(scope, send, path)

@@ -63,7 +63,7 @@ class Rendered:
         self.reusable = True  # False: a template that cannot serve another attempt
         self.first: Rendered | None = None  # a template's attempt 1, made once: most requests
         self.turn = 0  # a template's turn (its ids' mark is "turn.0")
-        self.plans: tuple[Plan, ...] | None = None  # a template's, made on first use
+        self.plans: tuple[Plan, ...] | None = None  # a template's: how to make each attempt id
         self._events = events or []  # the stream's frames, for faults
         self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
 
@@ -111,17 +111,20 @@ def template(render: Callable[[Resolved], Rendered], resolved: Resolved) -> Rend
         rendered = render(marked)
     derived = tuple(d for d in made if mark in d[2] or _ATTEMPT_MARK in d[2])
     rendered.derived, rendered.turn = derived, resolved.turn
+    plans = _plans(rendered)
     # A scenario named like a mark would have ids that could not be told apart.
-    rendered.reusable = resolved.scenario.name not in (mark, _ATTEMPT_MARK) and all(
-        d[4].encode() in rendered.body for d in derived
+    rendered.reusable = (
+        plans is not None
+        and resolved.scenario.name not in (mark, _ATTEMPT_MARK)
+        and all(d[4].encode() in rendered.body for d in derived)
     )
+    rendered.plans = plans or ()
     return rendered
 
 
-def for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
-    """The template's bytes with `resolved`'s attempt's ids; None if an id would change
-    length (a frame's byte offsets would move). Attempt 1 (every session's first, the most
-    asked) is made once per template."""
+def for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
+    """A `reusable` template's bytes with `resolved`'s attempt's ids. Attempt 1 (every
+    session's first, the most asked) is made once per template."""
     first = resolved.attempt == 1
     if first and template.first is not None:
         return template.first
@@ -131,50 +134,53 @@ def for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
     return made
 
 
-def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered | None:
+def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
     turn_text, attempt = str(resolved.id_turn), resolved.attempt
+    # attempt 1: scripted_id adds no attempt to a first one's parts (the `first` seeds)
+    at = 0 if attempt == 1 else 1
     attempt_text = f"attempt {attempt}"
-    pairs = []
-    for old, prefix, length, alphabet, pieces, turn_at, attempt_at in _plans(template):
-        now = list(pieces)
-        for i in turn_at:
-            now[i] = turn_text
-        if attempt_at is not None:
-            if attempt == 1:  # scripted_id adds no attempt to a first one's parts
-                del now[attempt_at]
-            else:
-                now[attempt_at] = attempt_text
-        new = ids.from_seed(prefix, length, "\x1f".join(now).encode(), alphabet)
-        if len(new) != len(old):
-            return None
-        pairs.append((old, new.encode()))
-    swaps = tuple(pairs)
-    notes = tuple(_swapped(n.encode(), swaps).decode() for n in template.notes)
+    swaps = []
+    for old, prefix, length, alphabet, seeds in template.plans or ():
+        seed = seeds[at].format(turn_text, attempt_text).encode()
+        swaps.append((old, ids.from_seed(prefix, length, seed, alphabet).encode()))
+    notes = template.notes
+    if notes:
+        notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
     body = _swapped(template.body, swaps)
-    return Rendered(template.reply, body, template._events, notes, swaps=swaps)
+    return Rendered(template.reply, body, template._events, notes, swaps=tuple(swaps))
 
 
-# (template id as bytes, prefix, length, alphabet, the seed's pieces, where the turn mark
-# is among them, where the attempt mark is): `fresh`'s seed for any attempt, by list edits.
-Plan = tuple[bytes, str, int, str, tuple[str, ...], tuple[int, ...], int | None]
+# (template id as bytes, prefix, length, alphabet, seeds): `fresh`'s seed for any attempt,
+# as two format strings (attempt 1's, which has no attempt part, and any other's) taking
+# the turn mark as {0} and the attempt mark as {1}: one `str.format` per id and attempt.
+Plan = tuple[bytes, str, int, str, tuple[str, str]]
 
 
-def _plans(template: Rendered) -> tuple[Plan, ...]:
-    found = template.plans
-    if found is None:
-        mark = f"{template.turn}.{TEMPLATE_ATTEMPT}"
-        plans: dict[bytes, Plan] = {}
-        for prefix, length, parts, alphabet, made in template.derived:
-            pieces = tuple(map(str, (prefix, *parts)))  # `fresh` joins its parts so
-            turn_at = tuple(i for i, p in enumerate(pieces) if i and p == mark)
-            at = [i for i, p in enumerate(pieces) if i and p == _ATTEMPT_MARK]
-            plan = (made.encode(), prefix, length, alphabet, pieces, turn_at, at[0] if at else None)
-            plans.setdefault(plan[0], plan)
-        found = template.plans = tuple(plans.values())
-    return found
+def _plans(template: Rendered) -> tuple[Plan, ...] | None:
+    """Each attempt id's plan, from what `derive` made it of; None if an attempt's id would
+    not have the template id's length (a frame's byte offsets would move)."""
+    mark = f"{template.turn}.{TEMPLATE_ATTEMPT}"
+    plans: dict[bytes, Plan] = {}
+    for prefix, length, parts, alphabet, made in template.derived:
+        if len(made) != len(ids.from_seed(prefix, length, b"", alphabet)):
+            return None
+        pieces = [_escaped(str(p)) for p in (prefix, *parts)]  # `fresh` joins its parts so
+        at = next((i for i, p in enumerate(pieces) if i and p == _ATTEMPT_MARK), None)
+        for i, piece in enumerate(pieces):
+            if i and piece == mark:
+                pieces[i] = "{0}"
+        others = "\x1f".join("{1}" if i == at else p for i, p in enumerate(pieces))
+        first = "\x1f".join(p for i, p in enumerate(pieces) if i != at)
+        plans.setdefault(made.encode(), (made.encode(), prefix, length, alphabet, (first, others)))
+    return tuple(plans.values())
 
 
-def _swapped(data: bytes, pairs: tuple[tuple[bytes, bytes], ...]) -> bytes:
+def _escaped(text: str) -> str:
+    """A seed piece as literal text in a format string."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _swapped(data: bytes, pairs: Sequence[tuple[bytes, bytes]]) -> bytes:
     for old, new in pairs:
         data = data.replace(old, new)
     return data
