@@ -24,6 +24,7 @@ from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats
 from mockllm.providers.base import Adapter, Body, Parsed, Stream, chunks, dumps, merge_assistants
+from mockllm.providers.result_pairing import WireKey, call_key, name_calls
 
 ROUTE = re.compile(
     r"(?:v1|v1beta)/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)"
@@ -188,11 +189,6 @@ class Gemini(Adapter):
 
     def model_body(self, model: str) -> bytes:
         return dumps(_model(model.removeprefix("models/")))
-
-
-def call_key(turn: int, index: int) -> str:
-    """How mockllm names call `index` of the reply of `turn` on this wire, which has no ids."""
-    return f"turn{turn}.call{index}"
 
 
 def _status(code: int) -> str:
@@ -445,7 +441,7 @@ def _contents(contents: Any) -> list[Message]:
     for i, content in enumerate(contents):
         messages += _content(content, i)
     messages = merge_assistants(messages, sep="")  # one model turn may come as several contents
-    return _name_calls(messages)
+    return name_calls(messages)
 
 
 def _content(content: Any, i: int) -> list[Message]:
@@ -486,7 +482,7 @@ def _model_message(parts: list[Any], where: str) -> Message:
         if isinstance(call, dict):
             args = call.get("args")
             arguments = compact_json({} if args is None else args)
-            # The id is the client's (a wire id, or none); _name_calls gives mockllm's own.
+            # The id is the client's (a wire id, or none); name_calls gives mockllm's own.
             calls.append(ToolCall(str(call.get("id") or ""), str(call.get("name", "")), arguments))
         elif isinstance(part.get("text"), str):
             (thoughts if part.get("thought") else texts).append(part["text"])
@@ -496,68 +492,14 @@ def _model_message(parts: list[Any], where: str) -> Message:
 
 def _response(response: dict[str, Any]) -> ToolResult:
     """A functionResponse as a result. Its id (if any) and name are kept in `call_id` until
-    _name_calls pairs it with a call."""
+    name_calls pairs it with a call."""
     value = response.get("response")
     only = next(iter(value.values())) if isinstance(value, dict) and len(value) == 1 else None
     content = only if isinstance(only, str) else compact_json(value)
     # The SDK's automatic function calling, and Google's docs, put a failure under "error".
     is_error = isinstance(value, dict) and "error" in value
-    wire = _Wire(str(response.get("id") or ""), str(response.get("name", "")))
+    wire = WireKey(str(response.get("id") or ""), str(response.get("name", "")))
     return ToolResult(wire.encode(), content, is_error)
-
-
-class _Wire:
-    """A result's wire identity (its id if any, its name) until it is paired with a call."""
-
-    SEP = "\x1f"
-
-    def __init__(self, wire_id: str, name: str) -> None:
-        self.id, self.name = wire_id, name
-
-    def encode(self) -> str:
-        return f"{self.id}{self.SEP}{self.name}"
-
-    @classmethod
-    def decode(cls, key: str) -> _Wire:
-        wire_id, _, name = key.partition(cls.SEP)
-        return cls(wire_id, name)
-
-
-def _name_calls(messages: list[Message]) -> list[Message]:
-    """Give each call mockllm's name for it (`turnT.callI`), and pair each result with a call
-    of the reply before it: by id when the result has one, else by name and position."""
-    out: list[Message] = []
-    turn = 0
-    open_calls: list[tuple[str, ToolCall]] = []  # (mockllm's id, the call as sent) not yet answered
-    for m in messages:
-        if m.role == "assistant":
-            named = [(call_key(turn, i), c) for i, c in enumerate(m.tool_calls)]
-            calls = tuple(replace(c, id=key) for key, c in named)
-            out.append(replace(m, tool_calls=calls))
-            open_calls = named
-            turn += 1
-        elif m.role == "tool":
-            results = []
-            for r in m.tool_results:
-                key, how = _pair(_Wire.decode(r.call_id), open_calls)
-                results.append(replace(r, call_id=key, paired=how))
-            out.append(replace(m, tool_results=tuple(results)))
-        else:
-            out.append(m)
-    return out
-
-
-def _pair(wire: _Wire, open_calls: list[tuple[str, ToolCall]]) -> tuple[str, str]:
-    """The call a result answers (taken off `open_calls`), and how it was found."""
-    how = "by id"
-    found = next((i for i, (_, c) in enumerate(open_calls) if wire.id and c.id == wire.id), None)
-    if found is None:
-        how = "by name and position"
-        found = next((i for i, (_, c) in enumerate(open_calls) if c.name == wire.name), None)
-    if found is None:
-        return wire.id or wire.name, "unpaired"
-    key, _ = open_calls.pop(found)
-    return key, how
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:

@@ -12,7 +12,6 @@ call of its `tool_name`, else the next unanswered call.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -24,7 +23,7 @@ from mockllm.errors import RequestError
 from mockllm.providers import ollama_render as render
 from mockllm.providers import output_formats, shapes
 from mockllm.providers.base import Adapter, Body, Parsed, Stream, dumps, merge_assistants
-from mockllm.providers.gemini import call_key
+from mockllm.providers.result_pairing import WireKey, call_key, name_calls
 
 CHAT, GENERATE = "api/chat", "api/generate"
 ROLES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
@@ -152,7 +151,7 @@ def _messages(messages: Any) -> list[Message]:
         if not isinstance(m, dict):
             raise unmarshal_error("messages", m, "api.Message")
         out.append(_message(m, f"messages[{i}]"))
-    return _name_calls(merge_assistants(out))
+    return name_calls(merge_assistants(out), by_position=True)
 
 
 def _message(m: dict[str, Any], at: str) -> Message:
@@ -161,7 +160,7 @@ def _message(m: dict[str, Any], at: str) -> Message:
     text = content if isinstance(content, str) else ""
     kind = ROLES.get(role, "user")  # any other role is rendered by the model's template
     if kind == "tool":
-        wire = _Wire(str(m.get("tool_call_id") or ""), str(m.get("tool_name") or ""))
+        wire = WireKey(str(m.get("tool_call_id") or ""), str(m.get("tool_name") or ""))
         return Message("tool", tool_results=(ToolResult(wire.encode(), text),), at=at)
     if kind != "assistant":
         return Message(kind, text, at=at)  # type: ignore[arg-type]
@@ -178,62 +177,6 @@ def _call(call: dict[str, Any]) -> ToolCall:
     # An object, as Ollama takes it; a string is kept as sent, for rule O1 to name.
     arguments = args if isinstance(args, str) else compact_json({} if args is None else args)
     return ToolCall(str(call.get("id") or ""), str(function.get("name") or ""), arguments)
-
-
-class _Wire:
-    """A result's wire identity (its tool_call_id if any, its tool_name) until paired."""
-
-    SEP = "\x1f"
-
-    def __init__(self, wire_id: str, name: str) -> None:
-        self.id, self.name = wire_id, name
-
-    def encode(self) -> str:
-        return f"{self.id}{self.SEP}{self.name}"
-
-    @classmethod
-    def decode(cls, key: str) -> _Wire:
-        wire_id, _, name = key.partition(cls.SEP)
-        return cls(wire_id, name)
-
-
-def _name_calls(messages: list[Message]) -> list[Message]:
-    """Give each call mockllm's name for it (`turnT.callI`), and pair each result with a
-    call of the reply before it: by id, else by tool_name, else by position."""
-    out: list[Message] = []
-    turn = 0
-    open_calls: list[tuple[str, ToolCall]] = []
-    for m in messages:
-        if m.role == "assistant":
-            named = [(call_key(turn, i), c) for i, c in enumerate(m.tool_calls)]
-            out.append(replace(m, tool_calls=tuple(replace(c, id=k) for k, c in named)))
-            open_calls = named
-            turn += 1
-        elif m.role == "tool":
-            results = []
-            for r in m.tool_results:
-                key, how = _pair(_Wire.decode(r.call_id), open_calls)
-                results.append(replace(r, call_id=key, paired=how))
-            out.append(replace(m, tool_results=tuple(results)))
-        else:
-            out.append(m)
-    return out
-
-
-def _pair(wire: _Wire, open_calls: list[tuple[str, ToolCall]]) -> tuple[str, str]:
-    """The call a result answers (taken off `open_calls`), and how it was found."""
-    found, how = None, "by id"
-    if wire.id:
-        found = next((i for i, (_, c) in enumerate(open_calls) if c.id == wire.id), None)
-    if found is None and wire.name:
-        how = "by name and position"
-        found = next((i for i, (_, c) in enumerate(open_calls) if c.name == wire.name), None)
-    if found is None and not wire.id and not wire.name and open_calls:
-        found, how = 0, "by position"
-    if found is None:
-        return wire.id or wire.name, "unpaired"
-    key, _ = open_calls.pop(found)
-    return key, how
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:

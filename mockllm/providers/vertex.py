@@ -16,6 +16,9 @@ from typing import Any
 from mockllm.errors import RequestError
 from mockllm.providers.base import dumps
 
+# google.rpc.Code names by HTTP status: Vertex sends them in `error.status` as the Gemini API does.
+from mockllm.providers.gemini import STATUS
+
 _VERSION = r"(?:(?:v1|v1beta1)/)?"
 _PLACE = r"projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/"
 # Any path under a project, which Vertex's error shape answers when nothing serves it.
@@ -40,20 +43,6 @@ def route_help(publisher: str, *methods: str) -> tuple[str, ...]:
     )
 
 
-# google.rpc.Code names by HTTP status, as Vertex sends them in `error.status`.
-STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    409: "ABORTED",
-    429: "RESOURCE_EXHAUSTED",
-    499: "CANCELLED",
-    500: "INTERNAL",
-    501: "UNIMPLEMENTED",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
 # Vertex's quota refusal for a partner model (cline/cline#651, anthropics/claude-code#1440;
 # Vertex names the base model, mockllm does not know it here).
 QUOTA_MESSAGE = (
