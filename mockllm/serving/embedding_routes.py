@@ -9,7 +9,6 @@ leaves it out as it leaves out the scenario's other side requests.
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 from mockllm.core import wirejson
@@ -72,10 +71,7 @@ class EmbeddingRoutes:
         except RequestError as error:
             await responder.error(error)
         except Exception:
-            entry.server_error = traceback.format_exc()
-            if not responder.started:
-                message = "mockllm internal error; see server_error in the request log"
-                await responder.error(RequestError(500, message, kind="server_error"))
+            await responder.crashed()
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import sys
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,10 +105,7 @@ class Exchanges:
             if refusal is not None:
                 await responder.error(refusal)
                 return
-            entry.server_error = traceback.format_exc()
-            if not responder.started:
-                message = "mockllm internal error; see server_error in the request log"
-                await responder.error(RequestError(500, message, kind="server_error"))
+            await responder.crashed()
         finally:
             if (written := self.journal.close(entry)) is not None:
                 await written

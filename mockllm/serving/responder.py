@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 
 from mockllm.core.faults import Delivery
 from mockllm.errors import RequestError
@@ -45,6 +46,14 @@ class Responder:
     @request_id.setter
     def request_id(self, value: str) -> None:
         self._request_id = value
+
+    async def crashed(self) -> None:
+        """mockllm itself failed on this request: the traceback goes in the log entry, and a
+        500 in the provider's shape to the client, unless the answer had already begun."""
+        self.entry.server_error = traceback.format_exc()
+        if not self.started:
+            message = "mockllm internal error; see server_error in the request log"
+            await self.error(RequestError(500, message, kind="server_error"))
 
     async def error(self, error: RequestError, first_byte_ms: int = 0) -> None:
         self.entry.error = {"kind": error.kind, "message": error.message}
