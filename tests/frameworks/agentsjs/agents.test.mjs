@@ -3,7 +3,7 @@
 // wire it speaks, run and streamed, through the parallel round trip, malformed arguments
 // and a stream cut. Each case asserts what the framework did and the server's verdict;
 // docs/frameworks.md ("The framework matrix") records the same table.
-import { attempts } from "./no-network.mjs";
+import { attempts } from "../no-network.mjs";
 
 import assert from "node:assert/strict";
 import { after, test } from "node:test";

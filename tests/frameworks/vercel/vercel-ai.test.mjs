@@ -1,7 +1,7 @@
 // The Vercel AI SDK (`ai` with @ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/deepseek):
 // generateText and streamText with tools, per provider, against a mockllm server that the
 // Node client starts for this file. Each case asserts what the SDK did and the verdict.
-import { attempts } from "./no-network.mjs";
+import { attempts } from "../no-network.mjs";
 
 import assert from "node:assert/strict";
 import { after, test } from "node:test";

@@ -1,5 +1,5 @@
 // Refuse every socket to a non-loopback address, and remember the attempt: imported first
-// by every test file here, so nothing a framework does can reach the internet unnoticed.
+// by every Node test file under tests/frameworks, so nothing a framework does can reach the internet unnoticed.
 import net from "node:net";
 
 export const attempts = [];
