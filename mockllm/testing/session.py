@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from mockllm.core.scenario import Flavor
 from mockllm.judge import calls
@@ -34,16 +34,7 @@ Api = Literal[
     "azure",
     "ollama",
 ]
-APIS: tuple[Api, ...] = (
-    "openai",
-    "anthropic",
-    "gemini",
-    "bedrock",
-    "vertex-gemini",
-    "vertex-anthropic",
-    "azure",
-    "ollama",
-)
+APIS: tuple[Api, ...] = get_args(Api)  # the names, written once
 # The SDKs whose base URL carries `/v1`.
 WITH_V1: tuple[Api, ...] = ("openai", "vertex-anthropic")
 # YAML text (it has a newline), a file or folder path, or a scenario as a mapping.
