@@ -259,3 +259,26 @@ def test_hostile_frames_never_crash_and_get_protocol_shaped_answers(
     entries = httpx.get(f"{fuzz_server.url}/_mockllm/requests", params={"session": "fuzz"}).json()
     assert all(e["server_error"] is None for e in entries)
     assert all((e["response"] or {}).get("status", 200) < 500 for e in entries)
+
+
+def test_frames_of_both_long_length_classes_reach_the_client_as_the_sse_streams_events(
+    tmp_path: Any, session: str
+) -> None:
+    # mockllm frames a turn's events itself (serving/upgrades.py): payloads under 64 KiB
+    # and over it carry 16- and 64-bit lengths (RFC 6455 §5.2; no Responses event is
+    # under 126 bytes, the 7-bit case is in tests/unit/serving/test_websocket_batches.py),
+    # and the client's strict reader must take each.
+    long = " ".join(["lorem"] * 12_000)  # the completed event carries it whole: > 64 KiB
+    (tmp_path / "long.yaml").write_text(f"name: long\nturns:\n  - reply: {{text: {long}}}\n")
+    with running_server(scenarios=(tmp_path,)) as server:
+        url = server.url.replace("http://", "ws://") + f"/s/long/{session}/v1/responses"
+        with connect(url, open_timeout=10, max_size=2**22) as ws:
+            events = create(ws, model="gpt-5.5", input=ASK)
+        r = httpx.post(
+            f"{server.url}/s/long/{session}-http/v1/responses",
+            json={"model": "gpt-5.5", "input": ASK, "stream": True},
+        )
+    assert events == sse_data(r.text)
+    sizes = [len(json.dumps(e, ensure_ascii=False)) for e in events]
+    assert any(126 <= s < 65536 for s in sizes) and max(sizes) >= 65536
+    assert events[-1]["response"]["output"][0]["content"][0]["text"] == long
