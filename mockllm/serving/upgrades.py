@@ -116,6 +116,7 @@ _QUIET.setLevel(logging.WARNING)  # uvicorn asks `logger.level` before its trace
 # ASGI's `websocket.send` carries one frame; a Responses turn is about ten, and each send
 # costs uvicorn an await, a re-encode and a write (docs/design.md, "Performance").
 SEND_TEXTS = "mockllm.websocket.send_texts"
+MAX_QUEUED = 4  # messages a connection holds for the app before it stops reading
 
 
 def _text_frame(payload: bytes) -> bytes:
@@ -139,12 +140,18 @@ def quiet_websocket() -> type[Any]:
 
     class QuietWebSockets(WebSocketsSansIOProtocol):
         def send_receive_event_to_app(self) -> None:
+            # uvicorn pauses reading after every message until the app takes it: two epoll
+            # changes a frame (a syscall each). Reading pauses once MAX_QUEUED wait.
+            paused, self.read_paused = self.read_paused, True
             # uvicorn logs the UnicodeDecodeError of a text frame with logger.exception
             logger, self.logger = self.logger, _QUIET
             try:
                 super().send_receive_event_to_app()
             finally:
-                self.logger = logger
+                self.logger, self.read_paused = logger, paused
+            if not paused and self.queue.qsize() >= MAX_QUEUED:
+                self.read_paused = True
+                self.transport.pause_reading()
 
         def handle_connect(self, event: Any) -> None:
             super().handle_connect(event)
@@ -156,8 +163,10 @@ def quiet_websocket() -> type[Any]:
             if message["type"] != SEND_TEXTS:
                 await super().send(message)
                 return
-            await self.writable.wait()  # what uvicorn's own send waits for, once
-            if self.disconnected:
+            writable = getattr(self, "writable", None)  # write flow control: uvicorn 0.52.1+
+            if writable is not None:
+                await writable.wait()  # what uvicorn's own send waits for, once a batch
+            if getattr(self, "disconnected", False):
                 raise ClientDisconnected()
             if not self.handshake_complete or self.close_sent or self.initial_response:
                 raise RuntimeError(f"{SEND_TEXTS} before the accept or after the close")

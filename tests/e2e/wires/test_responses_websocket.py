@@ -174,6 +174,25 @@ def test_bad_frames_get_error_events_and_the_connection_goes_on(
     assert statuses == [400, 400, 200]  # the invalid JSON and the refusal are logged
 
 
+def test_frames_sent_ahead_are_each_answered_in_order(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    # The server stops reading after a few queued frames (serving/upgrades.py, MAX_QUEUED)
+    # and reads on as the app takes them: twenty at once are all answered, in order.
+    ws = socket("hello")
+    for n in range(20):
+        ws.send(json.dumps({"type": "response.create", "model": "gpt-5.5", "input": f"hi {n}"}))
+    completed: list[str] = []
+    while len(completed) < 20:
+        event = json.loads(ws.recv(timeout=10))
+        assert event["type"] != "error", event
+        if event["type"] == "response.completed":
+            completed.append(event["response"]["id"])
+    entries = server.requests(session=session)
+    assert [e["request"]["input"] for e in entries] == [f"hi {n}" for n in range(20)]
+    assert len(set(completed)) == 20
+
+
 def test_other_routes_refuse_the_upgrade(server: ServerProcess, session: str) -> None:
     url = server.url.replace("http://", "ws://") + f"/s/hello/{session}/v1/chat/completions"
     with pytest.raises(Exception, match=r"403|rejected"), connect(url, open_timeout=5):
