@@ -15,6 +15,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai import OpenAI
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -172,6 +173,46 @@ def test_bad_frames_get_error_events_and_the_connection_goes_on(
     assert events[-1]["type"] == "response.completed"
     statuses = [e["response"]["status"] for e in server.requests(session=session)]
     assert statuses == [400, 400, 200]  # the invalid JSON and the refusal are logged
+
+
+def test_the_openai_sdks_responses_websocket_runs_a_tool_loop(
+    server: ServerProcess, session: str
+) -> None:
+    # openai-python's own WebSocket client (`client.responses.connect()`), its typed events
+    with (
+        OpenAI(
+            base_url=f"{server.url}/s/weather-single/{session}/v1", api_key="test", max_retries=0
+        ) as client,
+        client.responses.connect() as conn,
+    ):
+        conn.send({"type": "response.create", "model": "gpt-5.5", "input": ASK, "tools": TOOLS})
+        first = list(_until_completed(conn))
+        done = first[-1].response
+        call = done.output[0]
+        assert call.type == "function_call" and call.name == "get_weather"
+        result = {"type": "function_call_output", "call_id": call.call_id, "output": "18 °C"}
+        conn.send(
+            {
+                "type": "response.create",
+                "model": "gpt-5.5",
+                "input": [result],
+                "tools": TOOLS,
+                "previous_response_id": done.id,
+            }
+        )
+        second = list(_until_completed(conn))
+    assert [e.type for e in first][:2] == ["response.created", "response.in_progress"]
+    assert "18" in second[-1].response.output_text
+    entries = server.requests(session=session)
+    assert [e["headers"]["x-mockllm-transport"] for e in entries] == ["websocket"] * 2
+
+
+def _until_completed(conn: Any) -> Iterator[Any]:
+    for event in conn:
+        yield event
+        assert event.type != "error", event
+        if event.type == "response.completed":
+            return
 
 
 def test_frames_sent_ahead_are_each_answered_in_order(
