@@ -18,7 +18,7 @@ from typing import Any
 from mockllm._version import __version__
 from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
 from mockllm.errors import ScenarioError, WireError, did_you_mean
-from mockllm.judge.verdict import DEFAULT_MAX_CALLS
+from mockllm.judge import DEFAULT_MAX_CALLS
 from mockllm.options import DEFAULTS, ServerOptions, field_help
 
 DEFAULT_PORT = 8000
