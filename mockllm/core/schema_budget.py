@@ -30,8 +30,6 @@ from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from mockllm.core import bounded, disk_cache
 from mockllm.errors import RequestError
 
@@ -155,6 +153,8 @@ def search(pattern: str, text: str) -> bool:
         return bounded.search(pattern, text)
     found.charge(1 + len(text) // 64)
     timeout = min(bounded.REGEX_TIMEOUT, found.seconds_left())
+    import regex  # deferred, as in bounded: only a pattern pays for it
+
     try:
         return regex.search(pattern, text, timeout=timeout) is not None
     except TimeoutError:
