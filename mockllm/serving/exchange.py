@@ -33,7 +33,7 @@ from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
 from mockllm.providers import Adapter, Parsed, SharedResponses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
-from mockllm.serving.rendered import Rendered, for_attempt, template
+from mockllm.serving.rendered import BodyAgain, Rendered, for_attempt, template
 from mockllm.serving.responder import Responder
 from mockllm.state import StoreUnavailable
 from mockllm.state.store import Store, answer_turn
@@ -296,6 +296,13 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
+        if (
+            fault is None
+            and rendered.template is not None
+            and rendered is not rendered.template.first
+        ):
+            # the whole body in one send: the log makes it again when read (rendered.py)
+            responder.entry.sent_again = BodyAgain(rendered.template, resolved)
         await responder.deliver(delivery, stream)
 
     def _render(
