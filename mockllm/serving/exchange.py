@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
@@ -62,6 +65,10 @@ class Exchanges:
         self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
         self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
+        # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
+        # method bound per request is 64 bytes each in the ring (adapters are few; a bound
+        # as variants may be made per scenario)
+        self._bound: Lru[tuple[Callable[[bytes], Conversation | None], CallId]] = Lru(64)
 
     async def handle(
         self,
@@ -139,8 +146,11 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
+        bound = self._bound.get(adapter) or self._bound.put(
+            adapter, (adapter.reparse, adapter.call_id)
+        )
         if prepared.parsed.cacheable:
-            entry.reparse = adapter.reparse
+            entry.reparse = bound[0]
         session = entry.session or "default"
         side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
         if side is not None:  # not a turn: nothing is counted (core/side.py)
@@ -164,7 +174,7 @@ class Exchanges:
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(adapter.as_sent(answer.resolved), adapter.call_id)
+        entry.served(adapter.as_sent(answer.resolved), bound[1])
         fault = answer.fault
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}

@@ -68,6 +68,8 @@ def test_the_logged_body_of_every_attempt_is_what_was_sent(wire: str, stream: bo
     kept_again = [e.sent_again is not None for e in entries]
     assert kept_again[2:] == [True, True, True]  # made again from the template when read
     assert [e.to_json()["response"]["body"].encode() for e in entries] == got
+    # the adapter's methods bound once, shared by every entry (not 64 bytes each an entry)
+    assert len({id(e.call_id) for e in entries}) == len({id(e.reparse) for e in entries}) == 1
     app.exchanges._rendered = Lru(512)  # the templates gone from the render cache
     assert [e.to_json()["response"]["body"].encode() for e in entries] == got
 
