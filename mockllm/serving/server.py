@@ -200,6 +200,7 @@ def settle_heap() -> None:
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_EVERY, older, oldest)
+    gc.enable()  # `mockllm serve` starts with it off (cli.py)
 
 
 YOUNG_COLLECTION_EVERY = 10_000  # allocations (Python's default: 700)
