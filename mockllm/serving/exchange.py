@@ -146,9 +146,7 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
-        bound = self._bound.get(adapter) or self._bound.put(
-            adapter, (adapter.reparse, adapter.call_id)
-        )
+        bound = self._bound.get(adapter) or self._bound.put(adapter, _bound(adapter))
         if prepared.parsed.cacheable:
             entry.reparse = bound[0]
         session = entry.session or "default"
@@ -306,13 +304,8 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
-        if (
-            fault is None
-            and rendered.template is not None
-            and rendered is not rendered.template.first
-        ):
-            # the whole body in one send: the log makes it again when read (rendered.py)
-            responder.entry.sent_again = BodyAgain(rendered.template, resolved)
+        if fault is None:  # the whole body in one send
+            responder.entry.sent_again = _again(rendered, resolved)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -368,6 +361,20 @@ class Exchanges:
             return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         body, notes = adapter.render(resolved, parsed)
         return Rendered(resolved.reply, body, notes=notes)
+
+
+def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
+    return adapter.reparse, adapter.call_id
+
+
+def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
+    """What makes an attempt's own body again when the log is read (rendered.py), for the
+    log to keep instead of the bytes; None for a body that is not the attempt's own copy
+    (rendered whole, or attempt 1's, shared by every session)."""
+    made_from = rendered.template
+    if made_from is None or rendered is made_from.first:
+        return None
+    return BodyAgain(made_from, resolved)
 
 
 def _keep_alive(
