@@ -35,8 +35,8 @@ from mockllm.log.journal import Journal
 from mockllm.log.mcp import McpEntry, answered, asked, failed, unfinished
 from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.mcp_direct import DIRECT_KEY, Direct
 from mockllm.serving.mcp_direct import METHODS as DIRECT_METHODS
-from mockllm.serving.mcp_direct import Direct
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -131,7 +131,7 @@ class Scripted:
             raise
         else:
             answered(info, result)
-            if ctx.method in DIRECT_METHODS:
+            if ctx.method in DIRECT_METHODS or ctx.method == "initialize":
                 self._established(ctx)
         finally:
             self._entries.pop(id(ctx), None)
@@ -142,12 +142,19 @@ class Scripted:
         return result
 
     def _established(self, ctx: Any) -> None:
-        """A `tools/*` request the SDK answered over HTTP: its session's handshake is done,
-        so its next ones may be answered past the transport (serving/mcp_direct.py)."""
-        if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return  # the 2026 era has no sessions of this kind
-        sid = mcp_guard.session_of(_scope(ctx).get("headers") or [])
-        if sid is not None:
+        """A `tools/*` request answered over HTTP: its session's handshake is done, so its
+        next ones may be answered past the SDK's transport (serving/mcp_direct.py). An
+        `initialize` again on a session may change its version: the SDK serves it until
+        its next `tools/*` answer says which."""
+        scope = _scope(ctx)
+        if scope.get(DIRECT_KEY):
+            return  # answered past the transport: known already
+        sid = mcp_guard.session_of(scope.get("headers") or [])
+        if sid is None:
+            return
+        if ctx.method == "initialize" or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            self.direct.forget(sid)  # (the 2026 era has no sessions of this kind)
+        else:
             self.direct.established(sid, ctx.protocol_version)
 
     def entry_of(self, ctx: Any) -> McpEntry | None:

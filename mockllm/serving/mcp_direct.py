@@ -35,10 +35,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mockllm.core.cache import Lru
 from mockllm.serving.asgi import Receive, Scope, Send
 
 METHODS = frozenset({"tools/call", "tools/list"})
+DIRECT_KEY = "mockllm.direct"  # in the scope of a request answered here
 logger = logging.getLogger(__name__)
 _TRANSPORT = TransportContext(kind="streamable-http", can_send_request=False)  # JSON mode's
 
@@ -48,16 +48,22 @@ class Direct:
 
     def __init__(self, sdk: Server[Any], idle_timeout: float, limit: int = 4096) -> None:
         self.sdk, self.idle_timeout = sdk, idle_timeout
-        # MCP session id → a runner on a ready connection of the session's version;
-        # bounded: a forgotten session is served by the SDK again, which marks it again
-        self._ready: Lru[ServerRunner[Any]] = Lru(limit)
+        # MCP session id → a runner on a ready connection of the session's version,
+        # oldest first; bounded: a session forgotten is served by the SDK, which marks it again
+        self._ready: dict[str, ServerRunner[Any]] = {}
+        self._limit = limit
 
     def established(self, sid: str, version: str) -> None:
         """The SDK answered a `tools/*` request of session `sid`: its handshake is done."""
         found = self._ready.get(sid)
         if found is None or found.connection.protocol_version != version:
             connection = Connection.from_envelope(version, None, None)  # born ready
-            self._ready.put(sid, ServerRunner(self.sdk, connection, {}))
+            self._ready[sid] = ServerRunner(self.sdk, connection, {})
+            if len(self._ready) > self._limit:
+                del self._ready[next(iter(self._ready))]
+
+    def forget(self, sid: str) -> None:
+        self._ready.pop(sid, None)
 
     def request(
         self, manager: StreamableHTTPSessionManager, scope: Scope, sid: str, body: bytes
@@ -88,6 +94,7 @@ class Direct:
             return None
         if not isinstance(message, JSONRPCRequest) or message.method not in METHODS:
             return None
+        scope[DIRECT_KEY] = True  # (our own copy of the request's scope)
         return Found(runner, message, request, transport.idle_scope)
 
     async def answer(self, found: Found, sid: str, receive: Receive, send: Send) -> None:

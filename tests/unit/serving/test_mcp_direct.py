@@ -15,11 +15,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from mockllm.loading.loader import load_text
 from mockllm.serving.mcp_direct import Direct
 from mockllm.serving.server import build_app
+from tests.e2e.mcp.test_mcp_hostile import FUZZ, JSON, messages
 
 SCENARIO = """
 name: direct
@@ -52,6 +55,7 @@ turns:
 """
 JSON_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json")]
 VERSION = b"2025-11-25"
+VERSION_HEADER = b"mcp-protocol-version"
 
 
 def call(id_: Any, name: Any, arguments: Any = None) -> dict[str, Any]:
@@ -81,6 +85,13 @@ SEQUENCE: list[dict[str, Any]] = [
     call(24, "lookup_order", {"order_id": "A1", "_meta": {"x": 1}}),
     call(25, "lookup_order", {"order_id": "A1"}) | {"params": PROGRESS},
 ]
+# initialize again, at another version: the SDK answers it and the next tools request
+# (which says the session's version now); then past it again
+AGAIN = {"jsonrpc": "2.0", "id": 30, "method": "initialize",
+         "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+SEQUENCE += [AGAIN, call(31, "lookup_order", {"order_id": "B"}), call(32, "lookup_order", {})]
+SDK_AGAIN = 2  # of SEQUENCE, reaching the SDK's transport even past it: AGAIN and #31
 
 
 class Http:
@@ -193,7 +204,7 @@ def test_an_established_sessions_tools_requests_skip_the_transport_and_answer_th
     sdk_answers, sdk_entries, sdk_reached = _replay(direct=False)
     answers, entries, reached = _replay(direct=True)
     assert sdk_reached == len(SEQUENCE)  # the other side: each one through the SDK
-    assert reached == 0
+    assert reached == SDK_AGAIN
     for message, theirs, ours in zip(SEQUENCE, sdk_answers, answers, strict=True):
         assert ours == theirs, message
     assert entries == sdk_entries
@@ -210,6 +221,7 @@ def test_an_established_sessions_tools_requests_skip_the_transport_and_answer_th
     assert bodies[12]["error"] == {"code": -32602, "message": "Invalid request parameters",
                                    "data": ""}  # fmt: skip
     assert all(status == 200 for status, _, _ in answers)
+    assert bodies[-3]["result"]["protocolVersion"] == "2025-03-26"
 
 
 def test_what_is_not_plain_still_reaches_the_sdk(sdk_calls: list[str]) -> None:
@@ -273,3 +285,79 @@ def test_a_direct_answer_restarts_the_sessions_idle_countdown(sdk_calls: list[st
 
     deadline, now = asyncio.run(go())
     assert math.isfinite(deadline) and deadline > now + 500  # IDLE_TIMEOUT (600 s) from now
+
+
+def test_any_message_on_an_established_session_is_answered_as_the_sdk_answers_it() -> None:
+    """Generated bodies and headers (test_mcp_hostile.py's) to two apps, one answering past
+    the transport where it can and one only through the SDK: the same status, headers and
+    bytes each time, never a 5xx, and the same log."""
+    loop = asyncio.new_event_loop()
+    try:
+        apps = [build_app([load_text(SCENARIO)]) for _ in range(2)]
+        https = [Http(app) for app in apps]
+        path = "/s/direct/one/mcp/orders"
+        ask = json.dumps(call(1, "lookup_order", {"order_id": "A1"})).encode()
+        sessions = []
+        for http in https:
+            sessions.append(loop.run_until_complete(http.open(path)))
+            loop.run_until_complete(http.post(path, ask, sessions[-1]))
+        sdk_only = next(s for s, _ in apps[1]._mcp._served.values())
+        sdk_only.direct.request = lambda *args: None
+        direct = next(s for s, _ in apps[0]._mcp._served.values()).direct
+        taken: list[str] = []
+        answer = direct.answer
+
+        async def counted(found: Any, *args: Any) -> None:
+            taken.append(found.message.method)
+            await answer(found, *args)
+
+        direct.answer = counted
+
+        @FUZZ
+        @given(
+            body=messages() | plain(),
+            accept=st.sampled_from(["application/json", "application/json, text/event-stream",
+                                    "*/*", "text/html", ""]),
+            version=st.sampled_from(["2025-11-25", "2025-06-18", "2024-11-05", "2099-01-01", ""]),
+        )  # fmt: skip
+        def check(body: bytes, accept: str, version: str) -> None:
+            answers = []
+            for http, session in zip(https, sessions, strict=True):
+                headers = [(k, v) for k, v in session if k not in (b"accept", VERSION_HEADER)]
+                headers.append((b"accept", accept.encode()))
+                if version:
+                    headers.append((VERSION_HEADER, version.encode()))
+                status, answered, out = loop.run_until_complete(http.post(path, body, headers))
+                answered.pop(b"mcp-session-id", None)
+                answers.append((status, answered, out))
+            assert answers[0] == answers[1], body
+            assert answers[0][0] < 500, answers[0]
+
+        check()
+        assert {"tools/call", "tools/list"} <= set(taken)  # the path was taken, and agreed
+        logs = [[_comparable(e.to_json()) for e in app.journal.entries()] for app in apps]
+        assert logs[0] == logs[1]
+        assert all(e["server_error"] is None for e in logs[0])
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+
+@st.composite
+def plain(draw: Any) -> bytes:
+    """A well-formed tools request, with any arguments: what the direct path takes."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": draw(st.integers() | st.text(max_size=5))}
+    message["method"] = draw(st.sampled_from(["tools/call", "tools/list"]))
+    if message["method"] == "tools/call":
+        name = draw(st.sampled_from(["lookup_order", "broken", "big", "hidden", "nope"]))
+        message["params"] = {"name": name, "arguments": draw(JSON)}
+    return json.dumps(message).encode()
+
+
+def _comparable(entry: dict[str, Any]) -> dict[str, Any]:
+    for key in ("time", "seq", "duration_ms", "epoch", "headers"):
+        entry.pop(key, None)
+    return entry
