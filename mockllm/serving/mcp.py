@@ -137,6 +137,7 @@ class Scripted:
             self._entries.pop(id(ctx), None)
             if entry is not None:  # what a fault said first (a drop) stays
                 entry.mcp.update({k: v for k, v in info.items() if k not in entry.mcp})
+            if entry is not None and self.log.finishes:
                 with anyio.CancelScope(shield=True):  # a cancelled call is logged too
                     await self.log.finish(entry)
         return result
@@ -345,6 +346,8 @@ class McpLog(ABC):
     """Where a message's entry comes from and goes: over HTTP the wrapper opened it for
     the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message.
     `info` is what the message asked (log/mcp.py `asked`), the same on both."""
+
+    finishes = False  # whether `finish` does anything (a shielded await per message else)
 
     @abstractmethod
     async def start(self, ctx: Any, info: dict[str, Any]) -> McpEntry | None: ...

@@ -139,7 +139,14 @@ class _Exchange:
 
     def __init__(self, request_id: RequestId, metadata: ServerMessageMetadata) -> None:
         self.request_id, self.message_metadata = request_id, metadata
-        self.cancel_requested = anyio.Event()
+        self._cancel: anyio.Event | None = None
+
+    @property
+    def cancel_requested(self) -> anyio.Event:
+        """Never set: nothing here waits, so nothing is left to cancel."""
+        if self._cancel is None:
+            self._cancel = anyio.Event()
+        return self._cancel
 
     async def notify(self, method: str, params: Any, opts: Any = None) -> None:
         return None  # a JSON body carries only the response: the SDK drops these too
