@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
@@ -314,6 +314,13 @@ def test_any_message_on_an_established_session_is_answered_as_the_sdk_answers_it
         direct.answer = counted
 
         @FUZZ
+        @example(
+            body=json.dumps(call(2, "lookup_order", {"order_id": "B"})).encode(),
+            accept="application/json",
+            version="2025-11-25",
+        )
+        @example(body=b'{"jsonrpc": "2.0", "id": "l", "method": "tools/list"}',
+                 accept="*/*", version="")  # fmt: skip
         @given(
             body=messages() | plain(),
             accept=st.sampled_from(["application/json", "application/json, text/event-stream",
