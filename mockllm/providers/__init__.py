@@ -25,6 +25,7 @@ from mockllm.providers.base import (
     RecordedResponses,
     SharedResponses,
     Stream,
+    shares_responses,
 )
 from mockllm.providers.bedrock import Converse
 from mockllm.providers.bedrock_answers import ConverseAnswers, InvokeAnswers
@@ -115,6 +116,7 @@ __all__ = [
     "answers_of",
     "load_wires",
     "register",
+    "shares_responses",
 ]
 
 THIRD_PARTY = load_wires()  # after the built-ins: a third party's api may replace one
