@@ -133,7 +133,7 @@ class RedisState:
     def __init__(self, url: str, prefix: str, ttl: int) -> None:
         self.url = url  # StoreUnavailable redacts it
         self.client: Any = connect(url)
-        self.line = Line(self.client)  # the per-request scripts: commit and cut
+        self.line = Line(self.client)  # what requests send: the count, the cut, responses
         self._reachable = Reachable(url)
         self.prefix, self.ttl = prefix, ttl
         self._begin = self.client.register_script(BEGIN)
@@ -212,11 +212,11 @@ class RedisState:
 
     async def keep_response(self, response_id: str, data: bytes) -> None:
         async with self._reachable:
-            await self.client.set(self._response(response_id), data, ex=self.ttl)
+            await self.line.call("SET", self._response(response_id), data, "EX", self.ttl)
 
     async def response(self, response_id: str) -> bytes | None:
         async with self._reachable:
-            found: bytes | None = await self.client.get(self._response(response_id))
+            found: bytes | None = await self.line.call("GET", self._response(response_id))
         return found
 
     async def add_scenario(self, name: str, text: str) -> bool:
