@@ -29,6 +29,7 @@ from mockllm.providers.base import (
     RecordedResponses,
     SharedResponses,
     Stream,
+    shares_responses,
 )
 from mockllm.providers.bedrock import Converse
 from mockllm.providers.bedrock_answers import ConverseAnswers, InvokeAnswers
@@ -154,6 +155,7 @@ __all__ = [
     "answers_of",
     "load_wires",
     "register",
+    "shares_responses",
 ]
 
 THIRD_PARTY = load_wires()  # after the built-ins: a third party's api may replace one

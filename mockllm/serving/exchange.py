@@ -34,7 +34,7 @@ from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
-from mockllm.providers import Adapter, Parsed, SharedResponses
+from mockllm.providers import Adapter, Parsed, SharedResponses, shares_responses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
 from mockllm.serving.rendered import BodyAgain, Rendered, for_attempt, template
 from mockllm.serving.responder import Responder
@@ -131,7 +131,7 @@ class Exchanges:
         entry.body = await read_body(
             receive, self.options.max_body, request_headers.get(b"content-length")
         )
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
@@ -282,7 +282,7 @@ class Exchanges:
             responder.entry.note(note)
         body = None if stream else rendered.body  # a stream's JSON is rendered anew
         adapter.served(resolved, parsed, body)
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 try:
