@@ -91,6 +91,7 @@ class LiveEntry:
         "retry_after",
         "scenario",
         "sent",
+        "sent_again",
         "seq",
         "server_error",
         "session",
@@ -146,7 +147,11 @@ class LiveEntry:
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
         self.retry_after: float | None = None  # seconds an error answer told the client to wait
-        self.sent: list[bytes] = []  # the bytes sent, by reference, up to the body cap
+        # the bytes sent, by reference, up to the body cap; a list from the first send only
+        self.sent: list[bytes] | None = None
+        # Instead of `sent`: what makes the same bytes again when the entry is read (an
+        # attempt's own copy of a reply, serving/rendered.py's BodyAgain)
+        self.sent_again: Callable[[], bytes] | None = None
         self.kept = 0
         self.bytes_sent = 0
         self.duration_ms: float | None = None
@@ -266,7 +271,8 @@ class LiveEntry:
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         # What the scenario would have said is not what an error answer (a fault's 429) said.
         reply = self.resolved.reply if self.resolved and self.status == 200 else None
-        body = b"".join(self.sent)
+        again = self.sent_again
+        body = b"".join(self.sent or ()) if again is None else again()[: self.kept]
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
@@ -460,9 +466,14 @@ class Journal:
         """Keep what went out by reference (rendered replies are shared), up to the cap."""
         room = self.body_cap - entry.kept
         if room > 0 and data:
-            kept = data if len(data) <= room else data[:room]
-            entry.sent.append(kept)
-            entry.kept += len(kept)
+            kept = len(data) if len(data) <= room else room
+            if entry.sent_again is None:
+                piece = data if kept == len(data) else data[:room]
+                if entry.sent is None:
+                    entry.sent = [piece]
+                else:
+                    entry.sent.append(piece)
+            entry.kept += kept
         entry.bytes_sent += len(data)
 
     def close(self, entry: LiveEntry) -> Awaitable[None] | None:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
@@ -31,9 +34,9 @@ from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
-from mockllm.providers import Adapter, Parsed, SharedResponses
+from mockllm.providers import Adapter, Parsed, SharedResponses, shares_responses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
-from mockllm.serving.rendered import Rendered, for_attempt, template
+from mockllm.serving.rendered import BodyAgain, Rendered, for_attempt, template
 from mockllm.serving.responder import Responder
 from mockllm.state import StoreUnavailable
 from mockllm.state.store import Store, answer_turn
@@ -62,6 +65,10 @@ class Exchanges:
         self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
         self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
+        # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
+        # method bound per request is 64 bytes each in the ring (adapters are few; a bound
+        # as variants may be made per scenario)
+        self._bound: Lru[tuple[Callable[[bytes], Conversation | None], CallId]] = Lru(64)
 
     async def handle(
         self,
@@ -124,7 +131,7 @@ class Exchanges:
         entry.body = await read_body(
             receive, self.options.max_body, request_headers.get(b"content-length")
         )
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
@@ -139,8 +146,9 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
+        bound = self._bound.get(adapter) or self._bound.put(adapter, _bound(adapter))
         if prepared.parsed.cacheable:
-            entry.reparse = adapter.reparse
+            entry.reparse = bound[0]
         session = entry.session or "default"
         side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
         if side is not None:  # not a turn: nothing is counted (core/side.py)
@@ -164,7 +172,7 @@ class Exchanges:
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(adapter.as_sent(answer.resolved), adapter.call_id)
+        entry.served(adapter.as_sent(answer.resolved), bound[1])
         fault = answer.fault
         if fault is not None:
             entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
@@ -274,7 +282,7 @@ class Exchanges:
             responder.entry.note(note)
         body = None if stream else rendered.body  # a stream's JSON is rendered anew
         adapter.served(resolved, parsed, body)
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 try:
@@ -296,6 +304,8 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
+        if fault is None:  # the whole body in one send
+            responder.entry.sent_again = _again(rendered, resolved)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -351,6 +361,20 @@ class Exchanges:
             return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         body, notes = adapter.render(resolved, parsed)
         return Rendered(resolved.reply, body, notes=notes)
+
+
+def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
+    return adapter.reparse, adapter.call_id
+
+
+def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
+    """What makes an attempt's own body again when the log is read (rendered.py), for the
+    log to keep instead of the bytes; None for a body that is not the attempt's own copy
+    (rendered whole, or attempt 1's, shared by every session)."""
+    made_from = rendered.template
+    if made_from is None or rendered is made_from.first:
+        return None
+    return BodyAgain(made_from, resolved)
 
 
 def _keep_alive(
