@@ -259,22 +259,24 @@ class Exchanges:
     ) -> None:
         """Render the reply and send it as the fault (if any) has it delivered."""
         stream = parsed.conversation.stream
-        kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
-        if kind == "http_error":
-            assert fault is not None and isinstance(fault.part, HttpFault)
-            http = fault.part
-            refusal = adapter.fault_error(
-                http.status, http.type, http.message, http.code, http.headers
-            )
-            if http.filtered is not None:  # Azure's prompt filter: its annotations say why
-                refusal.param, refusal.filtered = "prompt", http.filtered
-            await responder.error(refusal, first_byte)
-            return
-        error = _stream_error(adapter, fault)
-        if kind == "stream_error":
-            assert error is not None
-            await responder.error(error, first_byte)
-            return
+        error = None
+        if fault is not None:  # (the usual reply has none: no call asks what it does)
+            kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+            if kind == "http_error":
+                assert isinstance(fault.part, HttpFault)
+                http = fault.part
+                refusal = adapter.fault_error(
+                    http.status, http.type, http.message, http.code, http.headers
+                )
+                if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+                    refusal.param, refusal.filtered = "prompt", http.filtered
+                await responder.error(refusal, first_byte)
+                return
+            error = _stream_error(adapter, fault)
+            if kind == "stream_error":
+                assert error is not None
+                await responder.error(error, first_byte)
+                return
         rendered = self._render(adapter, resolved, parsed, stream)
         for note in rendered.notes:
             responder.entry.note(note)
@@ -289,12 +291,11 @@ class Exchanges:
                     entry = responder.entry
                     lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True
                     raise
-        if kind == "stream":
-            if fault is None:
-                delivery = Delivery([rendered.body])
-            else:  # the in-band error frames exist only when a stream_error fault applies
-                frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
-                delivery = stream_delivery(fault, list(rendered.events), frames)
+        if fault is None:  # the whole stream or body, at once
+            delivery = Delivery([rendered.body])
+        elif stream:  # the in-band error frames exist only when a stream_error fault applies
+            frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
+            delivery = stream_delivery(fault, list(rendered.events), frames)
         else:
             by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
@@ -449,5 +450,10 @@ def bad_path(path: str) -> RequestError:
 
 
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The few request headers mockllm reads, in one pass."""
-    return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
+    """The few request headers mockllm reads, in one pass (a loop: on Python 3.11 a
+    comprehension is a call of its own, once a request)."""
+    found = {}
+    for k, v in headers:
+        if k in _WANTED:
+            found[k] = v.decode("latin-1")
+    return found
