@@ -163,13 +163,16 @@ class LiveEntry:
         self.closed = False
         # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
         self.request_cut: tuple[int, str] | None = None
-        self.weight = 0  # the bytes the ring counts for this entry (Journal._keep)
+        self.weight = 0  # the bytes the ring counts for this entry (Journal.close)
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
         self.resolved, self.call_id = resolved, call_id
 
     def planned(self, events: Sequence[Event] | None, delivery: Delivery) -> None:
         """Called once the reply's delivery is decided: `events` for a stream, else None."""
+        if events is None and delivery.whole is None and delivery.cut is None:
+            self.plan = _UNPLANNED  # a whole body (its reasoning is found in it when read)
+            return
         stream = events is not None
         if stream and (delivery.whole is not None or delivery.paced):
             self.events = events  # a cut, or pauses the client may hang up in
@@ -484,8 +487,7 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        entry.epoch = self.uses.epoch(entry.session)
-        entry.shared = self.uses.shared(entry.epoch)
+        entry.epoch, entry.shared = self.uses.of(entry.session)
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()
@@ -493,13 +495,9 @@ class Journal:
             self.console(entry)
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
-        self._keep(entry)
-        return None
-
-    def _keep(self, entry: LiveEntry) -> None:
-        """Count the closed entry's bytes against --log-bytes, cut its body to
-        --log-request-cap (the file, written before, has it whole), and push the oldest
-        entries out while the ring holds more than --log-bytes."""
+        # Count the closed entry's bytes against --log-bytes, cut its body to
+        # --log-request-cap (the file, written above, has it whole), and push the oldest
+        # entries out while the ring holds more than --log-bytes (inline: once a request).
         if len(entry.body) > self.request_cap:
             entry.cut_request(self.request_cap)
         entry.weight = len(entry.body) + entry.kept + len(entry.headers)
@@ -507,6 +505,7 @@ class Journal:
         entries = self._entries
         while self._bytes > self.ring_bytes and len(entries) > 1:
             self._bytes -= entries.popleft().weight
+        return None
 
     def written(self, entry: LiveEntry, line: str) -> None:
         """Tell the file and the console of an entry a shared log has numbered (`close`
@@ -593,6 +592,11 @@ class Uses:
 
     def epoch(self, session: str | None) -> str:
         return self._epochs.get(session, self._boot) if session is not None else self._boot
+
+    def of(self, session: str | None) -> tuple[str, tuple[str, str] | None]:
+        """`epoch` and `shared` of a closing entry's session, in one call."""
+        epoch = self._epochs.get(session, self._boot) if session is not None else self._boot
+        return epoch, (self._shared.get(epoch) if self._shared else None)
 
     def shared(self, epoch: str | None) -> tuple[str, str] | None:
         """The two clients' ids when two used this epoch's session at once."""

@@ -137,18 +137,21 @@ def for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
 
 
 def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
-    turn_text, attempt = str(resolved.id_turn), resolved.attempt
+    attempt = resolved.attempt
     # attempt 1: scripted_id adds no attempt to a first one's parts (the `first` seeds)
     at = 0 if attempt == 1 else 1
+    turn_text = str(resolved.turn) if attempt == 1 else f"{resolved.turn}.{attempt}"  # id_turn
     attempt_text = f"attempt {attempt}"
     swaps = []
+    body = template.body
     for old, prefix, length, alphabet, seeds in template.plans or ():
         seed = seeds[at].format(turn_text, attempt_text).encode()
-        swaps.append((old, ids.from_seed(prefix, length, seed, alphabet).encode()))
+        new = ids.from_seed(prefix, length, seed, alphabet).encode()
+        swaps.append((old, new))
+        body = body.replace(old, new)
     notes = template.notes
     if notes:
         notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
-    body = _swapped(template.body, swaps)
     made = Rendered(template.reply, body, template._events, notes, swaps=tuple(swaps))
     made.template = template
     return made
