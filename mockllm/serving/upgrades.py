@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import struct
 from typing import Any
 
 
@@ -110,17 +111,79 @@ _QUIET.parent = logging.getLogger("uvicorn.error")
 _QUIET.setLevel(logging.WARNING)  # uvicorn asks `logger.level` before its trace lines
 
 
+# An ASGI extension of mockllm's own WebSocket protocol: `{"type": SEND_TEXTS, "texts":
+# [bytes, ...]}` sends each UTF-8 payload as one text frame, all in one transport write.
+# ASGI's `websocket.send` carries one frame; a Responses turn is about ten, and each send
+# costs uvicorn an await, a re-encode and a write (docs/design.md, "Performance").
+SEND_TEXTS = "mockllm.websocket.send_texts"
+MAX_QUEUED = 4  # messages a connection holds for the app before it stops reading
+
+
+def _text_frame(payload: bytes) -> bytes:
+    """One unmasked, unfragmented text frame as a server sends it (RFC 6455 §5.2), with
+    no extension negotiated: FIN and opcode 1, then the payload length in 7, 16 or 64 bits."""
+    size = len(payload)
+    if size < 126:
+        return bytes((0x81, size)) + payload
+    if size < 65536:
+        return struct.pack("!BBH", 0x81, 126, size) + payload
+    return struct.pack("!BBQ", 0x81, 127, size) + payload
+
+
 def quiet_websocket() -> type[Any]:
-    """uvicorn's sans-I/O `websockets` protocol, logging invalid UTF-8 in one line."""
+    """uvicorn's sans-I/O `websockets` protocol, logging invalid UTF-8 in one line, and
+    taking a batch of text frames in one send (SEND_TEXTS, offered in the scope)."""
+    from uvicorn.protocols.utils import ClientDisconnected
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    from websockets.exceptions import InvalidState
+    from websockets.protocol import State
 
     class QuietWebSockets(WebSocketsSansIOProtocol):
         def send_receive_event_to_app(self) -> None:
+            # uvicorn pauses reading after every message until the app takes it: two epoll
+            # changes a frame (a syscall each). Reading pauses once MAX_QUEUED wait.
+            paused, self.read_paused = self.read_paused, True
             # uvicorn logs the UnicodeDecodeError of a text frame with logger.exception
             logger, self.logger = self.logger, _QUIET
             try:
                 super().send_receive_event_to_app()
             finally:
-                self.logger = logger
+                self.logger, self.read_paused = logger, paused
+            if not paused and self.queue.qsize() >= MAX_QUEUED:
+                self.read_paused = True
+                self.transport.pause_reading()
+
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)
+            if self.handshake_complete:  # refused: no app runs
+                return
+            self.scope["extensions"][SEND_TEXTS] = {}  # the app's task has not started yet
+
+        async def send(self, message: Any) -> None:
+            if message["type"] != SEND_TEXTS:
+                await super().send(message)
+                return
+            writable = getattr(self, "writable", None)  # write flow control: uvicorn 0.52.1+
+            if writable is not None:
+                await writable.wait()  # what uvicorn's own send waits for, once a batch
+            if getattr(self, "disconnected", False):
+                raise ClientDisconnected()
+            if not self.handshake_complete or self.close_sent or self.initial_response:
+                raise RuntimeError(f"{SEND_TEXTS} before the accept or after the close")
+            conn = self.conn
+            if conn.state is not State.OPEN:
+                raise ClientDisconnected()
+            if conn.extensions or conn.expect_continuation_frame:  # never so in mockllm
+                try:
+                    for text in message["texts"]:
+                        conn.send_text(text)
+                except InvalidState:
+                    raise ClientDisconnected() from None
+                self.transport.write(b"".join(conn.data_to_send()))
+                return
+            # what the library has queued (a pong) first, then the frames, framed here
+            self.transport.write(
+                b"".join([*conn.data_to_send(), *map(_text_frame, message["texts"])])
+            )
 
     return QuietWebSockets

@@ -31,6 +31,7 @@ from mockllm.providers import Adapter
 from mockllm.providers.openai_responses import TRANSPORT_HEADER, Responses
 from mockllm.serving.asgi import Message, Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
+from mockllm.serving.upgrades import SEND_TEXTS
 
 # Close codes: 1000 normal, 1008 policy (no such route), 1011 a cut stream.
 NORMAL, POLICY, CUT = 1000, 1008, 1011
@@ -75,6 +76,8 @@ class _Connection:
         self.exchanges, self.options = exchanges, options
         self.pending: list[Message] = []  # frames that arrived while a response was going out
         self.closed = False
+        # mockllm's own server takes a turn's frames in one send (serving/upgrades.py)
+        self.batches = SEND_TEXTS in scope.get("extensions", {})
         # The upgrade request's headers, marked, for every request made from its frames.
         headers = [(k, v) for k, v in scope["headers"] if k not in _HOP_BY_HOP]
         self.headers = [
@@ -165,6 +168,14 @@ class _Connection:
     async def send_text(self, data: str) -> None:
         await self._send({"type": "websocket.send", "text": data})
 
+    async def send_texts(self, texts: list[bytes]) -> None:
+        """Text frames (UTF-8 payloads), in one send where the server takes a batch."""
+        if self.batches:
+            await self._send({"type": SEND_TEXTS, "texts": texts})
+            return
+        for text in texts:
+            await self.send_text(text.decode())
+
     async def drop(self) -> None:
         self.closed = True
         await self._send({"type": "websocket.close", "code": CUT})
@@ -210,10 +221,9 @@ class _Reply:
         self.buffer += message.get("body", b"")
         if self.status == 200:  # SSE: every complete frame out as one text frame
             *frames, self.buffer = self.buffer.split(b"\n\n")
-            for frame in frames:
-                data = _data(frame)
-                if data is not None:
-                    await self.connection.send_text(data)
+            texts = [data for data in map(_data, frames) if data is not None]
+            if texts:
+                await self.connection.send_texts(texts)
         if not message.get("more_body"):
             self.complete = True
             if self.status != 200:
@@ -233,15 +243,15 @@ class _Reply:
         await self.connection.error_event(self.status, error, self.headers)
 
 
-def _data(frame: bytes) -> str | None:
+def _data(frame: bytes) -> bytes | None:
     """The data of one SSE frame (`event:` lines dropped), or None if it has none."""
     head, found, data = frame.partition(b"\ndata: ")
     if found and b"\n" not in data and not head.startswith(b"data:"):  # what mockllm writes
-        return data.decode()  # `event: NAME` then one `data:` line
+        return data  # `event: NAME` then one `data:` line
     lines = [line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:")]
     if not lines:
         return None
-    return b"\n".join(lines).decode()
+    return b"\n".join(lines)
 
 
 _HOP_BY_HOP = frozenset(

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openai import OpenAI
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -174,6 +175,65 @@ def test_bad_frames_get_error_events_and_the_connection_goes_on(
     assert statuses == [400, 400, 200]  # the invalid JSON and the refusal are logged
 
 
+def test_the_openai_sdks_responses_websocket_runs_a_tool_loop(
+    server: ServerProcess, session: str
+) -> None:
+    # openai-python's own WebSocket client (`client.responses.connect()`), its typed events
+    with (
+        OpenAI(
+            base_url=f"{server.url}/s/weather-single/{session}/v1", api_key="test", max_retries=0
+        ) as client,
+        client.responses.connect() as conn,
+    ):
+        conn.send({"type": "response.create", "model": "gpt-5.5", "input": ASK, "tools": TOOLS})
+        first = list(_until_completed(conn))
+        done = first[-1].response
+        call = done.output[0]
+        assert call.type == "function_call" and call.name == "get_weather"
+        result = {"type": "function_call_output", "call_id": call.call_id, "output": "18 °C"}
+        conn.send(
+            {
+                "type": "response.create",
+                "model": "gpt-5.5",
+                "input": [result],
+                "tools": TOOLS,
+                "previous_response_id": done.id,
+            }
+        )
+        second = list(_until_completed(conn))
+    assert [e.type for e in first][:2] == ["response.created", "response.in_progress"]
+    assert "18" in second[-1].response.output_text
+    entries = server.requests(session=session)
+    assert [e["headers"]["x-mockllm-transport"] for e in entries] == ["websocket"] * 2
+
+
+def _until_completed(conn: Any) -> Iterator[Any]:
+    for event in conn:
+        yield event
+        assert event.type != "error", event
+        if event.type == "response.completed":
+            return
+
+
+def test_frames_sent_ahead_are_each_answered_in_order(
+    server: ServerProcess, session: str, socket: Any
+) -> None:
+    # The server stops reading after a few queued frames (serving/upgrades.py, MAX_QUEUED)
+    # and reads on as the app takes them: twenty at once are all answered, in order.
+    ws = socket("hello")
+    for n in range(20):
+        ws.send(json.dumps({"type": "response.create", "model": "gpt-5.5", "input": f"hi {n}"}))
+    completed: list[str] = []
+    while len(completed) < 20:
+        event = json.loads(ws.recv(timeout=10))
+        assert event["type"] != "error", event
+        if event["type"] == "response.completed":
+            completed.append(event["response"]["id"])
+    entries = server.requests(session=session)
+    assert [e["request"]["input"] for e in entries] == [f"hi {n}" for n in range(20)]
+    assert len(set(completed)) == 20
+
+
 def test_other_routes_refuse_the_upgrade(server: ServerProcess, session: str) -> None:
     url = server.url.replace("http://", "ws://") + f"/s/hello/{session}/v1/chat/completions"
     with pytest.raises(Exception, match=r"403|rejected"), connect(url, open_timeout=5):
@@ -259,3 +319,26 @@ def test_hostile_frames_never_crash_and_get_protocol_shaped_answers(
     entries = httpx.get(f"{fuzz_server.url}/_mockllm/requests", params={"session": "fuzz"}).json()
     assert all(e["server_error"] is None for e in entries)
     assert all((e["response"] or {}).get("status", 200) < 500 for e in entries)
+
+
+def test_frames_of_both_long_length_classes_reach_the_client_as_the_sse_streams_events(
+    tmp_path: Any, session: str
+) -> None:
+    # mockllm frames a turn's events itself (serving/upgrades.py): payloads under 64 KiB
+    # and over it carry 16- and 64-bit lengths (RFC 6455 §5.2; no Responses event is
+    # under 126 bytes, the 7-bit case is in tests/unit/serving/test_websocket_batches.py),
+    # and the client's strict reader must take each.
+    long = " ".join(["lorem"] * 12_000)  # the completed event carries it whole: > 64 KiB
+    (tmp_path / "long.yaml").write_text(f"name: long\nturns:\n  - reply: {{text: {long}}}\n")
+    with running_server(scenarios=(tmp_path,)) as server:
+        url = server.url.replace("http://", "ws://") + f"/s/long/{session}/v1/responses"
+        with connect(url, open_timeout=10, max_size=2**22) as ws:
+            events = create(ws, model="gpt-5.5", input=ASK)
+        r = httpx.post(
+            f"{server.url}/s/long/{session}-http/v1/responses",
+            json={"model": "gpt-5.5", "input": ASK, "stream": True},
+        )
+    assert events == sse_data(r.text)
+    sizes = [len(json.dumps(e, ensure_ascii=False)) for e in events]
+    assert any(126 <= s < 65536 for s in sizes) and max(sizes) >= 65536
+    assert events[-1]["response"]["output"][0]["content"][0]["text"] == long
