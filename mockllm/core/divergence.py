@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import compress
-from operator import attrgetter
 from typing import Any, Protocol
 
 from mockllm.core.conversation import Conversation, ToolCall
@@ -50,9 +48,6 @@ def retry_id(call_id: CallId, scenario: Scenario, turn: int, index: int, attempt
     return call_id(scenario, turn, index, attempt)
 
 
-_ROLE, _IS_ASSISTANT = attrgetter("role"), "assistant".__eq__
-_FIELDS = attrgetter("id", "name", "arguments")  # a ToolCall's, as `==` compares them
-
 # served(turn): the reply that turn gave, made concrete for this request; None past the script.
 Served = Callable[[int], Reply | None]
 # failed(turn): how the latest delivery of that turn was cut short, or None if it arrived whole.
@@ -74,14 +69,14 @@ def diverged(
     (`continued_after_failed_stream`), never as a divergence from bytes it never received.
     """
     turn = 0
-    messages = conv.messages  # its assistant messages, picked out in C (it runs per message)
-    for message in compress(messages, map(_IS_ASSISTANT, map(_ROLE, messages))):
+    for message in conv.messages:
+        if message.role != "assistant":
+            continue
         reply = served(turn)
         if reply is None:
             return None  # past the script: scenario_exhausted says so
         calls = served_calls(scenario, turn, reply, call_id)
-        # The usual case: the calls echoed as served (compared as field tuples, in C).
-        if list(map(_FIELDS, message.tool_calls)) == list(map(_FIELDS, calls)):
+        if message.tool_calls == calls:  # the usual case: the calls echoed as served
             turn += 1
             continue
         if not message.tool_calls and carried_as_text(message.text, scenario, turn, reply, call_id):

@@ -17,7 +17,6 @@ own results (`unmerged`).
 from __future__ import annotations
 
 from dataclasses import replace
-from operator import attrgetter
 
 from mockllm.core.conversation import Conversation, Message, ToolCall
 from mockllm.core.divergence import CallId, attempt_of, retry_id
@@ -42,17 +41,11 @@ def rejoined(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
     return conv
 
 
-_CALLS = attrgetter("tool_calls")  # a C-level field reader: it runs over every message
-
-
 def unmerged(conv: Conversation, scenario: Scenario, call_id: CallId) -> Conversation:
     """`conv` with merged replies read apart; `conv` itself when no assistant message holds
     more calls than its turn served — the usual case, decided without building anything.
     Scenarios whose turns are not counted (seeds, keyed turns) are left as they are."""
     if scenario.seeds or scenario.keyed:
-        return conv
-    # Merged replies hold two calls at least: a history of one call a reply is told in C.
-    if max(map(len, map(_CALLS, conv.messages)), default=0) < 2:
         return conv
     turn = 0
     for message in conv.messages:
