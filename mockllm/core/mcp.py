@@ -131,6 +131,16 @@ class McpServer:
             for r in t.results
         )
 
+    def answers_at_once(self) -> bool:
+        """Whether every call answers as soon as it is asked, as one JSON body: no fault
+        that waits (delay, hang) or sends anything first (see `streams`). Only such a
+        server's calls may be answered past the SDK's transport (serving/mcp_direct.py)."""
+        return not self.streams() and not any(
+            r.fault is not None and bool(r.fault.delay_ms or r.fault.hang)
+            for t in self.tools
+            for r in t.results
+        )
+
 
 def build_servers(data: Mapping[str, Any]) -> tuple[McpServer, ...]:
     """From a schema-valid `mcp_servers:` mapping, in the order written."""

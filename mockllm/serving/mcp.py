@@ -15,7 +15,7 @@ import sys
 import traceback
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mockllm.core.cache import Lru
 from mockllm.core.encoding import compact_json
@@ -34,10 +35,13 @@ from mockllm.log.journal import Journal
 from mockllm.log.mcp import McpEntry, answered, asked, failed, unfinished
 from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.mcp_direct import DIRECT_KEY, Direct
+from mockllm.serving.mcp_direct import METHODS as DIRECT_METHODS
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 ENTRY_KEY = "mockllm.entry"  # where the HTTP wrapper leaves the entry for the middleware
+IDLE_TIMEOUT = 600  # seconds an MCP session may idle before the SDK ends it
 
 
 @dataclass
@@ -81,6 +85,7 @@ class Scripted:
             on_get_prompt=self._get_prompt,
         )
         self.sdk.middleware.append(self._observe)
+        self.direct = Direct(self.sdk, IDLE_TIMEOUT)
 
     def spec(self) -> McpServer:
         scenario = self.scenario()
@@ -126,13 +131,32 @@ class Scripted:
             raise
         else:
             answered(info, result)
+            if ctx.method in DIRECT_METHODS or ctx.method == "initialize":
+                self._established(ctx)
         finally:
             self._entries.pop(id(ctx), None)
             if entry is not None:  # what a fault said first (a drop) stays
                 entry.mcp.update({k: v for k, v in info.items() if k not in entry.mcp})
+            if entry is not None and self.log.finishes:
                 with anyio.CancelScope(shield=True):  # a cancelled call is logged too
                     await self.log.finish(entry)
         return result
+
+    def _established(self, ctx: Any) -> None:
+        """A `tools/*` request answered over HTTP: its session's handshake is done, so its
+        next ones may be answered past the SDK's transport (serving/mcp_direct.py). An
+        `initialize` again on a session may change its version: the SDK serves it until
+        its next `tools/*` answer says which."""
+        scope = _scope(ctx)
+        if scope.get(DIRECT_KEY):
+            return  # answered past the transport: known already
+        sid = mcp_guard.session_of(scope.get("headers") or [])
+        if sid is None:
+            return
+        if ctx.method == "initialize" or ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            self.direct.forget(sid)  # (the 2026 era has no sessions of this kind)
+        else:
+            self.direct.established(sid, ctx.protocol_version)
 
     def entry_of(self, ctx: Any) -> McpEntry | None:
         return self._entries.get(id(ctx))
@@ -323,6 +347,8 @@ class McpLog(ABC):
     the request and closes it; over stdio (serving/mcp_stdio.py) it is one per message.
     `info` is what the message asked (log/mcp.py `asked`), the same on both."""
 
+    finishes = False  # whether `finish` does anything (a shielded await per message else)
+
     @abstractmethod
     async def start(self, ctx: Any, info: dict[str, Any]) -> McpEntry | None: ...
 
@@ -373,6 +399,17 @@ class McpRoutes:
             tuple[str, str, bool], tuple[Scripted, StreamableHTTPSessionManager]
         ] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._kinds: Lru[tuple[McpServer, _Kind]] = Lru(256)  # see _kind
+
+    def _kind(self, spec: McpServer) -> _Kind:
+        """How a server's calls are served, decided once per server of a loaded scenario
+        (the scan of every result's fault is a per-request cost otherwise)."""
+        found = self._kinds.get(id(spec))
+        if found is not None and found[0] is spec:  # the key holds its id()
+            return found[1]
+        kind = _Kind(spec.streams(), spec.drops(), spec.answers_at_once())
+        self._kinds.put(id(spec), (spec, kind))
+        return kind
 
     def reset(self, session: str | None = None) -> None:
         for scripted, _ in self._served.values():
@@ -380,7 +417,7 @@ class McpRoutes:
 
     async def _manager(
         self, scenario: str, server: str, streams: bool
-    ) -> StreamableHTTPSessionManager:
+    ) -> tuple[Scripted, StreamableHTTPSessionManager]:
         """The SDK's session manager of a scripted server. A server whose calls only ever
         answer (most) answers each call as one JSON body (the SDK's `json_response`, which
         every MCP client must accept): about half the CPU of an SSE stream per call. One
@@ -390,7 +427,7 @@ class McpRoutes:
         key = (scenario, server, streams)
         found = self._served.get(key)
         if found is not None:
-            return found[1]
+            return found
         scripted = next(
             (s for (name, srv, _), (s, _) in self._served.items() if (name, srv) == key[:2]),
             None,
@@ -401,7 +438,7 @@ class McpRoutes:
             scripted.sdk,
             json_response=not streams,
             max_request_body_size=self.max_body,
-            session_idle_timeout=600,
+            session_idle_timeout=IDLE_TIMEOUT,
             max_sessions=max(1, self.sessions.limit),  # a backstop: mcp_guard counts them all
         )
         self._served[key] = (scripted, manager)
@@ -415,7 +452,7 @@ class McpRoutes:
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         await started.wait()
-        return manager
+        return scripted, manager
 
     async def handle(
         self,
@@ -436,8 +473,9 @@ class McpRoutes:
             if found is None or spec is None:
                 await self._refuse(entry, send, scenario, server, found)
                 return
-            manager = await self._manager(found.name, server, spec.streams())
-            await self._serve(manager, entry, scope, receive, send, session, spec.drops())
+            kind = self._kind(spec)
+            scripted, manager = await self._manager(found.name, server, kind.streams)
+            await self._serve((scripted, manager), entry, scope, receive, send, session, kind)
         except Exception:
             if entry.client_disconnected and entry.status is None:
                 # The client hung up before its request was read (Claude Code 2.1 does so
@@ -460,13 +498,13 @@ class McpRoutes:
 
     async def _serve(
         self,
-        manager: StreamableHTTPSessionManager,
+        served: tuple[Scripted, StreamableHTTPSessionManager],
         entry: McpEntry,
         scope: Scope,
         receive: Receive,
         send: Send,
         session: str,
-        drops: bool = True,
+        kind: _Kind,
     ) -> None:
         """The request to the SDK, past mcp_guard's checks: its body read whole first, an
         id already in flight in its MCP session refused, a new session admitted under
@@ -474,6 +512,7 @@ class McpRoutes:
         key: tuple[str, str] = (entry.scenario or "", str(entry.mcp.get("server")))
         sid = mcp_guard.session_of(scope["headers"])
         ids: list[mcp_guard.IdKey] = []
+        body: bytes | None = None
         if scope["method"] == "POST":
             try:
                 body = await mcp_guard.read_whole(receive, self.max_body)
@@ -500,7 +539,10 @@ class McpRoutes:
                 await self._guard_refusal(entry, send, 409, message, mcp_guard.id_of(taken))
                 return
         try:
-            await self._serve_sdk(manager, entry, scope, receive, send, session, key, sid, drops)
+            direct = body if kind.direct else None
+            await self._serve_sdk(
+                served, entry, scope, receive, send, session, key, sid, kind, direct
+            )
         finally:
             if sid is not None:
                 self.sessions.release(key, sid, ids)
@@ -523,7 +565,7 @@ class McpRoutes:
 
     async def _serve_sdk(
         self,
-        manager: StreamableHTTPSessionManager,
+        served: tuple[Scripted, StreamableHTTPSessionManager],
         entry: McpEntry,
         scope: Scope,
         receive: Receive,
@@ -531,10 +573,13 @@ class McpRoutes:
         session: str,
         key: tuple[str, str],
         sid: str | None,
-        drops: bool = True,
+        kind: _Kind,
+        body: bytes | None = None,
     ) -> None:
         """The SDK's answer, logged; raced against a `drop` fault's abort only where the
-        server scripts one (the race is two tasks per call)."""
+        server scripts one (the race is two tasks per call). `body`: a POST to a server
+        whose calls may be answered past the SDK's transport, where it can be."""
+        scripted, manager = served
         drop = asyncio.Event()
         inner = {**scope, ENTRY_KEY: entry, "mockllm.session": session, "mockllm.drop": drop}
         shaped = mcp_guard.shaped(send)
@@ -553,28 +598,15 @@ class McpRoutes:
                 self.journal.record_sent(entry, message.get("body", b""))
             await shaped(message)
 
-        if not drops:
+        if body is not None and sid is not None:
+            found = scripted.direct.request(manager, inner, sid, body)
+            if found is not None:
+                await scripted.direct.answer(found, sid, reading, sending)
+                return
+        if not kind.drops:
             await manager.handle_request(inner, reading, sending)
-            return
-        app = asyncio.ensure_future(manager.handle_request(inner, reading, sending))
-        dropped = asyncio.ensure_future(drop.wait())
-        await asyncio.wait((app, dropped), return_when=asyncio.FIRST_COMPLETED)
-        if drop.is_set():
-            app.cancel()
-            entry.note("drop fault: the response was aborted mid-call")
-            if entry.status is None:
-                entry.status = 200
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": [(b"content-type", b"text/event-stream")],
-                    }
-                )
-            await send({"type": "http.response.body", "body": b"", "more_body": True})
-            return  # the body unfinished: uvicorn drops the connection
-        dropped.cancel()
-        app.result()
+        else:
+            await _raced(manager.handle_request(inner, reading, sending), drop, entry, send)
 
     def _track(
         self, key: tuple[str, str], sid: str | None, method: str, start: Any, manager: Any
@@ -608,6 +640,38 @@ class McpRoutes:
             message += f"(declared: {declared})"
         entry.mcp["error"] = {"code": INVALID_PARAMS, "message": message}
         await _answer(self.journal, entry, send, 404, INVALID_PARAMS, message)
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    streams: bool  # its calls answer as SSE streams (McpServer.streams)
+    drops: bool  # a call may drop the connection: raced against the abort
+    direct: bool  # may be answered past the SDK's transport (McpServer.answers_at_once)
+
+
+async def _raced(
+    answering: Coroutine[Any, Any, None], drop: asyncio.Event, entry: McpEntry, send: Send
+) -> None:
+    """The SDK's answer raced against a `drop` fault's abort."""
+    app = asyncio.ensure_future(answering)
+    dropped = asyncio.ensure_future(drop.wait())
+    await asyncio.wait((app, dropped), return_when=asyncio.FIRST_COMPLETED)
+    if drop.is_set():
+        app.cancel()
+        entry.note("drop fault: the response was aborted mid-call")
+        if entry.status is None:
+            entry.status = 200
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+        await send({"type": "http.response.body", "body": b"", "more_body": True})
+        return  # the body unfinished: uvicorn drops the connection
+    dropped.cancel()
+    app.result()
 
 
 def _session(ctx: Any) -> str:

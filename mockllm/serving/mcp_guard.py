@@ -73,11 +73,17 @@ def request_ids(body: bytes) -> list[IdKey]:
 
 
 def _key(value: Any) -> IdKey:
-    """An id as a dict key that tells 1 from "1" (JSON-RPC does) and takes any JSON."""
-    return (type(value).__name__, json.dumps(value, sort_keys=True))
+    """An id as a dict key that tells 1 from "1" (JSON-RPC does) and takes any JSON. The
+    ids clients send, an int or a string, are their own text (no JSON encoding per call)."""
+    kind = type(value)
+    if kind is int or kind is str:
+        return (kind.__name__, str(value))
+    return (kind.__name__, json.dumps(value, sort_keys=True))
 
 
 def id_of(key: IdKey) -> Any:
+    if key[0] == "str":
+        return key[1]
     return json.loads(key[1])
 
 

@@ -30,6 +30,8 @@ from mockllm.serving.mcp_lines import serve_lines
 
 
 class StdioLog(McpLog):
+    finishes = True
+
     def __init__(
         self, journal: Journal, scenario: str, server: str, session: str, url: str | None
     ) -> None:

@@ -16,7 +16,16 @@ import pytest
 from bench.against import AgainstError, baseline, export
 from bench.report import Outcome, table
 from bench.run import Settings
-from bench.servers import MOCKLLM, STARLETTE_FLOOR, Context, free_port, launch, stop, wait_answered
+from bench.servers import (
+    MOCKLLM,
+    PARSE_FLOOR,
+    STARLETTE_FLOOR,
+    Context,
+    free_port,
+    launch,
+    stop,
+    wait_answered,
+)
 from tests.support import ROOT
 
 
@@ -90,3 +99,25 @@ def test_the_profile_prints_a_line_per_phase() -> None:
         for phase in ("parse", "validate", "locate", "answer", "render", "deliver", "log"):
             assert f" {phase} " in line, line
     assert not any(line.startswith("(not in this tree") for line in lines)
+
+
+def test_a_history_is_held_to_the_parse_floor_and_a_wire_to_starlette(tmp_path: Path) -> None:
+    # 200 µs is 4x starlette's 50 but 1.33x the parse floor's 150: within the history's 1.5x
+    # of the parse floor; the same ratio to starlette fails a wire's 1.3x.
+    samples = {
+        "mockllm": {"hist_200_c32_cpu_us": [200.0], "cold_ns_c32_cpu_us": [200.0]},
+        "starlette": {"hist_200_c32_cpu_us": [50.0], "cold_ns_c32_cpu_us": [50.0]},
+        "starlette_json": {"hist_200_c32_cpu_us": [150.0], "cold_ns_c32_cpu_us": [150.0]},
+    }
+    settings = Settings(1, 1, 0.1, 0, 1, 10, False, None, "event", tmp_path)
+    env = {"time": "t", "commit": "c", "cpu": "cpu", "cpus": 2, "wrk": None}
+    outcome = Outcome([MOCKLLM, STARLETTE_FLOOR, PARSE_FLOOR], samples, settings, env)
+    verdicts = outcome.verdicts()
+    assert verdicts["hist_200_c32_cpu_us"] is True
+    assert verdicts["cold_ns_c32_cpu_us"] is False
+    row = next(line for line in table(outcome).splitlines() if line.startswith("history of 200"))
+    assert row.endswith("<=1.5x starlette_json  PASS"), row
+    # without the parse floor in the run there is no verdict, not one against starlette
+    measured = {name: samples[name] for name in ("mockllm", "starlette")}
+    alone = Outcome([MOCKLLM, STARLETTE_FLOOR], measured, settings, env).verdicts()
+    assert alone["hist_200_c32_cpu_us"] is None
