@@ -3,12 +3,11 @@
 `expect` regexes and the `pattern` of a client's tool schema run on client text. Python's
 `re` backtracks without limit (`^(a|aa)+$` on 40 characters takes minutes), so they run on
 the `regex` engine, which is `re`'s syntax (lookarounds and backreferences included) plus a
-timeout. docs/security.md weighs the alternatives.
+timeout. docs/security.md weighs the alternatives. `regex` is imported by the first search
+or check (a deferred import: most starts and most requests use no pattern at all).
 """
 
 from __future__ import annotations
-
-import regex
 
 REGEX_TIMEOUT = 0.1
 """Seconds one regex search may take; past it the search counts as failed, saying why."""
@@ -24,6 +23,8 @@ class RegexTimeout(Exception):
 
 def search(pattern: str, text: str) -> bool:
     """Whether `pattern` matches somewhere in `text`; RegexTimeout past REGEX_TIMEOUT."""
+    import regex
+
     try:
         return regex.search(pattern, text, timeout=REGEX_TIMEOUT) is not None
     except TimeoutError:
@@ -32,6 +33,8 @@ def search(pattern: str, text: str) -> bool:
 
 def check(pattern: str) -> str | None:
     """Why `pattern` cannot be used, or None."""
+    import regex
+
     try:
         regex.compile(pattern)
     except regex.error as e:

@@ -30,6 +30,7 @@ from mockllm.core.scenario import (
     Scenario,
     StreamError,
     Truncate,
+    Turn,
     ValidationMode,
 )
 from mockllm.core.side import SideMatch
@@ -239,27 +240,32 @@ class Engine:
                 if mode == "strict" and found[1]:
                     answer.error = _refusal(found[0], IMPOSSIBLE)
         if answer.error is None:
-            self._serve(answer, scenario, session, turn.reply, conv)
+            self._serve(answer, scenario, session, turn, conv)
         return answer
 
     def _serve(
-        self, answer: Answer, scenario: Scenario, session: str, reply: Reply, conv: Conversation
+        self, answer: Answer, scenario: Scenario, session: str, turn: Turn, conv: Conversation
     ) -> None:
         """The turn's reply made concrete for this request, and how it is delivered (wrong)."""
         index, attempt = answer.turn, answer.attempt
         try:
-            reply = concrete(scenario, index, reply, conv)
-            reply = structured(scenario, index, reply, conv, f"turn {index}")
+            reply = concrete(scenario, index, turn.reply, conv)
+            if reply.json is not None:  # (structured's own test, without its call per request)
+                reply = structured(scenario, index, reply, conv, f"turn {index}")
         except RequestError as error:
             answer.error = error
             return
         created = int(time.time()) if self.real_time else FIXED_CREATED
-        answer.fault, answer.fault_why = self._fault(scenario, session, index, attempt)
-        if answer.fault is not None and isinstance(answer.fault.part, Misbehave):
-            reply = misbehaviour.misbehaving(reply, answer.fault.part.kind)
+        if turn.fault is None and scenario.chaos is None and self.chaos is None:
+            fault = None  # the usual turn: nothing delivers it wrong (answer.fault's default)
+        else:
+            fault, answer.fault_why = self._fault(scenario, session, index, attempt)
+            answer.fault = fault
+        if fault is not None and isinstance(fault.part, Misbehave):
+            reply = misbehaviour.misbehaving(reply, fault.part.kind)
         answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
-        if answer.fault is not None and answer.fault.cuts:
-            answer.cut = f"{answer.fault.describe()} on attempt {attempt}"
+        if fault is not None and fault.cuts:
+            answer.cut = f"{fault.describe()} on attempt {attempt}"
         else:
             answer.cut = None
 
@@ -358,13 +364,25 @@ def _resolve(
     scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int = 1
 ) -> Resolved:
     """Memoised on the conversation: a harness repeats a request, and the request cache
-    hands back the same conversation for it."""
-    key = ("resolved", id(scenario), index, id(reply), created, attempt)
+    hands back the same conversation for it. Not by attempt: a body repeated is a new
+    attempt each time, and the memo would keep one per attempt; the counts are the same."""
+    key = ("resolved", id(scenario), index, id(reply), created)
     found: Resolved | None = conv.memo.get(key)
-    if found is not None and found.reply is reply and found.scenario is scenario:
-        return found  # the very same objects: a recycled id() never matches
-    resolved = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created, attempt)
-    return resolved
+    if found is None or found.reply is not reply or found.scenario is not scenario:
+        # (the very same objects: a recycled id() never matches)
+        found = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created, attempt)
+    if found.attempt == attempt:
+        return found
+    return Resolved(
+        scenario,
+        index,
+        reply,
+        found.input_tokens,
+        found.output_tokens,
+        found.reasoning_tokens,
+        created,
+        attempt,
+    )
 
 
 def _resolve_now(

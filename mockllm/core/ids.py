@@ -6,8 +6,7 @@ import string
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-
-from mockllm.core.encoding import digest
+from hashlib import blake2b
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -28,10 +27,11 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
 
 
 def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> str:
-    """`fresh`'s id from its seed (its parts joined), for whoever built the seed already."""
+    """`fresh`'s id from its seed (its parts joined), for whoever built the seed already.
+    `encoding.digest`'s hash, called directly: a request makes several ids afresh."""
     if alphabet == HEX:
-        return prefix + digest(seed, (length + 1) // 2).hex()[:length]
-    return prefix + digest(seed, length).translate(_TABLES[alphabet]).decode()
+        return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length]
+    return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet]).decode()
 
 
 # An agent loop re-derives every earlier turn's ids per request.

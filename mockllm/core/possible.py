@@ -46,7 +46,16 @@ def impossible_reply(
 
 def impossible(reply: Reply, conv: Conversation) -> str | None:
     """Why no model could answer `conv` with `reply`, in words; None when one could."""
-    names = [c.name for c in reply.tool_calls]
+    scripted = reply.tool_calls
+    # The usual request first, with nothing built: tools offered, no tool_choice (auto), at
+    # most one call or parallel calls allowed.
+    if (
+        conv.tool_choice is None
+        and (not scripted or conv.tools)
+        and (len(scripted) <= 1 or conv.parallel_tool_calls)
+    ):
+        return None
+    names = [c.name for c in scripted]
     calls = ", ".join(names)
     if names and not conv.tools:
         return f"scripts a call ({calls}), but the request offers no tools"

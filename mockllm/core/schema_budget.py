@@ -21,6 +21,7 @@ search through it). Outside a budget jsonschema behaves exactly as it ships.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -29,9 +30,7 @@ from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import regex
-
-from mockllm.core import bounded
+from mockllm.core import bounded, disk_cache
 from mockllm.errors import RequestError
 
 if TYPE_CHECKING:
@@ -154,6 +153,8 @@ def search(pattern: str, text: str) -> bool:
         return bounded.search(pattern, text)
     found.charge(1 + len(text) // 64)
     timeout = min(bounded.REGEX_TIMEOUT, found.seconds_left())
+    import regex  # deferred, as in bounded: only a pattern pays for it
+
     try:
         return regex.search(pattern, text, timeout=timeout) is not None
     except TimeoutError:
@@ -187,7 +188,23 @@ def check_schema(schema: Any) -> None:
 
 def problem(schema: Any) -> tuple[tuple[str | int, ...], str] | None:
     """Where and why a scenario's schema cannot be used (not a JSON Schema, a `$ref` that
-    points nowhere, past the budget), or None: checked when the scenario loads."""
+    points nowhere, past the budget), or None: checked when the scenario loads. A schema
+    that passed is remembered across runs (disk_cache), as a request's tool schemas are: a
+    scenario with MCP tools would otherwise import jsonschema at every start. One that
+    fails is checked again each time, so its message always comes from the check."""
+    key = f"scenario schema, {_limit} steps\n{json.dumps(schema, sort_keys=True)}".encode()
+    if disk_cache.get("schemas", key) == _PASSED:
+        return None
+    found = _problem(schema)
+    if found is None:
+        disk_cache.put("schemas", key, _PASSED)
+    return found
+
+
+_PASSED = {"valid": True}
+
+
+def _problem(schema: Any) -> tuple[tuple[str | int, ...], str] | None:
     from jsonschema.exceptions import SchemaError
 
     try:

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from mockllm.judge import DEFAULT_MAX_CALLS as DEFAULT_MAX_CALLS
 from mockllm.judge.mcp_checks import MCP_CHECK_NAMES, Declared, mcp_checks, split
 from mockllm.log.allowances import ALLOWANCE
 
 EntryJson = dict[str, Any]  # a log entry as JSON: what `/_mockllm/requests` and a --log line hold
-DEFAULT_MAX_CALLS = 20
 # How a result says "error" on a wire without an error flag (OpenAI): documented heuristic.
 ERROR_TEXT = re.compile(r"error|invalid|unknown|not (found|offered|available|allowed)|fail", re.I)
 # The labels every view shows (report, viewer, transcript, pytest): one wording, two subjects.

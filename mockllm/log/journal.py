@@ -91,6 +91,7 @@ class LiveEntry:
         "retry_after",
         "scenario",
         "sent",
+        "sent_again",
         "seq",
         "server_error",
         "session",
@@ -146,7 +147,11 @@ class LiveEntry:
         self.error: dict[str, str] | None = None  # kind and message of an error answer
         self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
         self.retry_after: float | None = None  # seconds an error answer told the client to wait
-        self.sent: list[bytes] = []  # the bytes sent, by reference, up to the body cap
+        # the bytes sent, by reference, up to the body cap; a list from the first send only
+        self.sent: list[bytes] | None = None
+        # Instead of `sent`: what makes the same bytes again when the entry is read (an
+        # attempt's own copy of a reply, serving/rendered.py's BodyAgain)
+        self.sent_again: Callable[[], bytes] | None = None
         self.kept = 0
         self.bytes_sent = 0
         self.duration_ms: float | None = None
@@ -158,13 +163,16 @@ class LiveEntry:
         self.closed = False
         # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
         self.request_cut: tuple[int, str] | None = None
-        self.weight = 0  # the bytes the ring counts for this entry (Journal._keep)
+        self.weight = 0  # the bytes the ring counts for this entry (Journal.close)
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
         self.resolved, self.call_id = resolved, call_id
 
     def planned(self, events: Sequence[Event] | None, delivery: Delivery) -> None:
         """Called once the reply's delivery is decided: `events` for a stream, else None."""
+        if events is None and delivery.whole is None and delivery.cut is None:
+            self.plan = _UNPLANNED  # a whole body (its reasoning is found in it when read)
+            return
         stream = events is not None
         if stream and (delivery.whole is not None or delivery.paced):
             self.events = events  # a cut, or pauses the client may hang up in
@@ -266,7 +274,8 @@ class LiveEntry:
     def _response_json(self, conv: Conversation | None) -> dict[str, Any]:
         # What the scenario would have said is not what an error answer (a fault's 429) said.
         reply = self.resolved.reply if self.resolved and self.status == 200 else None
-        body = b"".join(self.sent)
+        again = self.sent_again
+        body = b"".join(self.sent or ()) if again is None else again()[: self.kept]
         return {
             "status": self.status,
             "finish": reply.finish if reply else None,
@@ -460,9 +469,14 @@ class Journal:
         """Keep what went out by reference (rendered replies are shared), up to the cap."""
         room = self.body_cap - entry.kept
         if room > 0 and data:
-            kept = data if len(data) <= room else data[:room]
-            entry.sent.append(kept)
-            entry.kept += len(kept)
+            kept = len(data) if len(data) <= room else room
+            if entry.sent_again is None:
+                piece = data if kept == len(data) else data[:room]
+                if entry.sent is None:
+                    entry.sent = [piece]
+                else:
+                    entry.sent.append(piece)
+            entry.kept += kept
         entry.bytes_sent += len(data)
 
     def close(self, entry: LiveEntry) -> Awaitable[None] | None:
@@ -473,8 +487,7 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        entry.epoch = self.uses.epoch(entry.session)
-        entry.shared = self.uses.shared(entry.epoch)
+        entry.epoch, entry.shared = self.uses.of(entry.session)
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()
@@ -482,13 +495,9 @@ class Journal:
             self.console(entry)
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
-        self._keep(entry)
-        return None
-
-    def _keep(self, entry: LiveEntry) -> None:
-        """Count the closed entry's bytes against --log-bytes, cut its body to
-        --log-request-cap (the file, written before, has it whole), and push the oldest
-        entries out while the ring holds more than --log-bytes."""
+        # Count the closed entry's bytes against --log-bytes, cut its body to
+        # --log-request-cap (the file, written above, has it whole), and push the oldest
+        # entries out while the ring holds more than --log-bytes (inline: once a request).
         if len(entry.body) > self.request_cap:
             entry.cut_request(self.request_cap)
         entry.weight = len(entry.body) + entry.kept + len(entry.headers)
@@ -496,6 +505,7 @@ class Journal:
         entries = self._entries
         while self._bytes > self.ring_bytes and len(entries) > 1:
             self._bytes -= entries.popleft().weight
+        return None
 
     def written(self, entry: LiveEntry, line: str) -> None:
         """Tell the file and the console of an entry a shared log has numbered (`close`
@@ -582,6 +592,11 @@ class Uses:
 
     def epoch(self, session: str | None) -> str:
         return self._epochs.get(session, self._boot) if session is not None else self._boot
+
+    def of(self, session: str | None) -> tuple[str, tuple[str, str] | None]:
+        """`epoch` and `shared` of a closing entry's session, in one call."""
+        epoch = self._epochs.get(session, self._boot) if session is not None else self._boot
+        return epoch, (self._shared.get(epoch) if self._shared else None)
 
     def shared(self, epoch: str | None) -> tuple[str, str] | None:
         """The two clients' ids when two used this epoch's session at once."""

@@ -14,7 +14,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping
 from dataclasses import field, replace
-from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 from mockllm.core import wirejson
 from mockllm.core.conversation import Conversation, Message
@@ -309,6 +309,21 @@ class SharedResponses(Protocol):
     ) -> tuple[str, bytes] | None:
         """(key, bytes) of what `served` stored for this reply, for the other servers;
         `body`, the reply's JSON body when it was just rendered (not for a stream)."""
+
+
+# Adapter classes are few and fixed: each is checked against the protocol once. A check of a
+# runtime protocol walks its attributes every time (about 1,400 bytecodes on Python 3.11),
+# and a shared store asks it twice per request.
+_SHARING: dict[type, bool] = {}
+
+
+def shares_responses(adapter: object) -> TypeGuard[SharedResponses]:
+    """`isinstance(adapter, SharedResponses)`, remembered per adapter class."""
+    kind = type(adapter)
+    found = _SHARING.get(kind)
+    if found is None:
+        found = _SHARING[kind] = isinstance(adapter, SharedResponses)
+    return found
 
 
 @runtime_checkable

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
 from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
@@ -31,11 +34,12 @@ from mockllm.core.validation import RuleContext, Violation
 from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.options import ServerOptions
-from mockllm.providers import Adapter, Parsed, SharedResponses
+from mockllm.providers import Adapter, Parsed, SharedResponses, shares_responses
 from mockllm.serving.asgi import Receive, Scope, Send, read_body
-from mockllm.serving.rendered import Rendered, for_attempt, template
+from mockllm.serving.rendered import BodyAgain, Rendered, for_attempt, template
 from mockllm.serving.responder import Responder
 from mockllm.state import StoreUnavailable
+from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store, answer_turn
 
 
@@ -55,13 +59,23 @@ class Exchanges:
         self, engine: Engine, journal: Journal, options: ServerOptions, store: Store
     ) -> None:
         self.engine, self.journal, self.options = engine, journal, options
-        self.store = store  # memory or Redis, one path (state/store.py)
+        self.store = store  # memory or Redis, one seam (state/store.py)
+        # The default store answers in one plain call (MemoryStore.answer); others count
+        # through `answer_turn`.
+        self._in_memory = store if isinstance(store, MemoryStore) else None
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
         self._seen: Lru[bool] = Lru(4096)
         self._rendered: Lru[Rendered] = Lru(512)
         self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
+        # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
+        # method bound per request is 64 bytes each in the ring (adapters are few; a bound
+        # as variants may be made per scenario)
+        self._bound: Lru[tuple[Callable[[bytes], Conversation | None], CallId]] = Lru(64)
+        # Paths found free of control characters: a suite sends a few paths again and again
+        # (a session per path), and the set lookup costs a fraction of the regex search.
+        self._clean: set[str] = set()
 
     async def handle(
         self,
@@ -88,7 +102,7 @@ class Exchanges:
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
             # One budget for every schema this request's answer walks (docs/security.md)
-            with schema_budget.budget(self.options.max_schema_work):
+            with schema_budget.Budget(self.options.max_schema_work):  # (budget(), less a call)
                 await self._answer(receive, adapter, route, entry, responder, request_headers)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
@@ -119,12 +133,16 @@ class Exchanges:
         responder: Responder,
         request_headers: dict[bytes, str],
     ) -> None:
-        if CONTROL.search(entry.path):
-            raise bad_path(entry.path)
+        path = entry.path
+        if path not in self._clean:
+            if CONTROL.search(path):
+                raise bad_path(path)
+            if len(self._clean) < _CLEAN_KEPT and len(path) <= _LONGEST_CLEAN_KEPT:
+                self._clean.add(path)
         entry.body = await read_body(
             receive, self.options.max_body, request_headers.get(b"content-length")
         )
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             await self._fetch_referred(adapter, entry.body)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
@@ -139,36 +157,32 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
+        bound = self._bound.get(adapter) or self._bound.put(adapter, _bound(adapter))
         if prepared.parsed.cacheable:
-            entry.reparse = adapter.reparse
+            entry.reparse = bound[0]
         session = entry.session or "default"
         side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
         if side is not None:  # not a turn: nothing is counted (core/side.py)
             answer = side
         else:
             checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
-            scenario, answer = await answer_turn(
-                self.store, self.engine, scenario, session, conv, adapter.call_id, checks
-            )
-        entry.turn, entry.attempt = answer.turn, answer.attempt
-        if answer.why is not None:
-            entry.why = answer.why
-        if answer.side is not None:
-            entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
-        entry.allow = scenario.allowances(entry.turn)  # None for a side request: no turn
-        entry.violations = answer.violations
-        entry.expectation_failures = answer.expectation_failures
+            if self._in_memory is not None:
+                answer = self._in_memory.answer(
+                    self.engine, scenario, session, conv, adapter.call_id, checks
+                )
+            else:
+                scenario, answer = await answer_turn(
+                    self.store, self.engine, scenario, session, conv, adapter.call_id, checks
+                )
+        _logged(entry, scenario, answer)
         responder.request_id = adapter.request_id(
             entry.session, scenario.name, answer.turn, answer.attempt
         )
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(adapter.as_sent(answer.resolved), adapter.call_id)
-        fault = answer.fault
-        if fault is not None:
-            entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
-        await self._deliver(adapter, prepared.parsed, answer.resolved, fault, responder)
+        entry.served(adapter.as_sent(answer.resolved), bound[1])
+        await self._deliver(adapter, prepared.parsed, answer.resolved, answer.fault, responder)
 
     def _side(self, adapter: Adapter, prepared: Prepared, scenario: Scenario) -> Answer | None:
         conv = prepared.parsed.conversation
@@ -253,28 +267,30 @@ class Exchanges:
     ) -> None:
         """Render the reply and send it as the fault (if any) has it delivered."""
         stream = parsed.conversation.stream
-        kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
-        if kind == "http_error":
-            assert fault is not None and isinstance(fault.part, HttpFault)
-            http = fault.part
-            refusal = adapter.fault_error(
-                http.status, http.type, http.message, http.code, http.headers
-            )
-            if http.filtered is not None:  # Azure's prompt filter: its annotations say why
-                refusal.param, refusal.filtered = "prompt", http.filtered
-            await responder.error(refusal, first_byte)
-            return
-        error = _stream_error(adapter, fault)
-        if kind == "stream_error":
-            assert error is not None
-            await responder.error(error, first_byte)
-            return
+        error = None
+        if fault is not None:  # (the usual reply has none: no call asks what it does)
+            kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+            if kind == "http_error":
+                assert isinstance(fault.part, HttpFault)
+                http = fault.part
+                refusal = adapter.fault_error(
+                    http.status, http.type, http.message, http.code, http.headers
+                )
+                if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+                    refusal.param, refusal.filtered = "prompt", http.filtered
+                await responder.error(refusal, first_byte)
+                return
+            error = _stream_error(adapter, fault)
+            if kind == "stream_error":
+                assert error is not None
+                await responder.error(error, first_byte)
+                return
         rendered = self._render(adapter, resolved, parsed, stream)
         for note in rendered.notes:
             responder.entry.note(note)
         body = None if stream else rendered.body  # a stream's JSON is rendered anew
         adapter.served(resolved, parsed, body)
-        if self.store.keeps_responses and isinstance(adapter, SharedResponses):
+        if self.store.keeps_responses and shares_responses(adapter):
             kept = adapter.shareable(resolved, parsed, body)
             if kept is not None:  # stored before the reply goes: the next request may ask
                 try:
@@ -283,12 +299,11 @@ class Exchanges:
                     entry = responder.entry
                     lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True
                     raise
-        if kind == "stream":
-            if fault is None:
-                delivery = Delivery([rendered.body])
-            else:  # the in-band error frames exist only when a stream_error fault applies
-                frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
-                delivery = stream_delivery(fault, list(rendered.events), frames)
+        if fault is None:  # the whole stream or body, at once
+            delivery = Delivery([rendered.body])
+        elif stream:  # the in-band error frames exist only when a stream_error fault applies
+            frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
+            delivery = stream_delivery(fault, list(rendered.events), frames)
         else:
             by_events = counts_events(fault)
             events = len(self._render(adapter, resolved, parsed, True).events) if by_events else 0
@@ -296,6 +311,8 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
+        if fault is None:  # the whole body in one send
+            responder.entry.sent_again = _again(rendered, resolved)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -351,6 +368,35 @@ class Exchanges:
             return Rendered(resolved.reply, b"".join(e.data for e in events), events, notes)
         body, notes = adapter.render(resolved, parsed)
         return Rendered(resolved.reply, body, notes=notes)
+
+
+def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
+    return adapter.reparse, adapter.call_id
+
+
+def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
+    """What makes an attempt's own body again when the log is read (rendered.py), for the
+    log to keep instead of the bytes; None for a body that is not the attempt's own copy
+    (rendered whole, or attempt 1's, shared by every session)."""
+    made_from = rendered.template
+    if made_from is None or rendered is made_from.first:
+        return None
+    return BodyAgain(made_from, resolved)
+
+
+def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
+    """What the answer says of the request, in its log entry."""
+    entry.turn, entry.attempt = answer.turn, answer.attempt
+    if answer.why is not None:
+        entry.why = answer.why
+    if answer.side is not None:
+        entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
+    entry.allow = scenario.allowances(entry.turn)  # None for a side request: no turn
+    entry.violations = answer.violations
+    entry.expectation_failures = answer.expectation_failures
+    fault = answer.fault  # (never with an error: the engine finds one only for a reply)
+    if fault is not None:
+        entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
 
 
 def _keep_alive(
@@ -415,6 +461,8 @@ _WANTED = (
 
 # A session or scenario name becomes a log field and a header value: no control characters.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CLEAN_KEPT = 1024  # paths remembered free of them (bounded: the paths come from clients)
+_LONGEST_CLEAN_KEPT = 512  # characters: a longer path is searched each time
 
 
 def bad_path(path: str) -> RequestError:
@@ -426,5 +474,10 @@ def bad_path(path: str) -> RequestError:
 
 
 def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The few request headers mockllm reads, in one pass."""
-    return {k: v.decode("latin-1") for k, v in headers if k in _WANTED}
+    """The few request headers mockllm reads, in one pass (a loop: on Python 3.11 a
+    comprehension is a call of its own, once a request)."""
+    found = {}
+    for k, v in headers:
+        if k in _WANTED:
+            found[k] = v.decode("latin-1")
+    return found

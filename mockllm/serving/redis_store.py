@@ -66,22 +66,28 @@ class RedisStore:
         seen = expected.seen
         assert isinstance(seen, ReplicaView)
         field, before = field_of(scenario.name, turn), expected.attempt - 1
+        key = field.encode()
+        kept = {k: v for k, v in seen.cuts.items() if k != key}
+        if how is not None:
+            kept[key] = how.encode()
+        # What Redis will have once this count lands, known before it does: a request
+        # answered here meanwhile expects the next attempt, and its command goes after this
+        # one on the same connection (state/redis_line.py), so concurrent requests on one
+        # session count in one write each, none answered twice. Redis decides all the same.
+        self._known.put(session, ({**seen.attempts, field: expected.attempt}, kept))
         try:
             done, _, count, now = await self.state.commit(
                 session, scenario.name, turn, seen.version, before, seen.cuts, how
             )
         except StoreUnavailable as lost:
+            self._known.put(session, (seen.attempts, seen.cuts))  # nothing known any more
             if not lost.refused:  # a write Redis refused (full: OOM) consumed nothing
                 lost.consumed = (turn, expected.attempt)
             raise
         if done == 1:
-            key = field.encode()
-            kept = {k: v for k, v in seen.cuts.items() if k != key}
-            if how is not None:
-                kept[key] = how.encode()
-            self._known.put(session, ({**seen.attempts, field: count}, kept))
             return None
         if done == -1:  # scenarios posted meanwhile: load them, then answer again
+            self._known.put(session, (seen.attempts, seen.cuts))
             await self.refresh()
             return self.engine.find(scenario.name)
         assert now is not None  # counted, as another attempt than this replica expected

@@ -44,6 +44,7 @@ class Rendered:
         "plans",
         "reply",
         "reusable",
+        "template",
         "turn",
     )
 
@@ -66,6 +67,7 @@ class Rendered:
         self.plans: tuple[Plan, ...] | None = None  # a template's: how to make each attempt id
         self._events = events or []  # the stream's frames, for faults
         self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
+        self.template: Rendered | None = None  # an attempt's: the template it was made from
 
     @property
     def events(self) -> Sequence[Event]:
@@ -135,19 +137,40 @@ def for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
 
 
 def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
-    turn_text, attempt = str(resolved.id_turn), resolved.attempt
+    attempt = resolved.attempt
     # attempt 1: scripted_id adds no attempt to a first one's parts (the `first` seeds)
     at = 0 if attempt == 1 else 1
+    turn_text = str(resolved.turn) if attempt == 1 else f"{resolved.turn}.{attempt}"  # id_turn
     attempt_text = f"attempt {attempt}"
     swaps = []
+    body = template.body
     for old, prefix, length, alphabet, seeds in template.plans or ():
         seed = seeds[at].format(turn_text, attempt_text).encode()
-        swaps.append((old, ids.from_seed(prefix, length, seed, alphabet).encode()))
+        new = ids.from_seed(prefix, length, seed, alphabet).encode()
+        swaps.append((old, new))
+        body = body.replace(old, new)
     notes = template.notes
     if notes:
         notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
-    body = _swapped(template.body, swaps)
-    return Rendered(template.reply, body, template._events, notes, swaps=tuple(swaps))
+    made = Rendered(template.reply, body, template._events, notes, swaps=tuple(swaps))
+    made.template = template
+    return made
+
+
+class BodyAgain:
+    """An attempt's body as the log keeps it: its template and its Resolved, the bytes made
+    again (the same bytes: `for_attempt` is deterministic) when the entry is read. The log
+    keeps a reference to what was sent; an attempt's body is its own copy, so a ring of
+    10,000 retried or repeated turns held 10,000 near-identical bodies (770 bytes an entry
+    for the bench's Chat reply) where this holds two references."""
+
+    __slots__ = ("resolved", "template")
+
+    def __init__(self, template: Rendered, resolved: Resolved) -> None:
+        self.template, self.resolved = template, resolved
+
+    def __call__(self) -> bytes:
+        return _for_attempt(self.template, self.resolved).body
 
 
 # (template id as bytes, prefix, length, alphabet, seeds): `fresh`'s seed for any attempt,

@@ -115,9 +115,12 @@ class Responder:
         status: int = 200,
         retry_after: float | None = None,
     ) -> list[tuple[bytes, bytes]]:
+        request_id = self._request_id  # set once the turn is known: no property call then
+        if request_id is None:
+            request_id = self.request_id
         headers = [
             (b"content-type", content_type),
-            (self.adapter.request_id_header.encode(), self.request_id.encode()),
+            (self.adapter.request_id_header.encode(), request_id.encode()),
             *self.adapter.wire_headers(status, retry_after),
         ]
         if length is not None:

@@ -12,6 +12,7 @@ import socket
 import sys
 from collections.abc import Callable, Iterable
 from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -118,21 +119,26 @@ def uvicorn_config(app: MockLLM, in_process: bool) -> uvicorn.Config:
 
 
 @cache
-def _protocols(websocket: bool) -> tuple[type[Any], type[Any] | str]:
+def _protocols(websocket: bool) -> tuple[type[Any], Any]:
     """uvicorn's HTTP protocol writing one write per response (serving/coalesce.py) and
-    upgrading only a real handshake, and its WebSocket protocol quiet about a client's
-    bad frame (serving/upgrades.py): built once, before the heap is frozen."""
+    upgrading only a real handshake, built once, before the heap is frozen; and what
+    makes its WebSocket protocol, quiet about a client's bad frame (serving/upgrades.py)."""
     http = handshakes_only(http_protocol())
-    return http, quiet_websocket() if websocket and _has_websockets() else "none"
+    return http, _websocket_protocol if websocket and _has_websockets() else "none"
+
+
+def _websocket_protocol(**kwargs: Any) -> Any:
+    """uvicorn makes its WebSocket protocol only for a handshake, calling this as it would
+    the class: the library (its imports cost every start about 10 ms) loads with the first
+    handshake instead."""
+    return _quiet_websocket()(**kwargs)
+
+
+_quiet_websocket = cache(quiet_websocket)  # one class, made on first use
 
 
 def _has_websockets() -> bool:
-    try:
-        import websockets  # noqa: F401
-
-        return True
-    except ImportError:
-        return False
+    return find_spec("websockets") is not None
 
 
 def announce(url: str, banner: str, ready_file: str | None) -> None:
@@ -147,7 +153,7 @@ def announce(url: str, banner: str, ready_file: str | None) -> None:
 def run(app: MockLLM, host: str, port: int, ready_file: str | None, banner: str) -> None:
     """Serve until stopped; in `app.options.workers` processes when more than one."""
     quiet_scripted_aborts()
-    _protocols(app.options.websocket)  # imports the libraries before the freeze
+    _protocols(app.options.websocket)  # imports uvicorn's HTTP side before the freeze
     settle_heap()
     workers = app.options.workers
     sock = bind(host, port)
@@ -194,6 +200,7 @@ def settle_heap() -> None:
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_EVERY, older, oldest)
+    gc.enable()  # `mockllm serve` starts with it off (cli.py)
 
 
 YOUNG_COLLECTION_EVERY = 10_000  # allocations (Python's default: 700)

@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from mockllm.core.engine import Engine
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId
+from mockllm.core.engine import Answer, Engine
 from mockllm.core.scenario import Scenario
+from mockllm.core.validation import Violation
 from mockllm.state import MEMORY
 from mockllm.state.store import Counted, Expected
 
@@ -85,6 +88,28 @@ class MemoryStore:
     def __init__(self, engine: Engine, max_sessions: int) -> None:
         self.engine = engine
         self.state = MemoryState(max_sessions)
+
+    def answer(
+        self,
+        engine: Engine,
+        scenario: Scenario,
+        session: str,
+        parsed: Conversation,
+        call_id: CallId | None,
+        violations: Callable[[Scenario], tuple[Violation, ...]],
+    ) -> Answer:
+        """`answer_turn` (state/store.py) in one plain call, the path every request of the
+        default store takes: the same steps as `expect`, the answer and `commit`, without
+        two coroutines and an `Expected` per request. Nothing suspends between the look and
+        the count, so the count is exact; an attempt is counted only once it is answered."""
+        conv = engine.joined(scenario, parsed, call_id)
+        state, name, turn = self.state, scenario.name, conv.turn
+        attempt, cuts = state.expected(session, name, turn)
+        found = engine.answer(scenario, session, conv, attempt, cuts, violations(scenario), call_id)
+        state.begin(session, name, turn)
+        if found.cut != cuts.get(turn):
+            state.cut(session, name, turn, found.cut)
+        return found
 
     async def expect(self, session: str, scenario: str, turn: int) -> Expected:
         return Expected(*self.state.expected(session, scenario, turn))

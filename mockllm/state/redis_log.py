@@ -17,11 +17,12 @@ Cluster.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from mockllm.state import LogLost, StoreUnavailable, connect, redacted
+from mockllm.state.redis_line import Line
 
 BATCHES = 1000  # batches whose seqs are remembered, for one being sent again
 PAGE = 500  # entries read per round trip: a big read never holds Redis up for long
@@ -151,6 +152,7 @@ class RedisLog:
         self.url, self.base, self.limit = redacted(url), f"{prefix}:log", limit
         self.client, self._url, self._prefix = client, url, prefix
         self._append = client.register_script(_APPEND)
+        self.line = Line(client)  # the appends: one per batch, pipelined with the others
         self._touched = client.register_script(_TOUCHED)
         self._clear = client.register_script(_CLEAR)
         self.epoch = ""  # the log's epoch this process wrote under ("" before its first write)
@@ -164,6 +166,7 @@ class RedisLog:
         return log
 
     async def aclose(self) -> None:
+        await self.line.aclose()
         await self.client.aclose()
 
     async def append(
@@ -171,10 +174,11 @@ class RedisLog:
     ) -> list[int]:
         """Store (line, session, scenario) entries in order; the fleet seq each was given.
         The same `token` again returns the first call's seqs and stores nothing."""
-        args: list[Any] = [self.base, self.limit, token, self.epoch, self.floor, uuid.uuid4().hex]
+        fresh = secrets.token_hex(16)  # the epoch, if the log has none yet
+        args: list[Any] = [self.base, self.limit, token, self.epoch, self.floor, fresh]
         for line, session, scenario in entries:
             args += [line, session or "", scenario or ""]
-        epoch, lost, *given = await self._run(self._append(args=args))
+        epoch, lost, *given = await self._run(self.line.script(self._append, [], args))
         self.epoch, self.lost = epoch.decode(), bool(int(lost))
         seqs = [int(seq) for seq in given]
         self.floor = max(self.floor, *seqs) if seqs else self.floor

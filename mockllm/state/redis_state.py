@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
+from types import TracebackType
 from typing import Any
 
 from mockllm.state import StoreUnavailable, connect
+from mockllm.state.redis_line import Line
 
 # Attempts and cuts of a session expire `ttl` seconds (--state-ttl) after its last request,
 # a stored Responses response `ttl` seconds after it was served. Run-time scenarios and
@@ -85,6 +86,33 @@ if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[2]
 return {1, version, attempt}
 """
 
+
+class Reachable:
+    """Any Redis failure (connection, timeout, authentication, a refused command) as
+    StoreUnavailable: the store cannot serve, whatever the reason. A class, not a
+    generator context manager: it wraps every request's round trip."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
+    ) -> None:
+        if error is None:
+            return
+        from redis.exceptions import RedisError, ResponseError
+        from redis.exceptions import TimeoutError as RedisTimeout
+
+        if isinstance(error, RedisError | OSError):
+            timed_out = isinstance(error, RedisTimeout | TimeoutError)
+            refused = isinstance(error, ResponseError)  # Redis's own error reply
+            reason = str(error) or type(error).__name__
+            raise StoreUnavailable(self.url, reason, timed_out, refused) from None
+
+
 Cuts = dict[bytes, bytes]  # a session's cuts hash as stored: field -> how it was cut
 
 
@@ -105,6 +133,8 @@ class RedisState:
     def __init__(self, url: str, prefix: str, ttl: int) -> None:
         self.url = url  # StoreUnavailable redacts it
         self.client: Any = connect(url)
+        self.line = Line(self.client)  # what requests send: the count, the cut, responses
+        self._reachable = Reachable(url)
         self.prefix, self.ttl = prefix, ttl
         self._begin = self.client.register_script(BEGIN)
         self._read_scenarios = self.client.register_script(SCENARIOS)
@@ -122,28 +152,13 @@ class RedisState:
     def _response(self, response_id: str) -> str:
         return f"{self.prefix}:response:{response_id}"
 
-    @asynccontextmanager
-    async def _reachable(self) -> AsyncIterator[None]:
-        """Any Redis failure (connection, timeout, authentication, a refused command) as
-        StoreUnavailable: the store cannot serve, whatever the reason."""
-        from redis.exceptions import RedisError, ResponseError
-        from redis.exceptions import TimeoutError as RedisTimeout
-
-        try:
-            yield
-        except (RedisError, OSError) as error:
-            timed_out = isinstance(error, RedisTimeout | TimeoutError)
-            refused = isinstance(error, ResponseError)  # Redis's own error reply
-            reason = str(error) or type(error).__name__
-            raise StoreUnavailable(self.url, reason, timed_out, refused) from None
-
     async def begin(
         self, session: str, scenario: str, turn: int, version: str
     ) -> tuple[int, Mapping[int, str], str]:
         """(attempt, cut turns of this scenario, scenarios version); attempt 0 (nothing
         counted) when the version is not `version` ("" accepts any)."""
         keys = [self._attempts(session), self._cuts(session), self._version]
-        async with self._reachable():
+        async with self._reachable:
             found = await self._begin(keys, [field_of(scenario, turn), self.ttl, version])
         attempt, current = int(found[0]), found[1].decode()
         if attempt == 0:
@@ -162,8 +177,10 @@ class RedisState:
         """Record how `attempt` of a turn was cut (None: it was whole), unless a later
         attempt of that turn was counted meanwhile (then its answer records its own)."""
         keys = [self._attempts(session), self._cuts(session)]
-        async with self._reachable():
-            await self._cut(keys, [field_of(scenario, turn), attempt, how or "", self.ttl])
+        async with self._reachable:
+            await self.line.script(
+                self._cut, keys, [field_of(scenario, turn), attempt, how or "", self.ttl]
+            )
 
     async def commit(
         self,
@@ -182,8 +199,10 @@ class RedisState:
         0, None), when `version` is behind."""
         keys = [self._attempts(session), self._cuts(session), self._version]
         args = [field_of(scenario, turn), self.ttl, version, before, how or ""]
-        async with self._reachable():
-            found = await self._commit(keys, [*args, *(x for pair in cuts.items() for x in pair)])
+        async with self._reachable:
+            found = await self.line.script(
+                self._commit, keys, [*args, *(x for pair in cuts.items() for x in pair)]
+            )
         done, current = int(found[0]), found[1].decode()
         if done != 0:
             return done, current, int(found[2]) if done == 1 else 0, None
@@ -192,19 +211,19 @@ class RedisState:
         return 0, current, int(found[2]), now
 
     async def keep_response(self, response_id: str, data: bytes) -> None:
-        async with self._reachable():
-            await self.client.set(self._response(response_id), data, ex=self.ttl)
+        async with self._reachable:
+            await self.line.call("SET", self._response(response_id), data, "EX", self.ttl)
 
     async def response(self, response_id: str) -> bytes | None:
-        async with self._reachable():
-            found: bytes | None = await self.client.get(self._response(response_id))
+        async with self._reachable:
+            found: bytes | None = await self.line.call("GET", self._response(response_id))
         return found
 
     async def add_scenario(self, name: str, text: str) -> bool:
         """Store a run-time scenario under a new version; True if it replaced one. The
         version is unique to this POST, never a counter: a Redis restarted empty would
         count again from 1 and a replica that knew the old 1 would never load the new."""
-        async with self._reachable(), self.client.pipeline(transaction=True) as pipe:
+        async with self._reachable, self.client.pipeline(transaction=True) as pipe:
             pipe.hset(self._scenarios, name, text)
             pipe.set(self._version, uuid.uuid4().hex)
             added, _ = await pipe.execute()
@@ -213,7 +232,7 @@ class RedisState:
     async def scenarios(self, known: str) -> tuple[str, dict[str, str] | None]:
         """(version, name → YAML text) of the run-time scenarios, read together; None for
         the texts when the version is still `known`."""
-        async with self._reachable():
+        async with self._reachable:
             found = await self._read_scenarios([self._version, self._scenarios], [known])
         version = found[0].decode()
         if len(found) == 1:
@@ -225,7 +244,7 @@ class RedisState:
     async def reset(self, session: str | None) -> None:
         """Forget attempts and cuts of one session, or of all and every stored response
         (run-time scenarios stay, as they do in memory)."""
-        async with self._reachable():
+        async with self._reachable:
             if session is not None:
                 await self.client.delete(self._attempts(session), self._cuts(session))
                 return
@@ -241,6 +260,7 @@ class RedisState:
                     await self.client.unlink(*batch)
 
     async def close(self) -> None:
+        await self.line.aclose()
         await self.client.aclose()
 
 

@@ -59,3 +59,54 @@ def test_a_times_1_fault_fires_once_among_32_requests_at_once(
     by_attempt = {e["attempt"]: e["response"]["status"] for e in logged}
     assert sorted(by_attempt) == list(range(1, CLIENTS + 1))
     assert by_attempt[1] == 429 and set(by_attempt.values()) == {429, 200}
+
+
+def _commandstats(redis: RedisServer) -> dict[str, int]:
+    """Calls per command since the last CONFIG RESETSTAT, from INFO commandstats."""
+    info = redis.command("INFO", "commandstats")
+    return {name.removeprefix("cmdstat_"): int(stats["calls"]) for name, stats in info.items()}
+
+
+def test_32_requests_at_once_on_one_replica_are_each_counted_in_one_write(
+    redis: RedisServer, session: str
+) -> None:
+    """A replica knows what it has counted before Redis answers, and its commands reach
+    Redis in the order it sent them (one pipelined connection, state/redis_line.py): 32
+    requests at once on one session each expect the right attempt, so none is counted
+    as another attempt than it was answered for. That path reads the session's cuts back
+    (HGETALL), answers again and perhaps writes its cut: here it never runs. (A replica's
+    first request loads the scenarios' version: it goes first, on a session of its own.)"""
+    with running_server("--state", redis.url(), "--quiet") as server:
+        assert server.http.post("/s/hello/warm/v1/chat/completions", json=BODY).status_code == 200
+        redis.command("CONFIG", "RESETSTAT")
+        answers = asyncio.run(_at_once(server, f"/s/hello/{session}/v1/chat/completions", 4))
+        calls = _commandstats(redis)
+        logged = server.requests(session=session)
+    assert Counter(r.status_code for r in answers) == {200: CLIENTS * 4}
+    assert sorted(e["attempt"] for e in logged) == list(range(1, CLIENTS * 4 + 1))
+    assert calls["hincrby"] == CLIENTS * 4  # one count per request, in its one script call
+    assert "hgetall" not in calls, calls  # no request was counted as another attempt
+
+
+def test_two_replicas_at_once_on_one_session_are_counted_exactly(
+    redis: RedisServer, session: str
+) -> None:
+    """Across replicas the counts do race: a request counted as another attempt than its
+    replica expected answers that attempt (the other side of the test above)."""
+    path = f"/s/hello/{session}/v1/chat/completions"
+    with (
+        running_server("--state", redis.url(), "--quiet") as one,
+        running_server("--state", redis.url(), "--quiet") as two,
+    ):
+        redis.command("CONFIG", "RESETSTAT")
+
+        async def both() -> list[httpx.Response]:
+            first, second = await asyncio.gather(_at_once(one, path, 4), _at_once(two, path, 4))
+            return first + second
+
+        answers = asyncio.run(both())
+        calls = _commandstats(redis)
+        logged = one.requests(session=session)
+    assert Counter(r.status_code for r in answers) == {200: 2 * CLIENTS * 4}
+    assert sorted(e["attempt"] for e in logged) == list(range(1, 2 * CLIENTS * 4 + 1))
+    assert calls["hincrby"] == 2 * CLIENTS * 4

@@ -106,6 +106,26 @@ def test_the_memory_store_never_suspends() -> None:
     assert at_once(store.expect("s", "x", 0)).attempt == 1
 
 
+def test_the_memory_stores_one_pass_counts_and_cuts_as_answer_turn_does() -> None:
+    """`MemoryStore.answer` (the default serving path) and `answer_turn` (every other
+    store's) share one count: either one's request is the next attempt, and a stalled
+    attempt's cut is recorded, then cleared by a whole delivery (the fault's times spent)."""
+    engine = engine_of(
+        load_mapping(
+            {"name": "x", "turns": [{"fault": {"stall": True, "times": 1}, "reply": {"text": "a"}}]}
+        )
+    )
+    store, scenario = MemoryStore(engine, 10), engine.find("x")
+    conv = Conversation("m", (Message("user", "hi", at="messages[0]"),))
+    first = store.answer(engine, scenario, "s", conv, None, lambda _: ())
+    assert (first.turn, first.attempt, first.fault is not None) == (0, 1, True)
+    assert at_once(store.expect("s", "x", 1)).cuts == {0: first.cut}
+    _, second = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))
+    third = store.answer(engine, scenario, "s", conv, None, lambda _: ())
+    assert (second.attempt, third.attempt, third.fault, third.cut) == (2, 3, None, None)
+    assert at_once(store.expect("s", "x", 1)).cuts == {}
+
+
 def test_a_store_that_keeps_changing_under_a_request_is_a_503_saying_so() -> None:
     """Only scenarios posted anew between each read and count (another server's POSTs) make
     a request give up: its 503 says that, not that the store is unreachable."""

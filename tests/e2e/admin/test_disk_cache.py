@@ -92,3 +92,37 @@ def test_a_tool_schema_checked_once_is_not_checked_again(tmp_path: Path) -> None
     first = check_schema(bad, tmp_path)
     assert first[1] is True and "is not valid under any of the given schemas" in str(first[0])
     assert check_schema(bad, tmp_path) == [first[0], False]
+
+
+MCP_SCENARIO = """mcp_servers:
+  orders:
+    tools:
+      - name: lookup_order
+        input_schema: {type: object, properties: {order_id: {type: %s}}}
+        results: [{text: shipped}]
+turns: [{reply: {text: hi}}]
+"""
+
+
+def test_a_scenario_with_mcp_tools_starts_without_jsonschema_the_second_time(
+    tmp_path: Path,
+) -> None:
+    """Its tools' schemas passed once: a restart on the same file needs no meta-schema check
+    (`mockllm serve` would otherwise import jsonschema at every start)."""
+    (tmp_path / "m.yaml").write_text(MCP_SCENARIO % "string")
+    first = load([tmp_path / "m.yaml"], tmp_path / "cache")
+    again = load([tmp_path / "m.yaml"], tmp_path / "cache")
+    assert first.stdout == "['m'] True True\n", first.stderr
+    assert again.stdout == "['m'] False False\n", again.stderr
+
+
+def test_a_bad_mcp_schema_is_reported_at_every_start_with_its_location(tmp_path: Path) -> None:
+    scenario = tmp_path / "m.yaml"
+    scenario.write_text(MCP_SCENARIO % "text")
+    for _ in range(2):  # a schema that failed is never remembered as checked
+        broken = load([scenario], tmp_path / "cache")
+        assert broken.returncode == 1
+        assert f"{scenario}:5:" in broken.stderr and "not a JSON Schema" in broken.stderr
+        assert "input_schema.properties.order_id.type" in broken.stderr, broken.stderr
+    scenario.write_text(MCP_SCENARIO % "string")
+    assert load([scenario], tmp_path / "cache").returncode == 0

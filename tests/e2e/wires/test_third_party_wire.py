@@ -140,3 +140,11 @@ def test_a_wire_that_cannot_load_stops_the_start_naming_it(
         "ModuleNotFoundError: No module named 'mockllm_no_such_wire'"
     )
     assert done.stdout == ""
+
+
+def test_a_start_with_no_wire_declared_does_not_scan_every_distribution() -> None:
+    """importlib.metadata (and its parse of every installed package's entry points) only
+    when a distribution names the group: none on this path does."""
+    probe = "import sys, mockllm.providers as p; print(p.THIRD_PARTY, 'importlib.metadata' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout == "[] False\n", done.stderr
