@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import chain
 from operator import attrgetter
 from typing import Any, Literal
 
-from mockllm.core.values import once, value
+from mockllm.core.values import once, record, value
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -111,7 +111,7 @@ class OutputFormat:
         return json.dumps(self.schema, sort_keys=True) if self.kind == "json_schema" else None
 
 
-@dataclass(frozen=True)  # no slots: the derived views below (`once`) are kept on the instance
+@record  # no slots: the derived views below (`once`) are kept on the instance
 class Conversation:
     model: str
     messages: tuple[Message, ...]

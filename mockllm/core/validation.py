@@ -84,6 +84,8 @@ class Rule:
     # Body keys of which the rule needs at least one to find anything (empty: always run);
     # most requests set none of `tool_choice`, `parallel_tool_calls`, `thinking`, ….
     needs: frozenset[str] = frozenset()
+    # The flavours the rule is about (empty: all); DeepSeek's rules run on DeepSeek only.
+    flavors: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -91,13 +93,15 @@ class RuleSet:
     """An ordered list of rules: the first violation is the one a strict server answers."""
 
     rules: list[Rule] = field(default_factory=list)
-    # The rules a body's top-level keys call for, by those keys: a harness sends the same
-    # few key sets, so each rule's `needs` is tested once per key set, not per request.
+    # The rules a body's top-level keys and the flavour call for, by those: a harness sends
+    # the same few key sets, so each rule's `needs` is tested once per key set and flavour.
     _called: dict[tuple[str, ...], tuple[Rule, ...]] = field(default_factory=dict, repr=False)
 
-    def rule(self, code: str, name: str, needs: tuple[str, ...] = ()) -> Callable[[Check], Check]:
+    def rule(
+        self, code: str, name: str, needs: tuple[str, ...] = (), flavors: tuple[str, ...] = ()
+    ) -> Callable[[Check], Check]:
         def register(check: Check) -> Check:
-            self.rules.append(Rule(name, code, check, frozenset(needs)))
+            self.rules.append(Rule(name, code, check, frozenset(needs), frozenset(flavors)))
             self._called.clear()
             return check
 
@@ -106,16 +110,21 @@ class RuleSet:
     def run(self, body: dict[str, Any], ctx: RuleContext) -> list[Violation]:
         return [
             Violation(rule.name, message, param, code)
-            for rule in self._called_by(body)
+            for rule in self._called_by(body, ctx.flavor)
             for message, param, code in rule.check(body, ctx)
         ]
 
-    def _called_by(self, body: dict[str, Any]) -> tuple[Rule, ...]:
-        keys = tuple(body) if len(body) <= _KEYS_KEPT else None
+    def _called_by(self, body: dict[str, Any], flavor: str) -> tuple[Rule, ...]:
+        keys = (flavor, *body) if len(body) <= _KEYS_KEPT else None
         found = self._called.get(keys) if keys is not None else None
         if found is None:
             present = body.keys()
-            found = tuple(r for r in self.rules if not r.needs or not present.isdisjoint(r.needs))
+            found = tuple(
+                r
+                for r in self.rules
+                if (not r.needs or not present.isdisjoint(r.needs))
+                and (not r.flavors or flavor in r.flavors)
+            )
             if keys is not None and len(self._called) < _KEY_SETS_KEPT:
                 self._called[keys] = found
         return found

@@ -42,6 +42,13 @@ def value(cls: type[T]) -> type[T]:
     return dataclass(slots=True, unsafe_hash=True)(cls)
 
 
+@dataclass_transform(frozen_default=True)
+def record(cls: type[T]) -> type[T]:
+    """`value` without slots: for a class whose instance keeps `once` views in its
+    `__dict__` (the request's `Conversation`), built once per request."""
+    return dataclass(unsafe_hash=True)(cls)
+
+
 class once(Generic[T]):
     def __init__(self, compute: Callable[[Any], T]) -> None:
         self.compute = compute

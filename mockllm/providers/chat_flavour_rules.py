@@ -16,14 +16,16 @@ from mockllm.providers.openai_chat_rules import RULES
 __all__ = ["RULES"]
 
 
-@RULES.rule("Q1", "qwen.thinking_requires_stream", needs=("enable_thinking", "model"))
+@RULES.rule(
+    "Q1", "qwen.thinking_requires_stream", needs=("enable_thinking", "model"), flavors=("qwen",)
+)
 def _qwen_thinking_without_stream(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if ctx.flavor == "qwen" and body.get("stream") is not True and FLAVOURS["qwen"].thinking(body):
         message = "parameter.enable_thinking must be set to false for non-streaming calls"
         yield message, None, "invalid_parameter_error"
 
 
-@RULES.rule("K1", "kimi.reasoning_content_missing")
+@RULES.rule("K1", "kimi.reasoning_content_missing", flavors=("kimi",))
 def _kimi_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if ctx.flavor != "kimi" or not FLAVOURS["kimi"].thinking(body):
         return
@@ -44,7 +46,7 @@ def _kimi_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[
 _MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 
 
-@RULES.rule("M1", "mistral.tool_call_id_format")
+@RULES.rule("M1", "mistral.tool_call_id_format", flavors=("mistral",))
 def _mistral_tool_call_id(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     """Mistral refuses a history whose call ids are not 9 letters or digits: the ids another
     provider (or the harness) made, replayed as they were (docs/validation.md, M1)."""

@@ -420,24 +420,24 @@ def _message(m: Any, i: int) -> Message:
         raise wrong_type(where, "an object", m)
     role = m.get("role")
     content = m.get("content")
-    text = content if isinstance(content, str) else text_of(content)
-    if role == "assistant":
-        calls = m.get("tool_calls")
-        reasoning = m.get("reasoning_content")
-        return Message(
-            "assistant",
-            text,
-            tuple([_call(c, where, j) for j, c in enumerate(calls)]) if calls else (),
-            (),
-            reasoning if isinstance(reasoning, str) else None,
-            where,
-        )
+    text = content if isinstance(content, str) else "" if content is None else text_of(content)
     if role == "tool":
         call_id = m.get("tool_call_id")
         if not isinstance(call_id, str):
             message = "messages with role 'tool' must have a 'tool_call_id'."
             raise bad(f"Missing parameter 'tool_call_id': {message}", f"{where}.tool_call_id")
         return Message("tool", "", (), (ToolResult(call_id, text),), None, where)
+    if role == "assistant":
+        calls = m.get("tool_calls")
+        reasoning = m.get("reasoning_content")
+        return Message(
+            "assistant",
+            text,
+            _calls(calls, where) if calls else (),
+            (),
+            reasoning if isinstance(reasoning, str) else None,
+            where,
+        )
     if role == "user":
         return Message("user", text, (), (), None, where)
     if role == "system" or role == "developer":
@@ -454,21 +454,31 @@ def _message(m: Any, i: int) -> Message:
     )
 
 
-def _call(c: Any, at: str, j: int) -> ToolCall:
-    function = c.get("function") if isinstance(c, dict) else None
-    if isinstance(function, dict):
-        call_id, name, arguments = c.get("id"), function.get("name"), function.get("arguments")
-        if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
-            return ToolCall(call_id, name, arguments)
-    where = f"{at}.tool_calls[{j}]"  # what is wrong, in the order the API checks
+def _calls(calls: Any, at: str) -> tuple[ToolCall, ...]:
+    """An assistant message's tool_calls, in one loop (it runs per message of a history)."""
+    out = []
+    for c in calls:
+        function = c.get("function") if isinstance(c, dict) else None
+        if isinstance(function, dict):
+            call_id, name, arguments = c.get("id"), function.get("name"), function.get("arguments")
+            if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
+                out.append(ToolCall(call_id, name, arguments))
+                continue
+        raise _call_error(c, f"{at}.tool_calls[{len(out)}]")
+    return tuple(out)
+
+
+def _call_error(c: Any, where: str) -> RequestError:
+    """What is wrong with a tool call, in the order the API checks."""
     if not isinstance(c, dict):
-        raise wrong_type(where, "an object", c)
+        return wrong_type(where, "an object", c)
+    function = c.get("function")
     if not isinstance(function, dict):
-        raise missing(f"{where}.function")
+        return missing(f"{where}.function")
     for key in ("name", "arguments"):
         if not isinstance(function.get(key), str):
-            raise missing(f"{where}.function.{key}")
-    raise missing(f"{where}.id")
+            return missing(f"{where}.function.{key}")
+    return missing(f"{where}.id")
 
 
 def _tools(tools: Any) -> tuple[Tool, ...]:

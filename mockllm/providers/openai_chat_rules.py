@@ -18,7 +18,9 @@ SCHEMA_CODE = "invalid_function_parameters"
 
 def _tools(body: dict[str, Any], ctx: RuleContext) -> list[tuple[int, str, Any, bool]]:
     """(index, name, parameters, strict) of each function tool; shared by the rules."""
-    found: list[tuple[int, str, Any, bool]] = ctx.shared("tools", lambda: _function_tools(body))
+    found: list[tuple[int, str, Any, bool]] | None = ctx.memo.get("tools")
+    if found is None:
+        found = ctx.memo["tools"] = _function_tools(body)
     return found
 
 
@@ -88,7 +90,20 @@ def _schema_missing_properties(body: dict[str, Any], ctx: RuleContext) -> Iterat
 
 def _schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
     """What the schema rules (C6-C10) find in the tools, by rule code; shared by them."""
-    found: dict[str, list[Raised]] = ctx.shared("schemas", lambda: _scan_schemas(body, ctx))
+    found: dict[str, list[Raised]] | None = ctx.memo.get("schemas")
+    if found is None:
+        found = ctx.memo["schemas"] = _tools_checked(body, ctx)
+    return found
+
+
+def _tools_checked(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
+    """A harness sends the same tools list with every request: it is checked once, keyed by
+    its text (repr: exact for JSON values; the key order names the first missing property)."""
+    key = repr(body.get("tools"))
+    found: dict[str, list[Raised]] | None = _TOOL_LISTS.get(key)
+    if found is None:
+        found = _scan_schemas(body, ctx)
+        _TOOL_LISTS.put(key, found, 2 * len(key) + len(repr(found)))
     return found
 
 
@@ -112,6 +127,7 @@ def _scan_schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Rais
 
 
 _SCHEMAS = SizedLru(1024)  # keyed by a client's schema text: bounded in bytes too
+_TOOL_LISTS = SizedLru(256)  # keyed by a client's tools list text: bounded in bytes too
 
 
 def _schema_checks(
@@ -186,7 +202,7 @@ def _strict_additional(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
     yield from _schemas(body, ctx).get("C8", ())
 
 
-@RULES.rule("D5", "deepseek.forced_tool_choice", needs=("tool_choice",))
+@RULES.rule("D5", "deepseek.forced_tool_choice", needs=("tool_choice",), flavors=("deepseek",))
 def _deepseek_forced_choice(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     choice = body.get("tool_choice")
     if _thinking(body, ctx) and (choice == "required" or isinstance(choice, dict)):
@@ -247,7 +263,7 @@ def _tool_call_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Ra
         yield message, f"messages.[{at}].role", None
 
 
-@RULES.rule("D1", "deepseek.reasoning_content_missing")
+@RULES.rule("D1", "deepseek.reasoning_content_missing", flavors=("deepseek",))
 def _deepseek_reasoning_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if not _thinking(body, ctx):
         return
@@ -305,7 +321,9 @@ class Walk:
 
 def _walk(body: dict[str, Any], ctx: RuleContext) -> Walk:
     """One pass over the history, shared by the rules."""
-    found: Walk = ctx.shared("walk", lambda: _scan(body))
+    found: Walk | None = ctx.memo.get("walk")
+    if found is None:
+        found = ctx.memo["walk"] = _scan(body)
     return found
 
 
@@ -314,33 +332,35 @@ def _scan(body: dict[str, Any]) -> Walk:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return walk
+    # It runs per message of a history: locals, and the walk's fields set when found.
+    orphan: int | None = None
+    unknown: tuple[int, str] | None = None
     opened = -1  # the assistant message whose tool_calls the tool messages now answer
     calls: list[str] = []
     answered: list[str] = []
     answering = False  # the last message other than a tool result made tool calls
     for i, m in enumerate(messages):
-        if not isinstance(m, dict):  # ends a group; not a message to the orphan check
-            if opened >= 0:
-                walk.close(opened, calls, answered)
-                opened = -1
-            continue
-        role = m.get("role")
+        role = m.get("role") if isinstance(m, dict) else None
         if role == "tool":
-            if not answering and walk.orphan is None:
-                walk.orphan = i
+            if not answering and orphan is None:
+                orphan = i
             if opened >= 0:
                 call_id = str(m.get("tool_call_id"))
-                if walk.unknown is None and call_id not in calls:
-                    walk.unknown = (i, call_id)
+                if unknown is None and call_id not in calls:
+                    unknown = (i, call_id)
                 answered.append(call_id)
             continue
         if opened >= 0:
-            walk.close(opened, calls, answered)
+            if answered != calls:  # the usual case: answered one by one, in order
+                walk.close(opened, calls, answered)
             opened = -1
+        if not isinstance(m, dict):  # ends a group; not a message to the orphan check
+            continue
         answering = role == "assistant" and bool(m.get("tool_calls"))
         if answering:
             calls = [str(c.get("id")) for c in m["tool_calls"] if isinstance(c, dict)]
             opened, answered = i, []
     if opened >= 0:
         walk.close(opened, calls, answered)
+    walk.orphan, walk.unknown = orphan, unknown
     return walk
