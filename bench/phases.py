@@ -30,6 +30,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("answer", "mockllm.serving.exchange", "answer_turn"),  # counting and the engine's answer
     ("answer", "mockllm.serving.exchange", "Exchanges._side"),
     ("answer", "mockllm.serving.exchange", "answer_in_memory"),  # before the store seam
+    ("answer", "mockllm.state.memory", "MemoryStore.answer"),  # the memory store's one call
     ("render", "mockllm.serving.exchange", "Exchanges._render"),
     ("deliver", "mockllm.serving.exchange", "Exchanges._deliver"),
     ("log", "mockllm.log.journal", "Journal.open"),
