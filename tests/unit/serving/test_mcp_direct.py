@@ -22,7 +22,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mockllm.loading.loader import load_text
 from mockllm.serving.mcp_direct import Direct
 from mockllm.serving.server import build_app
-from tests.e2e.mcp.test_mcp_hostile import FUZZ, JSON, messages
+from tests.support.mcp_messages import FUZZ, JSON, messages
 
 SCENARIO = """
 name: direct
