@@ -106,10 +106,20 @@ def test_a_json_rpc_error_ends_the_run(mock: Session) -> None:
 
 def test_a_slow_tool_past_the_sessions_timeout_ends_the_run(mock: Session) -> None:
     outcome = run(mock, "langchain-mcp-s1", "--timeout", "0.5")
-    assert outcome["error"] == {
-        "type": "McpError",
-        "text": "Timed out while waiting for response to ClientRequest. Waited 0.5 seconds.",
-    }
+    error = outcome["error"]
+    # The client's timeout ends its session (a DELETE) while the call still waits in its
+    # delay; the mcp SDK then answers that call's POST with a 500 ("Session terminated
+    # before the request completed"), and the adapters' mcp 1.x client raises that from its
+    # task group when it lands before the group is torn down. Which of the two the agent
+    # sees is a race inside the client (CI saw both); either way the run ends on the timeout.
+    if error["type"] == "ExceptionGroup":
+        assert error["inner"]["type"] == "HTTPStatusError", error
+        assert "500 Internal Server Error" in error["inner"]["text"], error
+    else:
+        assert error == {
+            "type": "McpError",
+            "text": "Timed out while waiting for response to ClientRequest. Waited 0.5 seconds.",
+        }
     assert len(model_requests(mock)) == 1
     [call] = [
         e for e in mock.requests() if e.api == "mcp" and e.raw["mcp"].get("method") == "tools/call"

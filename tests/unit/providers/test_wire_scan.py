@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mockllm.providers import WIRES_GROUP, _may_declare
+from mockllm.providers import WIRES_GROUP, _may_declare, _other_finder
 
 
 @pytest.fixture
@@ -17,6 +17,11 @@ def path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """sys.path holding only a fresh folder (and what the test appends)."""
     entries = [str(tmp_path)]
     monkeypatch.setattr(sys, "path", entries)
+    # Only the standard finders: a library imported earlier in the same process (the
+    # importlib_metadata backport, which OpenTelemetry and others import) adds a finder of
+    # distributions, which the look rightly counts as "may declare" (the last test).
+    standard = [f for f in sys.meta_path if not _other_finder(f)]
+    monkeypatch.setattr(sys, "meta_path", standard)
     return entries
 
 
