@@ -39,12 +39,17 @@ def answer(http: httpx.Client, url: str, headers: dict[str, str], message: Any) 
     return r.status_code, shown, r.content
 
 
+def orders_url(server: ServerProcess, session: str) -> str:
+    """docs/mcp.md's orders scenario posted to `server`, and its MCP server's URL."""
+    server.http.post("/_mockllm/scenarios", content=block("yaml", "orders.yaml"),
+                     headers={"content-type": "application/yaml"})  # fmt: skip
+    return f"{server.url}/s/orders-loop/{session}/mcp/orders"
+
+
 def test_a_direct_answer_is_the_sdks_answer_byte_for_byte(
     server: ServerProcess, session: str
 ) -> None:
-    server.http.post("/_mockllm/scenarios", content=block("yaml", "orders.yaml"),
-                     headers={"content-type": "application/yaml"})  # fmt: skip
-    url = f"{server.url}/s/orders-loop/{session}/mcp/orders"
+    url = orders_url(server, session)
     asks = [
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
          "params": {"name": "lookup_order", "arguments": {"order_id": "A1"}}},
@@ -69,9 +74,7 @@ def test_a_direct_answer_is_the_sdks_answer_byte_for_byte(
 def test_many_calls_on_one_session_with_the_official_client(
     server: ServerProcess, session: str
 ) -> None:
-    server.http.post("/_mockllm/scenarios", content=block("yaml", "orders.yaml"),
-                     headers={"content-type": "application/yaml"})  # fmt: skip
-    url = f"{server.url}/s/orders-loop/{session}/mcp/orders"
+    url = orders_url(server, session)
 
     async def calls() -> list[Any]:
         async with streamable_http_client(url) as (read, write), ClientSession(read, write) as mcp:
