@@ -90,6 +90,9 @@ class FlavouredChat(ChatCompletions):
         own = self.spec.call_id(scenario, turn, index, attempt)
         return own or super().call_id(scenario, turn, index, attempt)
 
+    def completion_id(self, resolved: Resolved) -> str:
+        return self.spec.completion_id(resolved) or super().completion_id(resolved)
+
     def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         shown, notes = self._shown(resolved, parsed)
         body, own = super().render(shown, parsed)

@@ -4,7 +4,7 @@ DeepSeek flavour (https://api-docs.deepseek.com/api/create-chat-completion)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
@@ -227,6 +227,10 @@ class ChatCompletions(Adapter):
     def _deepseek(self, scenario: Scenario) -> bool:
         return (scenario.flavor or self.flavor) == "deepseek"
 
+    def completion_id(self, resolved: Resolved) -> str:
+        """The body's (and every chunk's) `id`."""
+        return derive("chatcmpl-", 29, resolved.scenario.name, resolved.id_turn)
+
     def render(self, resolved: Resolved, parsed: Parsed) -> Body:
         reply = resolved.reply
         deepseek = self._deepseek(resolved.scenario)
@@ -253,7 +257,7 @@ class ChatCompletions(Adapter):
             ]
         choice: dict[str, Any] = {"index": 0, "message": message, **_logprobs(parsed, deepseek)}
         choice["finish_reason"] = reply.finish
-        head = _head(resolved, parsed, "chat.completion", deepseek)
+        head = _head(resolved, parsed, "chat.completion", deepseek, self.completion_id)
         body = {**head, "choices": [choice], "usage": _usage(resolved, deepseek)}
         if not deepseek:  # OpenAI sends these two last, DeepSeek its fingerprint in the head
             body["service_tier"] = body.pop("service_tier")
@@ -263,7 +267,7 @@ class ChatCompletions(Adapter):
     def render_stream(self, resolved: Resolved, parsed: Parsed) -> Stream:
         include_usage = bool(parsed.options.get("include_usage"))
         deepseek = self._deepseek(resolved.scenario)
-        head = _head(resolved, parsed, "chat.completion.chunk", deepseek)
+        head = _head(resolved, parsed, "chat.completion.chunk", deepseek, self.completion_id)
         logprobs = _logprobs(parsed, deepseek)
 
         def frame(delta: dict[str, Any], finish: str | None = None, usage: Any = None) -> bytes:
@@ -348,7 +352,13 @@ def _deltas(
     return out
 
 
-def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict[str, Any]:
+def _head(
+    resolved: Resolved,
+    parsed: Parsed,
+    kind: str,
+    deepseek: bool,
+    completion_id: Callable[[Resolved], str],
+) -> dict[str, Any]:
     """The fields every body and chunk opens with (OpenAI: service_tier on every chunk)."""
     model = parsed.conversation.model
     if deepseek:
@@ -367,7 +377,7 @@ def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict
             "system_fingerprint": derive("fp_", 10, model, alphabet=HEX) + "_prod0820_fp8_kvcache",
         }
     return {
-        "id": _completion_id(resolved),
+        "id": completion_id(resolved),
         "object": kind,
         "created": resolved.created,
         "model": snapshot(model),
@@ -378,10 +388,6 @@ def _head(resolved: Resolved, parsed: Parsed, kind: str, deepseek: bool) -> dict
 
 def _logprobs(parsed: Parsed, deepseek: bool) -> dict[str, None]:
     return {} if not deepseek and reasoning_model(parsed.conversation.model) else {"logprobs": None}
-
-
-def _completion_id(resolved: Resolved) -> str:
-    return derive("chatcmpl-", 29, resolved.scenario.name, resolved.id_turn)
 
 
 def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:

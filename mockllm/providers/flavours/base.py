@@ -60,6 +60,13 @@ class Flavour:
         """The id of call `index` of `turn` at `attempt`; None: the Chat adapter's own."""
         return None
 
+    def completion_id(self, resolved: Resolved) -> str | None:
+        """The completion's `id` (body and every chunk); None: OpenAI's `chatcmpl-…`. Set
+        here, not by `body`/`stream`: a rendering whose attempt ids all stand in its bytes
+        is reused for the next attempt (serving/rendered.py), and OpenAI's id made and then
+        overwritten would stand nowhere."""
+        return None
+
     def shows_reasoning(self, parsed: Parsed) -> bool:
         """Whether a scripted `reasoning:` is sent to this request at all."""
         return True

@@ -52,9 +52,11 @@ class Doubao(Flavour):
         ),
     }
 
+    def completion_id(self, resolved: Resolved) -> str:
+        return _id(resolved)
+
     def body(self, obj: dict[str, Any], resolved: Resolved, parsed: Parsed) -> dict[str, Any]:
         drop(obj["choices"][0]["message"], "refusal", "annotations")
-        obj["id"] = _id(resolved)
         obj["usage"] = _usage(resolved)
         return reorder(drop(obj, "system_fingerprint"), _TOP)
 
@@ -62,7 +64,6 @@ class Doubao(Flavour):
         def change(obj: dict[str, Any], part: str) -> dict[str, Any]:
             for choice in obj["choices"]:
                 drop(choice["delta"], "refusal")
-            obj["id"] = _id(resolved)
             if obj.get("usage"):
                 obj["usage"] = _usage(resolved)
             return reorder(drop(obj, "system_fingerprint"), _TOP)

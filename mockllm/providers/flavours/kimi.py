@@ -68,11 +68,13 @@ class Kimi(Flavour):
         name = calls[index].name if index < len(calls) else "call"
         return f"functions.{name}:{earlier + index}"
 
+    def completion_id(self, resolved: Resolved) -> str:
+        return _id(resolved)
+
     def body(self, obj: dict[str, Any], resolved: Resolved, parsed: Parsed) -> dict[str, Any]:
         choice = obj["choices"][0]
         drop(choice["message"], "refusal", "annotations")
         drop(choice, "logprobs")
-        obj["id"] = _id(resolved)
         obj["usage"] = counts(resolved)
         return drop(obj, "service_tier", "system_fingerprint")
 
@@ -85,7 +87,6 @@ class Kimi(Flavour):
             drop(choice, "logprobs")
             if choice.get("finish_reason") is not None:
                 choice["usage"] = counts(resolved)
-            obj["id"] = _id(resolved)
             return drop(obj, "service_tier", "system_fingerprint", "usage")
 
         return map_chunks(events, change)

@@ -36,6 +36,9 @@ class Mistral(Flavour):
     def call_id(self, scenario: Scenario, turn: int, index: int, attempt: int = 1) -> str:
         return scripted_id(scenario, turn, index, "", 9, attempt)  # [a-zA-Z0-9]{9}
 
+    def completion_id(self, resolved: Resolved) -> str:
+        return derive("", 32, "mistral", resolved.scenario.name, resolved.id_turn, alphabet=HEX)
+
     def body(self, obj: dict[str, Any], resolved: Resolved, parsed: Parsed) -> dict[str, Any]:
         for choice in obj["choices"]:
             message = choice["message"]
@@ -46,7 +49,7 @@ class Mistral(Flavour):
                 call["index"] = i
             drop(choice, "logprobs")
         obj["usage"] = _usage(resolved)
-        return _top(obj, resolved)
+        return _top(obj)
 
     def stream(self, events: list[Event], resolved: Resolved, parsed: Parsed) -> list[Event]:
         def change(obj: dict[str, Any], part: str) -> dict[str, Any] | None:
@@ -62,7 +65,7 @@ class Mistral(Flavour):
                 obj["usage"] = _usage(resolved)
             else:
                 obj.pop("usage", None)
-            return _top(obj, resolved)
+            return _top(obj)
 
         return [cut_inside(e) for e in map_chunks(whole_calls(events), change)]
 
@@ -91,7 +94,6 @@ def _usage(resolved: Resolved) -> dict[str, int]:
     }
 
 
-def _top(obj: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
-    obj["id"] = derive("", 32, "mistral", resolved.scenario.name, resolved.id_turn, alphabet=HEX)
+def _top(obj: dict[str, Any]) -> dict[str, Any]:
     drop(obj, "service_tier", "system_fingerprint")
     return {k: obj[k] for k in _TOP if k in obj}

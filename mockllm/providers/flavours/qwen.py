@@ -62,10 +62,13 @@ class Qwen(Flavour):
         retry = () if attempt == 1 else (f"attempt {attempt}",)  # fresh ids per retry
         return own or derive("call_", 22, "qwen", scenario.name, turn, index, *retry, alphabet=HEX)
 
+    def completion_id(self, resolved: Resolved) -> str:
+        return "chatcmpl-" + uuid_of("qwen", resolved.scenario.name, resolved.turn)
+
     def body(self, obj: dict[str, Any], resolved: Resolved, parsed: Parsed) -> dict[str, Any]:
         message = obj["choices"][0]["message"]
         drop(message, "refusal", "annotations")
-        return _top(obj, resolved)
+        return _top(obj)
 
     def stream(self, events: list[Event], resolved: Resolved, parsed: Parsed) -> list[Event]:
         def change(obj: dict[str, Any], part: str) -> dict[str, Any]:
@@ -77,7 +80,7 @@ class Qwen(Flavour):
                     delta["tool_calls"] = [
                         reorder({"id": "", "type": "function", **c}, _CALL) for c in calls
                     ]
-            return _top(obj, resolved)
+            return _top(obj)
 
         return map_chunks(events, change)
 
@@ -102,8 +105,7 @@ class Qwen(Flavour):
         )
 
 
-def _top(obj: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
-    obj["id"] = "chatcmpl-" + uuid_of("qwen", resolved.scenario.name, resolved.turn)
+def _top(obj: dict[str, Any]) -> dict[str, Any]:
     obj["system_fingerprint"] = None
     drop(obj, "service_tier")
     return reorder(obj, _TOP)

@@ -54,6 +54,12 @@ WIRES: list[tuple[str, str, dict[str, Any], bytes]] = [
     ("deepseek", "f/deepseek/v1/chat/completions", {**CHAT, "stream": True}, b""),
     ("qwen", "f/qwen/v1/chat/completions", CHAT, b""),
     ("kimi", "f/kimi/v1/chat/completions", {**CHAT, "stream": True}, b""),
+    ("kimi body", "f/kimi/v1/chat/completions", CHAT, b""),
+    ("qwen stream", "f/qwen/v1/chat/completions", {**CHAT, "stream": True}, b""),
+    ("mistral", "f/mistral/v1/chat/completions", CHAT, b""),
+    ("mistral stream", "f/mistral/v1/chat/completions", {**CHAT, "stream": True}, b""),
+    ("doubao", "f/doubao/v1/chat/completions", CHAT, b""),
+    ("doubao stream", "f/doubao/v1/chat/completions", {**CHAT, "stream": True}, b""),
     (
         "messages",
         "v1/messages",
@@ -142,7 +148,7 @@ def test_every_attempt_gets_the_bytes_its_own_render_gives(
     attempts = [body for _, body in reused[:3]]
     # fresh ids per attempt (Kimi's are positional and its response id is its own: the
     # real API gives a retried turn the same ones)
-    assert len(set(attempts)) == (1 if wire[0] == "kimi" else 3)
+    assert len(set(attempts)) == (1 if wire[0].startswith("kimi") else 3)
     assert reused[3][1] == reused[4][1] == reused[0][1]  # attempt 1 of any session: the same
 
     def direct(
@@ -152,6 +158,28 @@ def test_every_attempt_gets_the_bytes_its_own_render_gives(
 
     monkeypatch.setattr(Exchanges, "_render", direct)
     assert exchange(wire) == reused
+
+
+@pytest.mark.parametrize("flavor", ["mistral", "kimi", "doubao", "qwen"])
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_a_flavour_with_its_own_completion_id_reuses_its_template(
+    flavor: str, stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flavour names its completion id through `Flavour.completion_id`: OpenAI's id,
+    made and then overwritten, stood nowhere in the bytes and every attempt was rendered
+    whole (Mistral: a JSON decode and encode a request)."""
+    draws = []
+    draw = Exchanges._draw
+
+    def counted(self: Exchanges, *args: Any) -> Rendered:
+        draws.append(args[1].attempt)
+        return draw(self, *args)
+
+    monkeypatch.setattr(Exchanges, "_draw", counted)
+    route = "v1/chat/completions"
+    found = exchange((flavor, f"f/{flavor}/{route}", {**CHAT, "stream": stream}, b""))
+    assert all(status == 200 for status, _ in found), found
+    assert draws == [1, 0]  # attempt 1 rendered whole, then the template; the rest swapped
 
 
 def test_a_template_whose_ids_are_reshaped_is_not_reused() -> None:
