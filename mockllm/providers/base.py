@@ -42,6 +42,9 @@ class Parsed:
     # rendering is never reused).
     cacheable: bool = True
     render_key: Hashable | None = None
+    # What the parse found on its way that the rules read (RuleContext.memo, by its keys):
+    # the Chat history's C1-C3 walk, done in the parse's own loop over the messages.
+    views: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Body(NamedTuple):

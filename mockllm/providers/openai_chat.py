@@ -26,6 +26,7 @@ from mockllm.providers.base import (
     scripted_id,
     text_of,
 )
+from mockllm.providers.openai_chat_rules import WALK, Walk
 
 # The dated snapshot the API names in its answer for an alias (as recorded; others echo).
 SNAPSHOTS = {
@@ -196,9 +197,10 @@ class ChatCompletions(Adapter):
                 "messages",
                 "empty_array",
             )
+        history, walk = _history(messages)
         conversation = Conversation(
             model=str(body["model"]),
-            messages=tuple([_message(m, i) for i, m in enumerate(messages)]),
+            messages=history,
             tools=_tools(body.get("tools")),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
@@ -209,7 +211,7 @@ class ChatCompletions(Adapter):
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         own = (conversation.model, include_usage)
         flavoured, key = self._with_flavour(body, {"include_usage": include_usage}, own)
-        return Parsed(conversation, flavoured, render_key=key)
+        return Parsed(conversation, flavoured, render_key=key, views={WALK: walk})
 
     def _with_flavour(
         self, body: dict[str, Any], options: dict[str, Any], key: Hashable
@@ -417,6 +419,44 @@ def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:
 
 
 # --- request parsing helpers ---------------------------------------------------------------
+
+
+def _history(messages: list[Any]) -> tuple[tuple[Message, ...], Walk]:
+    """The messages, and what the history rules C1-C3 find in them (openai_chat_rules.Walk),
+    in one loop: it runs per message of a history. The rules read the raw roles: a legacy
+    `function` message is no tool message to them, though parsed as one."""
+    out = []
+    orphan: int | None = None
+    unknown: tuple[int, str] | None = None
+    walk = Walk()
+    opened = -1  # the assistant message whose tool_calls the tool messages now answer
+    calls: list[str] = []
+    answered: list[str] = []
+    answering = False  # the last message other than a tool result made tool calls
+    for i, m in enumerate(messages):
+        message = _message(m, i)
+        out.append(message)
+        if message.tool_results and m["role"] == "tool":
+            if not answering and orphan is None:
+                orphan = i
+            if opened >= 0:
+                call_id = message.tool_results[0].call_id
+                if unknown is None and call_id not in calls:
+                    unknown = (i, call_id)
+                answered.append(call_id)
+            continue
+        if opened >= 0:
+            if answered != calls:  # the usual case: answered one by one, in order
+                walk.close(opened, calls, answered)
+            opened = -1
+        answering = bool(message.tool_calls)
+        if answering:
+            calls = [c.id for c in message.tool_calls]
+            opened, answered = i, []
+    if opened >= 0:
+        walk.close(opened, calls, answered)
+    walk.orphan, walk.unknown = orphan, unknown
+    return tuple(out), walk
 
 
 def _message(m: Any, i: int) -> Message:

@@ -319,11 +319,14 @@ class Walk:
                 self.unanswered = (opened + 1 + len(answered), missing)
 
 
+WALK = "walk"  # the memo's key: the Chat parse finds it in its own loop (Parsed.views)
+
+
 def _walk(body: dict[str, Any], ctx: RuleContext) -> Walk:
     """One pass over the history, shared by the rules."""
-    found: Walk | None = ctx.memo.get("walk")
+    found: Walk | None = ctx.memo.get(WALK)
     if found is None:
-        found = ctx.memo["walk"] = _scan(body)
+        found = ctx.memo[WALK] = _scan(body)
     return found
 
 

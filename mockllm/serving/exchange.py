@@ -252,7 +252,8 @@ class Exchanges:
         cached = prepared.checks.get((scenario.name, flavor))
         if cached is not None and cached[0] is scenario:
             return cached[1]
-        context = RuleContext(prepared.parsed.conversation, scenario, flavor)
+        views = prepared.parsed.views  # what the parse already found for the rules
+        context = RuleContext(prepared.parsed.conversation, scenario, flavor, dict(views))
         found = tuple(adapter.validate(prepared.body, context))
         prepared.checks[(scenario.name, flavor)] = (scenario, found)
         return found

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from mockllm.core.conversation import Conversation
 from mockllm.core.scenario import Reply, Scenario, Turn
 from mockllm.core.validation import RuleContext
-from mockllm.providers.openai_chat_rules import RULES
+from mockllm.providers.openai_chat import ChatCompletions
+from mockllm.providers.openai_chat_rules import RULES, WALK, _scan
 from tests.support.hypothesis_profiles import examples
 
 HISTORY_RULES = ("C1", "C2", "C3")
@@ -124,3 +125,32 @@ def test_one_pass_agrees_with_each_rule_alone(messages: list[Any], flavor: str) 
         if any(r.name == v.rule and r.code in HISTORY_RULES for r in RULES.rules)
     ]
     assert found == plain(body, flavor)
+
+
+# Histories the Chat parse accepts: its own loop finds what the rules find (Parsed.views).
+parsed_call = st.fixed_dictionaries(
+    {"id": ids, "type": st.just("function"), "function": st.just({"name": "f", "arguments": ""})}
+)
+parsed_message = st.one_of(
+    st.fixed_dictionaries(
+        {"role": st.just("assistant"), "tool_calls": st.lists(parsed_call, max_size=3)}
+    ),
+    st.fixed_dictionaries({"role": st.just("assistant"), "content": st.just("hi")}),
+    st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": ids, "content": st.just("r")}),
+    st.fixed_dictionaries({"role": st.just("function"), "name": ids, "content": st.just("r")}),
+    st.fixed_dictionaries({"role": st.sampled_from(["user", "system", "developer"])}),
+)
+
+
+@settings(max_examples=examples(500))
+@given(st.lists(parsed_message, min_size=1, max_size=12), st.sampled_from(["openai", "deepseek"]))
+def test_the_parse_finds_what_the_rules_find(messages: list[Any], flavor: str) -> None:
+    """The walk the parse hands the rules equals the rules' own pass over the raw body,
+    and the rules answer the same from it (a legacy `function` message is no tool message
+    to C2, though parsed as one)."""
+    body = {"model": "gpt-4o", "messages": messages}
+    parsed = ChatCompletions().parse(body)
+    assert parsed.views[WALK] == _scan(body)
+    ctx = RuleContext(parsed.conversation, SCENARIO, flavor, dict(parsed.views))
+    alone = RuleContext(parsed.conversation, SCENARIO, flavor)
+    assert RULES.run(body, ctx) == RULES.run(body, alone)
