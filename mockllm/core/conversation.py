@@ -25,6 +25,25 @@ class ToolCall:
     arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
 
 
+# Each call as a scenario served it, by (id, name, arguments): a client echoes the calls it
+# got in every later request of its loop, and a parse that hands back the served object
+# lets divergence compare by identity, not by a dataclass __eq__ per call. Only served
+# calls enter it (scenario data, never a client's): a dict emptied when full.
+SERVED_CALLS: dict[tuple[str, str, str], ToolCall] = {}
+_SERVED_CALLS_KEPT = 4096
+
+
+def served_call(call_id: str, name: str, arguments: str) -> ToolCall:
+    """A call as served (`SERVED_CALLS` keeps it for the parses of later requests)."""
+    key = (call_id, name, arguments)
+    found = SERVED_CALLS.get(key)
+    if found is None:
+        if len(SERVED_CALLS) >= _SERVED_CALLS_KEPT:
+            SERVED_CALLS.clear()
+        found = SERVED_CALLS[key] = ToolCall(call_id, name, arguments)
+    return found
+
+
 @value  # built per message: see values.py
 class ToolResult:
     call_id: str

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from mockllm.core.conversation import Conversation, ToolCall
+from mockllm.core.conversation import Conversation, ToolCall, served_call
 from mockllm.core.scenario import Reply, Scenario
 from mockllm.errors import Finding
 
@@ -144,7 +144,7 @@ def served_calls(
     if hit is not None and hit[0] is reply and hit[1] is scenario:  # never a recycled id()
         return hit[2]
     calls = tuple(
-        ToolCall(retry_id(call_id, scenario, turn, i, attempt), c.name, c.arguments)
+        served_call(retry_id(call_id, scenario, turn, i, attempt), c.name, c.arguments)
         for i, c in enumerate(reply.tool_calls)
     )
     if len(_SERVED) >= _SERVED_LIMIT:

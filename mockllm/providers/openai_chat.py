@@ -7,7 +7,15 @@ import uuid
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
-from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
+from mockllm.core.conversation import (
+    SERVED_CALLS,
+    Conversation,
+    Message,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+)
 from mockllm.core.encoding import sse_frame
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
@@ -508,7 +516,8 @@ def _calls(calls: Any, at: str) -> tuple[ToolCall, ...]:
         if isinstance(function, dict):
             call_id, name, arguments = c.get("id"), function.get("name"), function.get("arguments")
             if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
-                out.append(ToolCall(call_id, name, arguments))
+                key = (call_id, name, arguments)  # a call as served: that very object
+                out.append(SERVED_CALLS.get(key) or ToolCall(call_id, name, arguments))
                 continue
         raise _call_error(c, f"{at}.tool_calls[{len(out)}]")
     return tuple(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mockllm.core.conversation import Conversation, Message, ToolCall
-from mockllm.core.divergence import diverged, same_json
+from mockllm.core.divergence import diverged, same_json, served_calls
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import Finding
 from mockllm.loading.loader import load_mapping
@@ -205,3 +205,27 @@ def test_calls_carried_as_text_are_the_reply_served() -> None:
 def test_text_that_does_not_name_every_served_call_diverges(text: str) -> None:
     found = as_text(text)
     assert found is not None and found.rule == "history_diverged"
+
+
+def test_an_echoed_call_is_parsed_as_the_served_object() -> None:
+    """A Chat parse hands back the very call divergence served (compared by identity);
+    a call the client changed is its own object and still diverges, with the message."""
+    from mockllm.providers.openai_chat import ChatCompletions
+
+    served_weather = served_calls(SCENARIO, 0, SCENARIO.turns[0].reply, call_id)[0]
+
+    def history(city: str) -> Conversation:
+        calls = [
+            {"id": f"call_0_{i}", "function": {"name": name, "arguments": f'{{"city":"{city}"}}'}}
+            for i, name in enumerate(["get_weather", "get_time"])
+        ]
+        body = {"model": "m", "messages": [{"role": "assistant", "tool_calls": calls}]}
+        return ChatCompletions().parse(body).conversation
+
+    echoed = history("Paris")
+    assert echoed.messages[0].tool_calls[0] is served_weather
+    assert diverged(echoed, SCENARIO, call_id, served) is None
+    changed = history("Lyon")
+    assert changed.messages[0].tool_calls[0] is not served_weather
+    finding = diverged(changed, SCENARIO, call_id, served)
+    assert finding is not None and "tool_calls[0].arguments" in finding.message
