@@ -100,8 +100,9 @@ def loads(raw: bytes, max_digits: int = MAX_NUMBER_DIGITS) -> Any:
     return value
 
 
-# Every digit becomes 0 and every other byte a space: a run of 19 digits is then a substring.
-_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+# Every digit becomes 0, `[` and `{` become `(`, every other byte a space: one pass over the
+# body gives both checks below (a run of 19 digits is then a substring; `(` the openings).
+_SHAPE = bytes(0x30 if 0x30 <= b <= 0x39 else 0x28 if b in b"[{" else 0x20 for b in range(256))
 _INT64_DIGITS = 19  # the shortest integer that may not fit 64 bits (-9223372036854775809)
 _DUMPS_DEPTH = 254  # orjson.dumps refuses deeper nesting
 
@@ -112,11 +113,12 @@ def _read_differently(raw: bytes, value: Any, max_digits: int) -> bool:
     # A number past the limit has a run of at least a third of it (integer, fraction and
     # exponent are the runs), so the same search finds both.
     run = min(_INT64_DIGITS, -(-(max_digits + 1) // 3))
-    if b"0" * run in raw.translate(_DIGITS_ONLY):
+    shape = raw.translate(_SHAPE)
+    if b"0" * run in shape:
         # perhaps an integer beyond 64 bits, which orjson turns into a float, or a number
         # past the digit limit (orjson takes any): the standard library checks each number
         return True
-    if raw.count(b"[") + raw.count(b"{") <= _DUMPS_DEPTH:
+    if shape.count(b"(") <= _DUMPS_DEPTH:
         return False  # the usual case: too few brackets to nest deeper
     # orjson.loads nests up to 1024 deep, the standard library as deep as Python recurses
     # (about 1000 less the caller's frames on Python 3.10 and 3.11): a body orjson.dumps
