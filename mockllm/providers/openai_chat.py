@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
+from mockllm.core.cache import SizedLru
 from mockllm.core.conversation import (
     SERVED_CALLS,
     Conversation,
@@ -34,7 +35,7 @@ from mockllm.providers.base import (
     scripted_id,
     text_of,
 )
-from mockllm.providers.openai_chat_rules import WALK, Walk
+from mockllm.providers.openai_chat_rules import TOOLS_TEXT, WALK, Walk
 
 # The dated snapshot the API names in its answer for an alias (as recorded; others echo).
 SNAPSHOTS = {
@@ -206,10 +207,12 @@ class ChatCompletions(Adapter):
                 "empty_array",
             )
         history, walk = _history(messages)
+        tools = body.get("tools")
+        tools_text = None if tools is None else repr(tools)  # the rules key by it too
         conversation = Conversation(
             model=str(body["model"]),
             messages=history,
-            tools=_tools(body.get("tools")),
+            tools=_tools(tools, tools_text),
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.openai_chat(body.get("response_format")),
@@ -219,7 +222,8 @@ class ChatCompletions(Adapter):
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
         own = (conversation.model, include_usage)
         flavoured, key = self._with_flavour(body, {"include_usage": include_usage}, own)
-        return Parsed(conversation, flavoured, render_key=key, views={WALK: walk})
+        views = {WALK: walk, TOOLS_TEXT: tools_text}
+        return Parsed(conversation, flavoured, render_key=key, views=views)
 
     def _with_flavour(
         self, body: dict[str, Any], options: dict[str, Any], key: Hashable
@@ -536,9 +540,22 @@ def _call_error(c: Any, where: str) -> RequestError:
     return missing(f"{where}.id")
 
 
-def _tools(tools: Any) -> tuple[Tool, ...]:
-    if tools is None:
+def _tools(tools: Any, text: str | None) -> tuple[Tool, ...]:
+    """The tools offered. A harness sends the same list with every request: parsed once,
+    by its text (repr: exact for JSON values)."""
+    if tools is None or text is None:
         return ()
+    found: tuple[Tool, ...] | None = _TOOL_LISTS.get(text)
+    if found is None:
+        # weighed as twice its text: the key, and the parsed schemas the tools hold
+        found = _TOOL_LISTS.put(text, _tools_now(tools), 2 * len(text))
+    return found
+
+
+_TOOL_LISTS = SizedLru(256)  # keyed by a client's tools list text: bounded in bytes too
+
+
+def _tools_now(tools: Any) -> tuple[Tool, ...]:
     if not isinstance(tools, list):
         raise wrong_type("tools", "an array of objects", tools)
     out = []

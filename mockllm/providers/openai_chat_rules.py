@@ -14,6 +14,9 @@ from mockllm.core.validation import Raised, RuleContext, RuleSet, items, schema_
 
 RULES = RuleSet()
 SCHEMA_CODE = "invalid_function_parameters"
+# Memo keys the Chat parse fills in its own pass over the body (Parsed.views).
+WALK = "walk"  # the history's C1-C3 walk
+TOOLS_TEXT = "tools_text"  # repr of the body's tools: the key of both tools caches
 
 
 def _tools(body: dict[str, Any], ctx: RuleContext) -> list[tuple[int, str, Any, bool]]:
@@ -99,7 +102,9 @@ def _schemas(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
 def _tools_checked(body: dict[str, Any], ctx: RuleContext) -> dict[str, list[Raised]]:
     """A harness sends the same tools list with every request: it is checked once, keyed by
     its text (repr: exact for JSON values; the key order names the first missing property)."""
-    key = repr(body.get("tools"))
+    key = ctx.memo.get(TOOLS_TEXT)  # made by the Chat parse (Parsed.views), or here
+    if key is None:
+        key = repr(body.get("tools"))
     found: dict[str, list[Raised]] | None = _TOOL_LISTS.get(key)
     if found is None:
         found = _scan_schemas(body, ctx)
@@ -317,9 +322,6 @@ class Walk:
             missing = [c for c in calls if c not in got]
             if missing:
                 self.unanswered = (opened + 1 + len(answered), missing)
-
-
-WALK = "walk"  # the memo's key: the Chat parse finds it in its own loop (Parsed.views)
 
 
 def _walk(body: dict[str, Any], ctx: RuleContext) -> Walk:

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockllm.core.conversation import Conversation
+import pytest
+
+from mockllm.core.conversation import Conversation, Tool
 from mockllm.core.scenario import Reply, Scenario, Turn
 from mockllm.core.validation import RuleContext, Violation
+from mockllm.errors import RequestError
+from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_chat_rules import RULES
 
 SCENARIO = Scenario("s", (Turn(Reply(text="ok")),))
@@ -53,3 +57,20 @@ def test_a_flavours_own_rule_runs_on_that_flavour_only_whatever_ran_before() -> 
         for _ in range(2):  # the second time from the remembered rule list
             assert [v.rule for v in run(body, flavor)] == rules
     assert run(body, "openai") == []
+
+
+def test_a_repeated_tools_list_is_parsed_once_and_a_bad_one_refused_each_time() -> None:
+    """The Chat parse keeps a tools list's Tools by its text, which it hands the schema
+    rules (Parsed.views): they answer as if they had made the text themselves."""
+    tools = [strict_tool({"a": {"type": "string"}})]
+    body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools}
+    first = ChatCompletions().parse(body)
+    again = ChatCompletions().parse({**body, "tools": [strict_tool({"a": {"type": "string"}})]})
+    assert again.conversation.tools is first.conversation.tools  # the same text: kept
+    assert first.conversation.tools == (Tool("f", tools[0]["function"]["parameters"], True),)
+    ctx = RuleContext(first.conversation, SCENARIO, "openai", dict(first.views))
+    assert RULES.run(body, ctx) == run(body)
+    bad = {**body, "tools": [{"type": "function", "function": {}}]}
+    for _ in range(2):  # a refused list is never kept
+        with pytest.raises(RequestError, match=r"tools\[0\]\.function\.name"):
+            ChatCompletions().parse(bad)
