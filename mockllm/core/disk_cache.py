@@ -93,14 +93,15 @@ def _trim(folder: Path) -> None:
 
 
 def _entry(namespace: str, raw: bytes) -> Path | None:
-    folder = _folder()
-    if folder is None:
+    base = folder()
+    if base is None:
         return None
     name = digest(_salt() + raw, 20).hex()
-    return folder / namespace / f"{name}.json"
+    return base / namespace / f"{name}.json"
 
 
-def _folder() -> Path | None:
+def folder() -> Path | None:
+    """Where the caches live (None when turned off); core/compiled.py keeps its file here too."""
     if os.environ.get("MOCKLLM_NO_CACHE"):
         return None
     explicit = os.environ.get("MOCKLLM_CACHE_DIR")
