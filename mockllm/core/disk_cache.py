@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -115,5 +114,7 @@ def folder() -> Path | None:
 def _salt() -> bytes:
     from mockllm._version import __version__
 
-    schema = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_bytes()
+    # beside the module, as loading/loader.py finds it (importlib.resources, and the
+    # tempfile, shutil and zipfile it imports, cost a start more than they offer here)
+    schema = (Path(__file__).parent.parent / "loading" / "scenario.schema.json").read_bytes()
     return f"mockllm {__version__} cache {_VERSION}\n".encode() + schema + b"\n"

@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ BUNDLED = _PACKAGE / "bundled" if (_PACKAGE / "bundled").is_dir() else _PACKAGE.
 
 @cache
 def schema() -> dict[str, Any]:
-    text = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_text("utf-8")
+    text = (Path(__file__).parent / "scenario.schema.json").read_text("utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
 
