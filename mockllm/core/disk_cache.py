@@ -6,8 +6,9 @@ against the meta-schema would each import jsonschema (or PyYAML) at start or on 
 request. An entry is JSON, named by a hash of the exact bytes it is about, the scenario
 schema, and mockllm's version — any change to any of them is a miss, and a miss is done
 in full. Namespaces: `scenarios` (the parsed data of a file that passed the schema: files
-that fail are never stored, so errors always come from the file itself) and `schemas`
-(whether a tool's JSON Schema is valid, and why not).
+that fail are never stored, so errors always come from the file itself), `schemas`
+(whether a tool's JSON Schema is valid, and why not) and `options` (the flags' help, read
+from options.py's field docs). core/compiled.py keeps its one file of code here too.
 
 Location: $MOCKLLM_CACHE_DIR, else $XDG_CACHE_HOME/mockllm, else ~/.cache/mockllm.
 MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignored. Bounded
