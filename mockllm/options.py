@@ -23,6 +23,8 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class ServerOptions:
+    """How a server answers: the `mockllm serve` flags, one field each."""
+
     default: str | None = None
     """The scenario of requests whose URL names none."""
     validation: ValidationMode = "strict"
