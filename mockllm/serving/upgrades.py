@@ -54,8 +54,10 @@ def handshakes_only(protocol: type[Any]) -> type[Any]:
         def on_headers_complete(self) -> None:
             super().on_headers_complete()
             cycle = getattr(self, "cycle", None)
-            if cycle is not None and self._get_upgrade() is not None:
-                # httptools reads nothing more of a connection that asked to upgrade
+            # httptools reads nothing more of a connection that asked to upgrade (the
+            # parser says so first: uvicorn's header scan is not run for every request)
+            asked = self.parser.should_upgrade() and self._get_upgrade() is not None
+            if cycle is not None and asked:
                 cycle.keep_alive = False
 
     HandshakesOnly.__name__ = HandshakesOnly.__qualname__ = f"HandshakesOnly{protocol.__name__}"
