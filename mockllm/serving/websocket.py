@@ -259,13 +259,17 @@ class _Reply:
 def _data(frame: bytes) -> bytes | None:
     """The data of one SSE frame (`event:` lines dropped), or None if it has none."""
     head, found, data = frame.partition(b"\ndata: ")
-    if found and b"\n" not in data and not head.startswith(b"data:"):  # what mockllm writes
+    if found and _NEWLINE not in data and not head.startswith(b"data:"):  # what mockllm writes
         return data  # `event: NAME` then one `data:` line
     lines = [line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:")]
     if not lines:
         return None
     return b"\n".join(lines)
 
+
+# A byte as an int: bytes' `in` tries a needle as an integer first, and for a bytes needle
+# the TypeError it makes and drops costs about 2,000 instructions, eight times the search.
+_NEWLINE = ord("\n")
 
 _HOP_BY_HOP = frozenset(
     {
