@@ -117,6 +117,13 @@ class SharedJournal(Journal):
         self._next_seq += 1
         return entry
 
+    def record_sent(self, entry: LiveEntry, data: bytes) -> None:
+        """Keep the bytes sent even where the memory log would make them again when read
+        (`sent_again`, to hold less in its ring): this log formats the entry at close,
+        right after they went, and keeps nothing after."""
+        entry.sent_again = None
+        super().record_sent(entry, data)
+
     def close(self, entry: LiveEntry) -> asyncio.Future[None] | None:
         """Queue the entry for the writer. With a --log file, while the store is healthy, a
         future done once it is stored and written there (raising what writing it raised).
