@@ -5,9 +5,11 @@ An entry reaches the store when it closes, in one atomic write that gives it the
 next seq: readers see seqs in order and without holes, so `since=` never skips an entry
 still being answered elsewhere. The price: a request still being answered is not listed
 (in memory it shows as pending). One writer task per process writes what closed, many
-entries a round trip; a request is answered once its entry is stored, so the client finds
-it in the log. When the store is lost, requests stop waiting, entries wait here (up to the
-log limit, the oldest dropped first) and the writer tries again, less and less often.
+entries a round trip. With a --log file, a request is answered once its entry is stored
+(and in the file); without, its append is written to Redis before the response's last
+byte and its reply read later, so the client still finds it in the log. When the store
+is lost, requests stop waiting, entries wait here (up to the log limit, the oldest
+dropped first) and the writer tries again, less and less often.
 """
 
 from __future__ import annotations
