@@ -42,6 +42,10 @@ class Parsed:
     # rendering is never reused).
     cacheable: bool = True
     render_key: Hashable | None = None
+    # The request's own part of the ids its reply derives (Responses' fingerprint, in its
+    # response id), put into a template's ids per request (serving/rendered.py): the
+    # template is then shared by requests that differ only by it (`render_key` without it).
+    id_part: str | None = None
 
 
 class Body(NamedTuple):

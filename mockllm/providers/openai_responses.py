@@ -165,9 +165,8 @@ class Responses(Adapter):
             "connection": connection,
         }
         # A request that continues a stored response parses to what the store holds: not
-        # cached. Rendered, the whole request body shows (its fingerprint).
-        cacheable = body.get("previous_response_id") is None and not referring
-        return Parsed(conversation, options, cacheable=cacheable, render_key=options["fingerprint"])
+        # cached.
+        return _parsed(body, conversation, options, previous is None and not referring)
 
     def _referenced(self, items: list[Any]) -> bool:
         """Replace each `item_reference` in `items` by the stored item it names, in place
@@ -543,6 +542,27 @@ def _finished(
     parts[_TIER] = ',"service_tier":"default"'  # what was asked for is not what served it
     parts[_USAGE] = ',"usage":' + compact_json(_usage(resolved))
     return ("".join(parts) + "}").encode()
+
+
+def _parsed(
+    body: dict[str, Any], conversation: Conversation, options: dict[str, Any], cacheable: bool
+) -> Parsed:
+    """Rendered, the whole request body shows (its fingerprint); but where no input item
+    offers tools, `input` shows only in the response id: one rendering then serves every
+    input, each request's id put in (`Parsed.id_part`, serving/rendered.py)."""
+    fingerprint: str = options["fingerprint"]
+    if cacheable and not _offers_tools(body.get("input")):
+        shape = canonical_json({k: v for k, v in body.items() if k != "input"})
+        return Parsed(conversation, options, render_key=shape, id_part=fingerprint)
+    return Parsed(conversation, options, cacheable=cacheable, render_key=fingerprint)
+
+
+def _offers_tools(items: Any) -> bool:
+    """Whether an input item offers tools (Codex's `additional_tools`, a search's output)."""
+    return isinstance(items, list) and any(
+        isinstance(i, dict) and i.get("type") in ("additional_tools", "tool_search_output")
+        for i in items
+    )
 
 
 def _echoed(sent: Any, default: Any) -> Any:
