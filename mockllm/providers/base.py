@@ -17,6 +17,7 @@ from dataclasses import field, replace
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 from mockllm.core import wirejson
+from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation, Message
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.encoding import sse_frame
@@ -379,6 +380,15 @@ def merge_assistants(messages: list[Message], sep: str = "\n") -> list[Message]:
         else:
             out.append(m)
     return out
+
+
+@sized_cache(256)  # asked per request (`as_sent`) of the same few scripted arguments
+def json_object_text(arguments: str) -> bool:
+    """Whether a call's arguments are a JSON object (`ScriptedCall.arguments_object`)."""
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
 
 
 def text_of(content: Any) -> str:
