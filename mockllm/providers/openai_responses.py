@@ -147,9 +147,10 @@ class Responses(Adapter):
             deferred=tuple(t for t, _ in deferred),
         )
         include = body.get("include")
-        canonical = canonical_json(body).encode()
+        cacheable = previous is None and not referring
+        shape, canonical = _canonical(body, cacheable and not _offers_tools(items))
         options = {
-            "fingerprint": digest(canonical, 16).hex(),
+            "fingerprint": digest(canonical.encode(), 16).hex(),
             "store": body.get("store") is not False,
             # the echoed fields the request set (the rest go out as their defaults)
             "sent": {k: v for k, v in body.items() if v is not None and k in ECHOED},
@@ -166,7 +167,7 @@ class Responses(Adapter):
         }
         # A request that continues a stored response parses to what the store holds: not
         # cached.
-        return _parsed(body, conversation, options, previous is None and not referring)
+        return _parsed(conversation, options, cacheable, shape)
 
     def _referenced(self, items: list[Any]) -> bool:
         """Replace each `item_reference` in `items` by the stored item it names, in place
@@ -545,16 +546,33 @@ def _finished(
 
 
 def _parsed(
-    body: dict[str, Any], conversation: Conversation, options: dict[str, Any], cacheable: bool
+    conversation: Conversation, options: dict[str, Any], cacheable: bool, shape: Any
 ) -> Parsed:
     """Rendered, the whole request body shows (its fingerprint); but where no input item
     offers tools, `input` shows only in the response id: one rendering then serves every
-    input, each request's id put in (`Parsed.id_part`, serving/rendered.py)."""
+    input (`shape`: the body but its input), each request's id put in (`Parsed.id_part`,
+    serving/rendered.py)."""
     fingerprint: str = options["fingerprint"]
-    if cacheable and not _offers_tools(body.get("input")):
-        shape = canonical_json({k: v for k, v in body.items() if k != "input"})
+    if shape is not None:
         return Parsed(conversation, options, render_key=shape, id_part=fingerprint)
     return Parsed(conversation, options, cacheable=cacheable, render_key=fingerprint)
+
+
+def _canonical(body: dict[str, Any], shaped: bool) -> tuple[tuple[str, str] | None, str]:
+    """`canonical_json(body)` (what the fingerprint hashes) and, if `shaped`, the body's
+    shape: its canonical text before and after `input`. The text is then put together
+    from those and the input's, as `canonical_json` writes it (sorted keys, `, ` and
+    `: `), so that the rest of the body (its tools) is encoded once, not twice."""
+    if not shaped or body.get("input") is None:
+        return None, canonical_json(body)
+    before = canonical_json({k: v for k, v in body.items() if k < "input"})
+    after = canonical_json({k: v for k, v in body.items() if k > "input"})
+    fields = ['"input": ' + canonical_json(body["input"])]
+    if before != "{}":
+        fields.insert(0, before[1:-1])
+    if after != "{}":
+        fields.append(after[1:-1])
+    return (before, after), "{" + ", ".join(fields) + "}"
 
 
 def _offers_tools(items: Any) -> bool:

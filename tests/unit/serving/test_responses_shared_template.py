@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockllm.core.cache import Lru
+from mockllm.core.encoding import canonical_json
 from mockllm.core.engine import Resolved
 from mockllm.loading.loader import load_mapping
-from mockllm.providers.openai_responses import Responses
+from mockllm.providers.openai_responses import Responses, _canonical
 from mockllm.serving.exchange import Exchanges
 from mockllm.serving.rendered import Rendered
 from mockllm.serving.server import build_app
@@ -165,3 +166,24 @@ def test_any_request_shape_gives_its_own_render(shape: dict[str, Any], inputs: l
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Exchanges, "_render", direct)
         assert run() == shared
+
+
+keys = st.sampled_from(["include", "inp", "input", "inputs", "model", "tools", "Input", ""])
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=examples(500))
+@given(body=st.dictionaries(keys | st.text(max_size=6), values), ask=values.filter(bool))
+def test_the_fingerprint_text_is_the_canonical_json_of_the_whole_body(
+    body: dict[str, Any], ask: Any
+) -> None:
+    """The shape's two halves and the input put together are `canonical_json(body)`: the
+    response id (its hash) is the one a whole encoding gives."""
+    body = {**body, "input": ask}
+    shape, text = _canonical(body, True)
+    assert text == canonical_json(body)
+    assert shape is not None and _canonical({**body, "input": "other"}, True)[0] == shape
