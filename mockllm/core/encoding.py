@@ -6,12 +6,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from json.encoder import (  # type: ignore[attr-defined]
+    c_make_encoder,
+    encode_basestring,
+    encode_basestring_ascii,
+)
 from typing import Any
 
 # Built once: json.dumps with any keyword builds a new encoder per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_SORTED = json.JSONEncoder(sort_keys=True)
 
 
 def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any, int], Any]:
@@ -24,7 +29,7 @@ def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any, int], Any]:
     return c_make_encoder(  # type: ignore[no-any-return]
         None,  # markers: see above
         encoder.default,
-        encode_basestring,
+        encode_basestring_ascii if encoder.ensure_ascii else encode_basestring,
         None,  # indent
         encoder.key_separator,
         encoder.item_separator,
@@ -36,6 +41,7 @@ def _one_shot(encoder: json.JSONEncoder) -> Callable[[Any, int], Any]:
 
 _COMPACT_CHUNKS = _one_shot(_COMPACT)
 _CANONICAL_CHUNKS = _one_shot(_CANONICAL)
+_SORTED_CHUNKS = _one_shot(_SORTED)
 
 
 def compact_json(obj: Any) -> str:
@@ -47,6 +53,12 @@ def canonical_json(obj: Any) -> str:
     """JSON with sorted keys (json.dumps(obj, sort_keys=True, ensure_ascii=False)): the
     same text for the same value, whatever order a client wrote its keys in."""
     return "".join(_CANONICAL_CHUNKS(obj, 0))
+
+
+def sorted_json(obj: Any) -> str:
+    """`json.dumps(obj, sort_keys=True)`, its encoder built once (json.dumps with a keyword
+    builds one per call): ASCII, as the keys of the schema caches always were."""
+    return "".join(_SORTED_CHUNKS(obj, 0))
 
 
 def dumps(obj: Any) -> bytes:

@@ -15,6 +15,7 @@ from typing import Any
 from mockllm.core import disk_cache, schema_budget
 from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation
+from mockllm.core.encoding import sorted_json
 from mockllm.core.scenario import Scenario
 from mockllm.core.values import value
 from mockllm.errors import Finding, RequestError
@@ -145,7 +146,7 @@ def items(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
 def schema_problem(schema: Any) -> str | None:
     """Why `schema` is not a valid JSON Schema (draft 2020-12), or None. A harness sends the
     same tools on every request, so the (slow) meta-schema check runs once per schema."""
-    return _schema_problem(json.dumps(schema, sort_keys=True))
+    return _schema_problem(sorted_json(schema))
 
 
 @sized_cache(1024)  # keyed by a client's schema: bounded in bytes too

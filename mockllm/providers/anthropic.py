@@ -563,10 +563,12 @@ def _message(m: Any, i: int) -> list[Message]:
     if "content" not in m:
         raise bad(f"messages.{i}.content: Field required")
     content = m["content"]
+    at = f"messages[{i}]"
+    if isinstance(content, str) and role == "user":  # one text block: the user speaking
+        return [Message("user", content, at=at)]
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if not isinstance(blocks, list):
         raise bad(f"messages.{i}.content: Input should be a valid list")
-    at = f"messages[{i}]"
     if role == "system":  # accepted only where the model or a beta allows (parse_headed)
         return [Message("system", text_of(blocks), at=at)]
     if role == "assistant":
@@ -657,9 +659,9 @@ def _tools(
             t.get("strict") is True,
             description=description if isinstance(description, str) else "",
         )
-        kind = t.get("type")
-        variant = next((k for k in _SERVER_SEARCHES if str(kind).startswith(k)), None)
-        if variant is not None and server is None:
+        kind = t.get("type")  # none for a client tool (or "custom"): not a server search
+        variant = _server_search(str(kind)) if kind is not None and server is None else None
+        if variant is not None:
             server = ToolSearch("server", t["name"], _SERVER_SEARCHES[variant])
         if t.get("defer_loading") is True and t["name"] not in found:
             deferred.append(tool)
@@ -668,6 +670,14 @@ def _tools(
     client = any(t.name == CLIENT_SEARCH for t in offered)
     search = server or (ToolSearch("client", CLIENT_SEARCH) if client else None)
     return tuple(offered), tuple(deferred), search
+
+
+def _server_search(kind: str) -> str | None:
+    """The server-side tool search a tool's `type` names (its dated variants too)."""
+    for variant in _SERVER_SEARCHES:
+        if kind.startswith(variant):
+            return variant
+    return None
 
 
 def _found(messages: Any) -> set[str]:

@@ -230,7 +230,9 @@ def _thinking(body: dict[str, Any]) -> bool:
 def _messages(body: dict[str, Any], ctx: RuleContext) -> list[tuple[str, list[dict[str, Any]]]]:
     """(role, content blocks) per message; a string content is one text block. Read once
     per request, shared by the rules."""
-    found: list[tuple[str, list[dict[str, Any]]]] = ctx.shared("messages", lambda: _read(body))
+    found: list[tuple[str, list[dict[str, Any]]]] | None = ctx.memo.get("messages")
+    if found is None:  # the memo read directly: `ctx.shared` would build a lambda per call
+        found = ctx.memo["messages"] = _read(body)
     return found
 
 

@@ -17,6 +17,7 @@ from dataclasses import field, replace
 from typing import Any, ClassVar, NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 from mockllm.core import wirejson
+from mockllm.core.cache import sized_cache
 from mockllm.core.conversation import Conversation, Message
 from mockllm.core.encoding import dumps as dumps  # the adapters' name for it
 from mockllm.core.encoding import sse_frame
@@ -47,6 +48,10 @@ class Parsed:
     # What the parse found on its way that the rules read (RuleContext.memo, by its keys):
     # the Chat history's C1-C3 walk, done in the parse's own loop over the messages.
     views: Mapping[str, Any] = field(default_factory=dict)
+    # The request's own part of the ids its reply derives (Responses' fingerprint, in its
+    # response id), put into a template's ids per request (serving/rendered.py): the
+    # template is then shared by requests that differ only by it (`render_key` without it).
+    id_part: str | None = None
 
 
 class Body(NamedTuple):
@@ -380,6 +385,15 @@ def merge_assistants(messages: list[Message], sep: str = "\n") -> list[Message]:
         else:
             out.append(m)
     return out
+
+
+@sized_cache(256)  # asked per request (`as_sent`) of the same few scripted arguments
+def json_object_text(arguments: str) -> bool:
+    """Whether a call's arguments are a JSON object (`ScriptedCall.arguments_object`)."""
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
 
 
 def text_of(content: Any) -> str:

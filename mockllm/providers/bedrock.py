@@ -42,6 +42,7 @@ from mockllm.providers.base import (
     chunks,
     dumps,
     fragments,
+    json_object_text,
     merge_assistants,
     scripted_id,
 )
@@ -298,11 +299,7 @@ def _unformed(call: ScriptedCall) -> bool:
     """Arguments no toolUse.input can carry: not a JSON object, nor a cut-off one, nor
     empty (a call with no parameters, which Claude sends as `{}`)."""
     text = call.arguments
-    return (
-        bool(text.strip())
-        and call.arguments_object() is None
-        and (complete_parameters(text) is None)
-    )
+    return bool(text.strip()) and not json_object_text(text) and (complete_parameters(text) is None)
 
 
 def _formed(resolved: Resolved) -> tuple[Resolved, str, tuple[str, ...]]:

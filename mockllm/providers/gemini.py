@@ -23,7 +23,16 @@ from mockllm.core.ids import derive, fresh
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import RequestError
 from mockllm.providers import output_formats
-from mockllm.providers.base import Adapter, Body, Parsed, Stream, chunks, dumps, merge_assistants
+from mockllm.providers.base import (
+    Adapter,
+    Body,
+    Parsed,
+    Stream,
+    chunks,
+    dumps,
+    json_object_text,
+    merge_assistants,
+)
 from mockllm.providers.result_pairing import WireKey, call_key, name_calls
 
 ROUTE = re.compile(
@@ -236,7 +245,10 @@ def _model(name: str) -> dict[str, Any]:
 
 def _unsendable(reply: Reply) -> int | None:
     """The first call whose arguments are not a JSON object: such a reply cannot be sent."""
-    return next((i for i, c in enumerate(reply.tool_calls) if c.arguments_object() is None), None)
+    for i, call in enumerate(reply.tool_calls):
+        if not json_object_text(call.arguments):
+            return i
+    return None
 
 
 def _notes(resolved: Resolved) -> tuple[str, ...]:

@@ -147,9 +147,10 @@ class Responses(Adapter):
             deferred=tuple(t for t, _ in deferred),
         )
         include = body.get("include")
-        canonical = canonical_json(body).encode()
+        cacheable = previous is None and not referring
+        shape, canonical = _canonical(body, cacheable and not _offers_tools(items))
         options = {
-            "fingerprint": digest(canonical, 16).hex(),
+            "fingerprint": digest(canonical.encode(), 16).hex(),
             "store": body.get("store") is not False,
             # the echoed fields the request set (the rest go out as their defaults)
             "sent": {k: v for k, v in body.items() if v is not None and k in ECHOED},
@@ -165,9 +166,8 @@ class Responses(Adapter):
             "connection": connection,
         }
         # A request that continues a stored response parses to what the store holds: not
-        # cached. Rendered, the whole request body shows (its fingerprint).
-        cacheable = body.get("previous_response_id") is None and not referring
-        return Parsed(conversation, options, cacheable=cacheable, render_key=options["fingerprint"])
+        # cached.
+        return _parsed(conversation, options, cacheable, shape)
 
     def _referenced(self, items: list[Any]) -> bool:
         """Replace each `item_reference` in `items` by the stored item it names, in place
@@ -543,6 +543,44 @@ def _finished(
     parts[_TIER] = ',"service_tier":"default"'  # what was asked for is not what served it
     parts[_USAGE] = ',"usage":' + compact_json(_usage(resolved))
     return ("".join(parts) + "}").encode()
+
+
+def _parsed(
+    conversation: Conversation, options: dict[str, Any], cacheable: bool, shape: Any
+) -> Parsed:
+    """Rendered, the whole request body shows (its fingerprint); but where no input item
+    offers tools, `input` shows only in the response id: one rendering then serves every
+    input (`shape`: the body but its input), each request's id put in (`Parsed.id_part`,
+    serving/rendered.py)."""
+    fingerprint: str = options["fingerprint"]
+    if shape is not None:
+        return Parsed(conversation, options, render_key=shape, id_part=fingerprint)
+    return Parsed(conversation, options, cacheable=cacheable, render_key=fingerprint)
+
+
+def _canonical(body: dict[str, Any], shaped: bool) -> tuple[tuple[str, str] | None, str]:
+    """`canonical_json(body)` (what the fingerprint hashes) and, if `shaped`, the body's
+    shape: its canonical text before and after `input`. The text is then put together
+    from those and the input's, as `canonical_json` writes it (sorted keys, `, ` and
+    `: `), so that the rest of the body (its tools) is encoded once, not twice."""
+    if not shaped or body.get("input") is None:
+        return None, canonical_json(body)
+    before = canonical_json({k: v for k, v in body.items() if k < "input"})
+    after = canonical_json({k: v for k, v in body.items() if k > "input"})
+    fields = ['"input": ' + canonical_json(body["input"])]
+    if before != "{}":
+        fields.insert(0, before[1:-1])
+    if after != "{}":
+        fields.append(after[1:-1])
+    return (before, after), "{" + ", ".join(fields) + "}"
+
+
+def _offers_tools(items: Any) -> bool:
+    """Whether an input item offers tools (Codex's `additional_tools`, a search's output)."""
+    return isinstance(items, list) and any(
+        isinstance(i, dict) and i.get("type") in ("additional_tools", "tool_search_output")
+        for i in items
+    )
 
 
 def _echoed(sent: Any, default: Any) -> Any:

@@ -330,7 +330,7 @@ class Exchanges:
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
         if fault is None:  # the whole body in one send
-            responder.entry.sent_again = _again(rendered, resolved)
+            responder.entry.sent_again = _again(rendered, resolved, parsed.id_part)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -359,17 +359,18 @@ class Exchanges:
             if self._drawn.get(key) is not resolved.reply:
                 self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
                 return draw(resolved)
-            made = template(draw, resolved)
+            made = template(draw, resolved, parsed.id_part)
             if stream and adapter.stream_content_type == eventstream.CONTENT_TYPE:
                 # A binary framing checksums its bytes (Bedrock's event stream: a CRC32 a
                 # message): an id swapped in would break them. Rendered per attempt.
                 made.reusable = False
             if len(made.body) <= MAX_CACHED_BYTES:
                 self._rendered.put(key, made)
-        found = for_attempt(made, resolved) if made.reusable else None
+        part = parsed.id_part
+        found = for_attempt(made, resolved, part) if made.reusable else None
         if found is not None:
             return found
-        key = (*key, resolved.attempt)  # this attempt's own bytes, as one render
+        key = (*key, resolved.attempt, part)  # this attempt's own bytes, as one render
         found = self._rendered.get(key)
         if found is None or found.reply is not resolved.reply:
             found = draw(resolved)
@@ -392,14 +393,14 @@ def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], Ca
     return adapter.reparse, adapter.call_id
 
 
-def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
+def _again(rendered: Rendered, resolved: Resolved, part: str | None) -> BodyAgain | None:
     """What makes an attempt's own body again when the log is read (rendered.py), for the
     log to keep instead of the bytes; None for a body that is not the attempt's own copy
     (rendered whole, or attempt 1's, shared by every session)."""
     made_from = rendered.template
     if made_from is None or rendered is made_from.first:
         return None
-    return BodyAgain(made_from, resolved)
+    return BodyAgain(made_from, resolved, part)
 
 
 def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:

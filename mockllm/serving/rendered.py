@@ -104,39 +104,43 @@ class _Swapped(Sequence[Event]):
         return iter(self._list())
 
 
-def template(render: Callable[[Resolved], Rendered], resolved: Resolved) -> Rendered:
+def template(
+    render: Callable[[Resolved], Rendered], resolved: Resolved, part: str | None = None
+) -> Rendered:
     """`resolved`'s reply rendered at the template attempt, its attempt ids recorded;
-    `reusable` False if its bytes cannot serve an attempt (see the module's docstring)."""
+    `reusable` False if its bytes cannot serve an attempt (see the module's docstring).
+    `part`: the request's own id part (`Parsed.id_part`), put in per request."""
     marked = replace(resolved, attempt=TEMPLATE_ATTEMPT)
     mark = marked.id_turn
     with ids.recording() as made:
         rendered = render(marked)
     derived = tuple(d for d in made if mark in d[2] or _ATTEMPT_MARK in d[2])
     rendered.derived, rendered.turn = derived, resolved.turn
-    plans = _plans(rendered)
+    plans = _plans(rendered, part)
     # A scenario named like a mark would have ids that could not be told apart.
     rendered.reusable = (
         plans is not None
-        and resolved.scenario.name not in (mark, _ATTEMPT_MARK)
+        and resolved.scenario.name not in (mark, _ATTEMPT_MARK, part)
         and all(d[4].encode() in rendered.body for d in derived)
     )
     rendered.plans = plans or ()
     return rendered
 
 
-def for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
-    """A `reusable` template's bytes with `resolved`'s attempt's ids. Attempt 1 (every
-    session's first, the most asked) is made once per template."""
-    first = resolved.attempt == 1
+def for_attempt(template: Rendered, resolved: Resolved, part: str | None = None) -> Rendered:
+    """A `reusable` template's bytes with `resolved`'s attempt's ids (and the request's
+    own id `part`). Attempt 1 (every session's first, the most asked) is made once per
+    template, where no request has a part of its own."""
+    first = resolved.attempt == 1 and part is None
     if first and template.first is not None:
         return template.first
-    made = _for_attempt(template, resolved)
+    made = _for_attempt(template, resolved, part)
     if first:
         template.first = made
     return made
 
 
-def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
+def _for_attempt(template: Rendered, resolved: Resolved, part: str | None = None) -> Rendered:
     attempt = resolved.attempt
     # attempt 1: scripted_id adds no attempt to a first one's parts (the `first` seeds)
     at = 0 if attempt == 1 else 1
@@ -145,7 +149,7 @@ def _for_attempt(template: Rendered, resolved: Resolved) -> Rendered:
     swaps = []
     body = template.body
     for old, prefix, length, alphabet, seeds in template.plans or ():
-        seed = seeds[at].format(turn_text, attempt_text).encode()
+        seed = seeds[at].format(turn_text, attempt_text, part).encode()
         new = ids.from_seed(prefix, length, seed, alphabet).encode()
         swaps.append((old, new))
         body = body.replace(old, new)
@@ -164,24 +168,26 @@ class BodyAgain:
     10,000 retried or repeated turns held 10,000 near-identical bodies (770 bytes an entry
     for the bench's Chat reply) where this holds two references."""
 
-    __slots__ = ("resolved", "template")
+    __slots__ = ("part", "resolved", "template")
 
-    def __init__(self, template: Rendered, resolved: Resolved) -> None:
-        self.template, self.resolved = template, resolved
+    def __init__(self, template: Rendered, resolved: Resolved, part: str | None = None) -> None:
+        self.template, self.resolved, self.part = template, resolved, part
 
     def __call__(self) -> bytes:
-        return _for_attempt(self.template, self.resolved).body
+        return _for_attempt(self.template, self.resolved, self.part).body
 
 
 # (template id as bytes, prefix, length, alphabet, seeds): `fresh`'s seed for any attempt,
 # as two format strings (attempt 1's, which has no attempt part, and any other's) taking
-# the turn mark as {0} and the attempt mark as {1}: one `str.format` per id and attempt.
+# the turn mark as {0}, the attempt mark as {1} and the request's own part as {2}: one
+# `str.format` per id and attempt.
 Plan = tuple[bytes, str, int, str, tuple[str, str]]
 
 
-def _plans(template: Rendered) -> tuple[Plan, ...] | None:
+def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | None:
     """Each attempt id's plan, from what `derive` made it of; None if an attempt's id would
     not have the template id's length (a frame's byte offsets would move)."""
+    own = None if part is None else _escaped(part)
     mark = f"{template.turn}.{TEMPLATE_ATTEMPT}"
     plans: dict[bytes, Plan] = {}
     for prefix, length, parts, alphabet, made in template.derived:
@@ -192,6 +198,8 @@ def _plans(template: Rendered) -> tuple[Plan, ...] | None:
         for i, piece in enumerate(pieces):
             if i and piece == mark:
                 pieces[i] = "{0}"
+            elif i and piece == own:
+                pieces[i] = "{2}"
         others = "\x1f".join("{1}" if i == at else p for i, p in enumerate(pieces))
         first = "\x1f".join(p for i, p in enumerate(pieces) if i != at)
         plans.setdefault(made.encode(), (made.encode(), prefix, length, alphabet, (first, others)))
