@@ -101,9 +101,13 @@ class Exchanges:
             entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            # One budget for every schema this request's answer walks (docs/security.md)
-            with schema_budget.Budget(self.options.max_schema_work):  # (budget(), less a call)
+            # One budget for every schema this request's answer walks (docs/security.md);
+            # Budget's `with`, written out (two calls fewer a request)
+            opened = schema_budget.current.set(schema_budget.Budget(self.options.max_schema_work))
+            try:
                 await self._answer(receive, adapter, route, entry, responder, request_headers)
+            finally:
+                schema_budget.current.reset(opened)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except StoreUnavailable as lost:  # before anything was sent: nothing half-written
@@ -328,11 +332,8 @@ class Exchanges:
             None if own is None else (adapter.api, flavor, stream, asked, _reply_key(resolved), own)
         )
 
-        def draw(at: Resolved) -> Rendered:
-            return self._draw(adapter, at, parsed, stream)
-
         if key is None:
-            return draw(resolved)
+            return self._draw(adapter, resolved, parsed, stream)
         made = self._rendered.get(key)
         if made is None or made.reply is not resolved.reply:  # the key holds its id()
             # A template costs a render and the swap: made on the key's second sight only,
@@ -340,8 +341,8 @@ class Exchanges:
             # fingerprint, a templated reply) pays one render, as before templates.
             if self._drawn.get(key) is not resolved.reply:
                 self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
-                return draw(resolved)
-            made = template(draw, resolved)
+                return self._draw(adapter, resolved, parsed, stream)
+            made = template(lambda at: self._draw(adapter, at, parsed, stream), resolved)
             if stream and adapter.stream_content_type == eventstream.CONTENT_TYPE:
                 # A binary framing checksums its bytes (Bedrock's event stream: a CRC32 a
                 # message): an id swapped in would break them. Rendered per attempt.
@@ -354,7 +355,7 @@ class Exchanges:
         key = (*key, resolved.attempt)  # this attempt's own bytes, as one render
         found = self._rendered.get(key)
         if found is None or found.reply is not resolved.reply:
-            found = draw(resolved)
+            found = self._draw(adapter, resolved, parsed, stream)
             if len(found.body) <= MAX_CACHED_BYTES:
                 self._rendered.put(key, found)
         return found
