@@ -72,7 +72,8 @@ class Exchanges:
         # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
         # method bound per request is 64 bytes each in the ring (adapters are few; a bound
         # as variants may be made per scenario)
-        self._bound: Lru[tuple[Callable[[bytes], Conversation | None], CallId]] = Lru(64)
+        # (a plain dict, emptied past _BOUND_KEPT: an Lru's get is a call of its own)
+        self._bound: dict[Adapter, tuple[Callable[[bytes], Conversation | None], CallId]] = {}
         # Paths found free of control characters: a suite sends a few paths again and again
         # (a session per path), and the set lookup costs a fraction of the regex search.
         self._clean: set[str] = set()
@@ -161,7 +162,7 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
-        bound = self._bound.get(adapter) or self._bound.put(adapter, _bound(adapter))
+        bound = self._bound.get(adapter) or self._bind(adapter)
         if prepared.parsed.cacheable:
             entry.reparse = bound[0]
         session = entry.session or "default"
@@ -185,8 +186,14 @@ class Exchanges:
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(adapter.as_sent(answer.resolved), bound[1])
+        entry.resolved, entry.call_id = adapter.as_sent(answer.resolved), bound[1]  # (served)
         await self._deliver(adapter, prepared.parsed, answer.resolved, answer.fault, responder)
+
+    def _bind(self, adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
+        if len(self._bound) >= _BOUND_KEPT:
+            self._bound.clear()
+        bound = self._bound[adapter] = (adapter.reparse, adapter.call_id)
+        return bound
 
     def _side(self, adapter: Adapter, prepared: Prepared, scenario: Scenario) -> Answer | None:
         conv = prepared.parsed.conversation
@@ -371,10 +378,6 @@ class Exchanges:
         return Rendered(resolved.reply, body, notes=notes)
 
 
-def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
-    return adapter.reparse, adapter.call_id
-
-
 def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
     """What makes an attempt's own body again when the log is read (rendered.py), for the
     log to keep instead of the bytes; None for a body that is not the attempt's own copy
@@ -462,6 +465,7 @@ _WANTED = (
 
 # A session or scenario name becomes a log field and a header value: no control characters.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_BOUND_KEPT = 64  # adapters whose reparse and call_id are kept bound (see Exchanges)
 _CLEAN_KEPT = 1024  # paths remembered free of them (bounded: the paths come from clients)
 _LONGEST_CLEAN_KEPT = 512  # characters: a longer path is searched each time
 
