@@ -310,9 +310,14 @@ class Exchanges:
                     entry = responder.entry
                     lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True
                     raise
-        if fault is None:  # the whole stream or body, at once
-            delivery = Delivery([rendered.body])
-        elif stream:  # the in-band error frames exist only when a stream_error fault applies
+        if fault is None:  # the usual reply: the whole stream or body, in one send
+            entry = responder.entry
+            if stream:  # (a whole body's plan is the entry's default)
+                entry.planned(rendered.events, _WHOLE)
+            entry.sent_again = _again(rendered, resolved)
+            await responder.whole(rendered.body, stream)
+            return
+        if stream:  # the in-band error frames exist only when a stream_error fault applies
             frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
             delivery = stream_delivery(fault, list(rendered.events), frames)
         else:
@@ -322,8 +327,6 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
-        if fault is None:  # the whole body in one send
-            responder.entry.sent_again = _again(rendered, resolved)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -462,6 +465,8 @@ _WANTED = (
     b"x-mockllm-transport",  # Responses.parse_headers: set by serving/websocket.py
 )
 
+
+_WHOLE = Delivery([])  # what a reply without a fault is planned as: all of it, at once
 
 # A session or scenario name becomes a log field and a header value: no control characters.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
