@@ -16,7 +16,7 @@ from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
-from mockllm.core.possible import IMPOSSIBLE, impossible_reply
+from mockllm.core.possible import IMPOSSIBLE, impossible, impossible_reply
 from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import (
     Chaos,
@@ -235,8 +235,9 @@ class Engine:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
         if answer.error is None and mode != "off":
-            found = impossible_reply(scenario.name, index, turn.reply, conv)
-            if found is not None:
+            why = impossible(turn.reply, conv)  # (None for the usual request: nothing built)
+            if why is not None:
+                found = impossible_reply(scenario.name, index, why, conv)
                 answer.violations = [*answer.violations, found[0]]
                 if mode == "strict" and found[1]:
                     answer.error = _refusal(found[0], IMPOSSIBLE)

@@ -487,9 +487,12 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        entry.epoch, shared = self.uses.of(entry.session)
-        if shared is not None:  # (the class's None otherwise: no `__dict__` made for it)
-            entry.shared = shared
+        uses, session = self.uses, entry.session  # (`Uses.of`, without its call)
+        entry.epoch = epoch = (
+            uses._epochs.get(session, uses._boot) if session is not None else uses._boot
+        )
+        if uses._shared and (shared := uses._shared.get(epoch)) is not None:
+            entry.shared = shared  # (else the class's None: no `__dict__` made for it)
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()

@@ -91,7 +91,10 @@ class Exchanges:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
-        request_headers = _headers(headers)
+        request_headers = {}  # the few headers mockllm reads, in one pass (a loop: on
+        for k, v in headers:  # Python 3.11 a comprehension is a call of its own)
+            if k in _WANTED:
+                request_headers[k] = v.decode("latin-1")
         entry.session = sys.intern(
             session or request_headers.get(b"x-mockllm-session") or "default"
         )
@@ -280,21 +283,8 @@ class Exchanges:
         stream = parsed.conversation.stream
         error = None
         if fault is not None:  # (the usual reply has none: no call asks what it does)
-            kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
-            if kind == "http_error":
-                assert isinstance(fault.part, HttpFault)
-                http = fault.part
-                refusal = adapter.fault_error(
-                    http.status, http.type, http.message, http.code, http.headers
-                )
-                if http.filtered is not None:  # Azure's prompt filter: its annotations say why
-                    refusal.param, refusal.filtered = "prompt", http.filtered
-                await responder.error(refusal, first_byte)
-                return
             error = _stream_error(adapter, fault)
-            if kind == "stream_error":
-                assert error is not None
-                await responder.error(error, first_byte)
+            if await _answered_as_error(adapter, fault, stream, error, responder):
                 return
         rendered = self._render(adapter, resolved, parsed, stream)
         for note in rendered.notes:
@@ -314,7 +304,12 @@ class Exchanges:
             entry = responder.entry
             if stream:  # (a whole body's plan is the entry's default)
                 entry.planned(rendered.events, _WHOLE)
-            entry.sent_again = _again(rendered, resolved)
+            # An attempt's own copy of a template's bytes: the log keeps what makes it
+            # again when read (rendered.py), not the bytes; a body rendered whole, or
+            # attempt 1's (shared by every session), is kept by reference as sent.
+            made_from = rendered.template
+            if made_from is not None and rendered is not made_from.first:
+                entry.sent_again = BodyAgain(made_from, resolved)
             await responder.whole(rendered.body, stream)
             return
         if stream:  # the in-band error frames exist only when a stream_error fault applies
@@ -381,14 +376,29 @@ class Exchanges:
         return Rendered(resolved.reply, body, notes=notes)
 
 
-def _again(rendered: Rendered, resolved: Resolved) -> BodyAgain | None:
-    """What makes an attempt's own body again when the log is read (rendered.py), for the
-    log to keep instead of the bytes; None for a body that is not the attempt's own copy
-    (rendered whole, or attempt 1's, shared by every session)."""
-    made_from = rendered.template
-    if made_from is None or rendered is made_from.first:
-        return None
-    return BodyAgain(made_from, resolved)
+async def _answered_as_error(
+    adapter: Adapter,
+    fault: Fault,
+    stream: bool,
+    error: RequestError | None,
+    responder: Responder,
+) -> bool:
+    """Answer with the error a fault makes of the reply, if it makes one (an `http` fault,
+    or a `stream_error` with no stream to carry it); False when the reply goes out."""
+    kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+    if kind == "http_error":
+        assert isinstance(fault.part, HttpFault)
+        http = fault.part
+        refusal = adapter.fault_error(http.status, http.type, http.message, http.code, http.headers)
+        if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+            refusal.param, refusal.filtered = "prompt", http.filtered
+        await responder.error(refusal, first_byte)
+        return True
+    if kind == "stream_error":
+        assert error is not None
+        await responder.error(error, first_byte)
+        return True
+    return False
 
 
 def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
@@ -481,13 +491,3 @@ def bad_path(path: str) -> RequestError:
         "may use any other characters"
     )
     return RequestError(400, message, kind="bad_path", code="invalid_path")
-
-
-def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The few request headers mockllm reads, in one pass (a loop: on Python 3.11 a
-    comprehension is a call of its own, once a request)."""
-    found = {}
-    for k, v in headers:
-        if k in _WANTED:
-            found[k] = v.decode("latin-1")
-    return found
