@@ -332,13 +332,28 @@ class Exchanges:
         own = parsed.render_key
         # The request's own stream flag too: the notes say how that request was answered;
         # and the flavour, which the parse (cached across flavours) does not know.
-        asked, flavor = parsed.conversation.stream, adapter.flavor
-        key: tuple[Any, ...] | None = (
-            None if own is None else (adapter.api, flavor, stream, asked, _reply_key(resolved), own)
-        )
-
-        if key is None:
+        if own is None:
             return self._draw(adapter, resolved, parsed, stream)
+        asked, flavor, scenario = parsed.conversation.stream, adapter.flavor, resolved.scenario
+        # With everything of the resolved reply that shows in its bytes (ids derive from
+        # name and turn; not the attempt: its ids are put into the template, rendered.py).
+        # The reply by identity: hashing it costs more than a render saves; a hit is checked
+        # to be the very same object, so a recycled id() never matches.
+        key: tuple[Any, ...] = (
+            adapter.api,
+            flavor,
+            stream,
+            asked,
+            scenario.name,
+            scenario.stream,
+            resolved.turn,
+            id(resolved.reply),
+            resolved.created,
+            resolved.input_tokens,
+            resolved.output_tokens,
+            resolved.reasoning_tokens,
+            own,
+        )
         made = self._rendered.get(key)
         if made is None or made.reply is not resolved.reply:  # the key holds its id()
             # A template costs a render and the swap: made on the key's second sight only,
@@ -437,23 +452,6 @@ def v1_session_warning(path: str) -> str:
         f"warning: session 'v1' from {path}: an Anthropic SDK given base URL {base} adds /v1 "
         f"itself, so its requests land in a session named 'v1'. Give it {base[:-3]} "
         "(or .../s/SCENARIO/SESSION) instead"
-    )
-
-
-def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
-    """Everything of a resolved reply that shows in its bytes (ids derive from name and turn).
-    The reply by identity: hashing it costs more than a render saves; a hit is checked to be
-    the very same object, so a recycled id() never matches."""
-    scenario = resolved.scenario
-    return (
-        scenario.name,
-        scenario.stream,
-        resolved.turn,  # not the attempt: its ids are put into the template (rendered.py)
-        id(resolved.reply),
-        resolved.created,
-        resolved.input_tokens,
-        resolved.output_tokens,
-        resolved.reasoning_tokens,
     )
 
 

@@ -77,11 +77,17 @@ class Responder:
         """A reply without a fault: `deliver` of a `Delivery([body])`, with the steps that
         delivery skips (pauses, chunks, a cut) left out, `_start` and `_body` written out:
         the path of nearly every request."""
-        headers = self._headers(
-            self.adapter.stream_content_type if stream else JSON, None if stream else len(body)
-        )
+        adapter = self.adapter  # (`_headers`, written out)
+        request_id = self._request_id or self.request_id
+        headers = [
+            (b"content-type", adapter.stream_content_type if stream else JSON),
+            (adapter.request_id_header.encode(), request_id.encode()),
+            *adapter.wire_headers(200, None),
+        ]
         if stream:
             headers.append((b"cache-control", b"no-cache"))
+        else:
+            headers.append((b"content-length", str(len(body)).encode()))
         self.started = True
         entry = self.entry
         entry.status = 200
