@@ -39,7 +39,8 @@ Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an ent
 _NO_ALLOWANCE: Mapping[str, str] = {}
 Plan = tuple[bool, int | None, str | None, bool]  # see LiveEntry.plan
 _UNPLANNED: Plan = (False, None, None, False)
-_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, (True, None, None, False))}
+_STREAMED: Plan = (True, None, None, False)  # a stream sent whole, at once
+_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, _STREAMED)}
 
 # Header names that carry credentials, or name an account (OpenAI-Organization,
 # OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
@@ -173,6 +174,15 @@ class LiveEntry:
         shows = thinks and streams_reasoning(events or ())
         plan: Plan = (stream, delivery.whole, delivery.cut, shows)
         self.plan = _PLANS.get(plan, plan)  # the common plans shared: a ring of 10 000 entries
+
+    def streamed(self, events: Sequence[Event]) -> None:
+        """`planned` of a stream without a fault (sent whole, at once, uncut), the usual
+        stream: only whether it carries the reasoning readable is left to find."""
+        resolved = self.resolved
+        if resolved is not None and resolved.reply.reasoning and streams_reasoning(events):
+            self.plan = (True, None, None, True)
+        else:
+            self.plan = _STREAMED
 
     def note(self, text: str) -> None:
         self.notes = (*self.notes, text)

@@ -20,7 +20,6 @@ from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
-    Delivery,
     answer_kind,
     body_delivery,
     counts_events,
@@ -303,7 +302,7 @@ class Exchanges:
         if fault is None:  # the usual reply: the whole stream or body, in one send
             entry = responder.entry
             if stream:  # (a whole body's plan is the entry's default)
-                entry.planned(rendered.events, _WHOLE)
+                entry.streamed(rendered.events)
             # An attempt's own copy of a template's bytes: the log keeps what makes it
             # again when read (rendered.py), not the bytes; a body rendered whole, or
             # attempt 1's (shared by every session), is kept by reference as sent.
@@ -473,8 +472,6 @@ _WANTED = (
     b"x-mockllm-transport",  # Responses.parse_headers: set by serving/websocket.py
 )
 
-
-_WHOLE = Delivery([])  # what a reply without a fault is planned as: all of it, at once
 
 # A session or scenario name becomes a log field and a header value: no control characters.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
