@@ -86,7 +86,10 @@ class Exchanges:
         route: str,
         scenario: str | None,
         session: str | None,
+        parsed: Any = None,
     ) -> None:
+        """`parsed`: the body's JSON where the caller has read it already (a WebSocket
+        frame's: serving/websocket.py), so it is not parsed again."""
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
@@ -108,7 +111,9 @@ class Exchanges:
             # Budget's `with`, written out (two calls fewer a request)
             opened = schema_budget.current.set(schema_budget.Budget(self.options.max_schema_work))
             try:
-                await self._answer(receive, adapter, route, entry, responder, request_headers)
+                await self._answer(
+                    receive, adapter, route, entry, responder, request_headers, parsed
+                )
             finally:
                 schema_budget.current.reset(opened)
         except RequestError as error:  # refused: in the provider's error shape
@@ -139,6 +144,7 @@ class Exchanges:
         entry: LiveEntry,
         responder: Responder,
         request_headers: dict[bytes, str],
+        parsed: Any,
     ) -> None:
         path = entry.path
         if path not in self._clean:
@@ -150,7 +156,7 @@ class Exchanges:
             receive, self.options.max_body, request_headers.get(b"content-length")
         )
         if self.store.keeps_responses and shares_responses(adapter):
-            await self._fetch_referred(adapter, entry.body)
+            await self._fetch_referred(adapter, entry.body, parsed)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
         try:
@@ -160,7 +166,7 @@ class Exchanges:
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
-        prepared = self._prepare(adapter, route, request_headers, entry.body)
+        prepared = self._prepare(adapter, route, request_headers, entry.body, parsed)
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
@@ -209,19 +215,25 @@ class Exchanges:
         await self.store.refresh()  # in memory: nothing, and the same 404 again
         return self.engine.find(name)
 
-    async def _fetch_referred(self, adapter: SharedResponses, raw: bytes) -> None:
+    async def _fetch_referred(self, adapter: SharedResponses, raw: bytes, body: Any) -> None:
         """Load the stored response a request names (previous_response_id) from the shared
         store, before the adapter's parse looks for it."""
-        try:
-            body = wirejson.loads(raw, self.options.max_number_digits)
-        except wirejson.InvalidJson:
-            return  # _prepare refuses it
+        if body is None:
+            try:
+                body = wirejson.loads(raw, self.options.max_number_digits)
+            except wirejson.InvalidJson:
+                return  # _prepare refuses it
         referred = adapter.referred(body)
         if referred is not None:
             adapter.adopt(referred, await self.store.response(referred))
 
     def _prepare(
-        self, adapter: Adapter, route: str, request_headers: dict[bytes, str], raw: bytes
+        self,
+        adapter: Adapter,
+        route: str,
+        request_headers: dict[bytes, str],
+        raw: bytes,
+        body: Any = None,  # `raw`'s JSON, where the caller parsed it (Exchanges.handle)
     ) -> Prepared:
         content_type = request_headers.get(b"content-type")
         if content_type is not None and "json" not in content_type:
@@ -239,10 +251,13 @@ class Exchanges:
         prepared = cache.get(key)
         if prepared is not None:
             return prepared
-        try:
-            body = wirejson.loads(raw, self.options.max_number_digits)
-        except wirejson.InvalidJson as e:
-            raise (adapter.limit_refused if e.limit else adapter.invalid_json)(e.detail) from None
+        if body is None:
+            try:
+                body = wirejson.loads(raw, self.options.max_number_digits)
+            except wirejson.InvalidJson as e:
+                raise (adapter.limit_refused if e.limit else adapter.invalid_json)(
+                    e.detail
+                ) from None
         prepared = Prepared(raw, body, adapter.parse_headed(body, route, request_headers))
         if len(raw) <= MAX_CACHED_BYTES and prepared.parsed.cacheable and self._seen_before(key):
             cache.put(key, prepared)

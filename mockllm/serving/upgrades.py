@@ -35,10 +35,18 @@ def handshakes_only(protocol: type[Any]) -> type[Any]:
     """`protocol` (uvicorn's HTTP protocol) upgrading only a real handshake."""
 
     class HandshakesOnly(protocol):  # type: ignore[misc]
+        # httptools asks three times a request (upgrade, headers done, message done): the
+        # answer, for the headers list it was given for (each request has its own)
+        _upgrade: tuple[list[tuple[bytes, bytes]], bool] | None = None
+
         def _should_upgrade(self) -> bool:
-            if not super()._should_upgrade():
-                return False
-            return is_handshake(str(self.scope.get("method", "")), self.headers)
+            if self._upgrade is not None and self._upgrade[0] is self.headers:
+                return self._upgrade[1]
+            upgrade = super()._should_upgrade() and is_handshake(
+                str(self.scope.get("method", "")), self.headers
+            )
+            self._upgrade = (self.headers, upgrade)
+            return upgrade
 
         def _unsupported_upgrade_warning(self) -> None:
             pass  # served as plain HTTP (and logged there): nothing to warn of
@@ -46,8 +54,10 @@ def handshakes_only(protocol: type[Any]) -> type[Any]:
         def on_headers_complete(self) -> None:
             super().on_headers_complete()
             cycle = getattr(self, "cycle", None)
-            if cycle is not None and self._get_upgrade() is not None:
-                # httptools reads nothing more of a connection that asked to upgrade
+            # httptools reads nothing more of a connection that asked to upgrade (the
+            # parser says so first: uvicorn's header scan is not run for every request)
+            asked = self.parser.should_upgrade() and self._get_upgrade() is not None
+            if cycle is not None and asked:
                 cycle.keep_alive = False
 
     HandshakesOnly.__name__ = HandshakesOnly.__qualname__ = f"HandshakesOnly{protocol.__name__}"

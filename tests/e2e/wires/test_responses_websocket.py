@@ -5,6 +5,7 @@ faults, the log, and hostile frames (docs/agents.md, serving/websocket.py)."""
 from __future__ import annotations
 
 import json
+import socket as sockets  # (`socket` is this module's fixture)
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -342,3 +343,42 @@ def test_frames_of_both_long_length_classes_reach_the_client_as_the_sse_streams_
     sizes = [len(json.dumps(e, ensure_ascii=False)) for e in events]
     assert any(126 <= s < 65536 for s in sizes) and max(sizes) >= 65536
     assert events[-1]["response"]["output"][0]["content"][0]["text"] == long
+
+
+def _answered_on_one_socket(server: ServerProcess, requests: list[bytes]) -> list[bytes]:
+    """The requests sent one after another on one connection: the answers' heads, up to the
+    connection's close (a request after a close is not answered)."""
+    host, port = server.url.removeprefix("http://").split(":")
+    heads: list[bytes] = []
+    with sockets.create_connection((host, int(port)), timeout=10) as sock:
+        for request in requests:
+            try:
+                sock.sendall(request)
+            except OSError:
+                break
+            answer = b""
+            while not answer.endswith(b"\r\n0\r\n\r\n"):  # the listing's chunked body, whole
+                try:
+                    got = sock.recv(65536)
+                except ConnectionResetError:
+                    got = b""
+                if not got:
+                    return heads
+                answer += got
+            heads.append(answer.split(b"\r\n\r\n")[0].lower())
+    return heads
+
+
+def test_a_refused_upgrade_closes_its_connection_a_plain_request_keeps_it(
+    server: ServerProcess, session: str
+) -> None:
+    # httptools parses nothing more of a connection whose request asked to upgrade: served
+    # as plain HTTP (no handshake), its answer must close the connection, or the next
+    # request on it would wait for ever. A request that asks nothing keeps it alive.
+    path = f"/s/hello/{session}/v1/models".encode()
+    plain = b"GET " + path + b" HTTP/1.1\r\nhost: x\r\n\r\n"
+    upgrade = b"GET " + path + b" HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\n"
+    upgrade += b"connection: upgrade\r\n\r\n"  # no Sec-WebSocket-Key: no handshake
+    heads = _answered_on_one_socket(server, [plain, plain, upgrade, plain])
+    assert len(heads) == 3 and all(h.startswith(b"http/1.1 200") for h in heads), heads
+    assert [b"connection: close" in h for h in heads] == [False, False, True]

@@ -15,6 +15,7 @@ from websockets.frames import Frame, Opcode
 from mockllm.loading.loader import load_text
 from mockllm.serving.server import build_app
 from mockllm.serving.upgrades import SEND_TEXTS, _text_frame
+from mockllm.serving.websocket import _data
 
 SCENARIO = "name: hello\nturns:\n  - reply: {text: hi}\n  - reply: {text: again}\n"
 CREATE = {"type": "response.create", "model": "gpt-5.5", "input": "hello"}
@@ -81,3 +82,19 @@ def test_a_text_frame_is_framed_as_the_websockets_library_frames_it(size: int) -
     payload = ("é" * size).encode()[:size]  # not always whole characters: framing is bytes
     expected = Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])
     assert _text_frame(payload) == expected
+
+
+@pytest.mark.parametrize(
+    ("frame", "data"),
+    [
+        (b'event: response.created\ndata: {"a": 1}', b'{"a": 1}'),  # what mockllm writes
+        (b"event: x\ndata: a\ndata: b", b"a\nb"),  # two data lines: joined by a newline
+        (b"data: a\ndata: b", b"a\nb"),
+        (b"data: only", b"only"),
+        (b"event: x\ndata:  two spaces", b" two spaces"),
+        (b": keep-alive", None),  # a comment: no frame
+        (b"event: x", None),
+    ],
+)
+def test_an_sse_frames_data_is_what_a_text_frame_carries(frame: bytes, data: bytes | None) -> None:
+    assert _data(frame) == data
