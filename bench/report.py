@@ -328,12 +328,36 @@ def _state(outcome: Outcome) -> list[str]:
         else "not pinned"
     )
     return [
-        "Shared state (--state redis://, every request one round trip; bench/state.py):",
+        "Shared state (--state redis://, every request counts on Redis; bench/state.py):",
         *_grid(rows),
         f"{where}: on two cores the second worker competes with the load and Redis, so "
         "2w / 1w shows what this machine allows, not what more cores give.",
+        *_state_goals(m),
         "",
     ]
+
+
+def _state_goals(m: dict[str, dict[str, float]]) -> list[str]:
+    """Issue 36's shared-state goals, judged on this run's own round trip."""
+    trip = m.get("round_trip", {})
+    memory, redis = m.get("memory", {}), m.get("redis", {})
+    if not trip:
+        return []
+    rt, cpu = trip.get("c32_cpu_us", math.nan), redis.get("c32_cpu_us", math.nan)
+    bound = 2 * memory.get("c32_cpu_us", math.nan) + rt
+    c1, c32 = redis.get("c1_rps", math.nan), redis.get("c32_rps", math.nan)
+    return [
+        f"the round trip: a bare PING over mockllm's pipelined connection costs its client "
+        f"{_number(rt, 1)} µs CPU at c=32 ({_number(trip.get('c1_cpu_us', math.nan), 1)} at c=1)",
+        f"goal, redis CPU c=32 <= 2x memory + the round trip: {_number(cpu, 1)} <= "
+        f"{_number(bound, 1)} µs/req  {_verdict(cpu <= bound, math.isnan(cpu + bound))}",
+        f"goal, redis c=32 throughput >= c=1: {_number(c32, 0)} >= {_number(c1, 0)} req/s  "
+        f"{_verdict(c32 >= c1, math.isnan(c1 + c32))}",
+    ]
+
+
+def _verdict(met: bool, unknown: bool) -> str:
+    return "-" if unknown else "PASS" if met else "FAIL"
 
 
 def _growth(outcome: Outcome) -> list[str]:

@@ -5,13 +5,23 @@ The bench starts its own redis-server (no persistence, on a free port, on the se
 core); without one on PATH these rows are skipped and the table says so. Every variant
 answers `bench-tool-call` with the very bytes of the main run, so the rows compare the
 same work. Each request counts an attempt, so on Redis every one is a round trip.
+
+The goal (issue 36) is mockllm's CPU per request on Redis within 2x memory's plus the round
+trip; "the round trip" is measured in the same run (`round_trip`): a process of its own,
+on the server core, sends a bare PING over mockllm's own pipelined connection to the same
+redis-server (state/redis_line.py) from 1 and from 32 concurrent callers, and its CPU per
+command is what the client side of one round trip costs at that concurrency.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import resource
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +32,7 @@ from .load import Target
 from .run import Reference, Samples, Settings, check_replies, measured, progress
 from .servers import (
     HOST,
+    ROOT,
     Context,
     Running,
     ServerDef,
@@ -47,6 +58,7 @@ VARIANTS = (
     Variant("redis", "1 process, --state redis://", 1, True),
     Variant("redis_2w", "--workers 2, --state redis://", 2, True),
 )
+ROUND_TRIP = "round_trip"  # the samples' name for the bare round trip's figures
 
 
 def redis_missing() -> str | None:
@@ -56,6 +68,7 @@ def redis_missing() -> str | None:
 
 def measure_state(settings: Settings, ref: Reference) -> Samples:
     samples: Samples = {v.name: {} for v in VARIANTS}
+    samples[ROUND_TRIP] = {}
     with _redis(settings) as (redis, url):
         for r in range(settings.rounds):
             for variant in VARIANTS:
@@ -64,7 +77,66 @@ def measure_state(settings: Settings, ref: Reference) -> Samples:
                     figures = _round(running, redis, settings, ref)
                 for key, value in figures.items():
                     samples[variant.name].setdefault(key, []).append(value)
+            progress(f"shared state round {r + 1}/{settings.rounds}: {ROUND_TRIP}")
+            for key, value in round_trip(url, settings).items():
+                samples[ROUND_TRIP].setdefault(key, []).append(value)
     return samples
+
+
+def round_trip(url: str, settings: Settings) -> dict[str, float]:
+    """The client CPU of one bare round trip (`python -m bench.state`), pinned where the
+    server runs: {c1_cpu_us, c32_cpu_us} (µs per PING)."""
+    taskset = ["taskset", "-c", str(settings.cpus[0])] if settings.cpus else []
+    argv = [*taskset, sys.executable, "-m", "bench.state", url, str(settings.seconds)]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    figures: dict[str, float] = json.loads(done.stdout)
+    return figures
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _pings(url: str, seconds: float) -> dict[str, float]:
+    """PINGs over mockllm's pipelined connection, from 1 then 32 concurrent callers, for
+    `seconds` each: this process's CPU µs per PING."""
+    from mockllm.state import connect
+    from mockllm.state.redis_line import Line
+
+    client = connect(url)
+    line = Line(client)
+    figures: dict[str, float] = {}
+    try:
+        for _ in range(200):  # connected, and the interpreter warm
+            await line.call("PING")
+        for callers in (1, 32):
+            done = [0]
+            stop_at = time.monotonic() + seconds
+
+            async def caller(done: list[int] = done, stop_at: float = stop_at) -> None:
+                while time.monotonic() < stop_at:
+                    await line.call("PING")
+                    done[0] += 1
+
+            before = _cpu()
+            await asyncio.gather(*(caller() for _ in range(callers)))
+            figures[f"c{callers}_cpu_us"] = (_cpu() - before) * 1e6 / max(done[0], 1)
+    finally:
+        await line.aclose()
+        await client.aclose()
+    return figures
+
+
+def _main(argv: list[str]) -> None:
+    """`python -m bench.state URL SECONDS`: the round trip's figures as JSON on stdout."""
+    try:  # the loop `mockllm serve` runs on
+        import uvloop
+
+        run = uvloop.run
+    except ImportError:
+        run = asyncio.run
+    print(json.dumps(run(_pings(argv[0], float(argv[1])))))
 
 
 def _round(
@@ -136,3 +208,7 @@ def _redis(settings: Settings) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     finally:
         process.kill()
         process.wait()
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -6,9 +6,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mockllm._version import __version__
-from mockllm.core.scenario import Scenario
-from mockllm.errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
-from mockllm.loading.loader import load_mapping, load_paths, load_text
+from mockllm.core.compiled import remembered
+
+with remembered():  # the dataclasses they make take code compiled at an earlier start
+    from mockllm.core.scenario import Scenario
+    from mockllm.errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
+    from mockllm.loading.loader import load_mapping, load_paths, load_text
 
 if TYPE_CHECKING:
     from mockllm.log.records import Check, LogEntry, LogResponse, ScenarioInfo, Verdict

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from mockllm._version import __version__
+from mockllm.core.compiled import remembered
 from mockllm.core.scenario import CHAOS_KINDS, FLAVORS, Chaos
 from mockllm.errors import ScenarioError, WireError, did_you_mean
 from mockllm.judge import DEFAULT_MAX_CALLS
-from mockllm.options import DEFAULTS, ServerOptions, field_help
+
+with remembered():  # ServerOptions, from code compiled at an earlier start (core/compiled.py)
+    from mockllm.options import DEFAULTS, ServerOptions, field_help
 
 DEFAULT_PORT = 8000
 
@@ -442,7 +445,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _start_and_serve(args: argparse.Namespace) -> int:
     from mockllm.loading.loader import load_paths, with_bundled
-    from mockllm.serving.server import build_app, run
+
+    with remembered():  # the server's dataclasses, from code compiled at an earlier start
+        from mockllm.serving.server import build_app, run
 
     if args.ready_file and Path(args.ready_file).is_dir():
         print(f"mockllm: --ready-file {args.ready_file!r} is a folder", file=sys.stderr)

@@ -14,6 +14,7 @@ from functools import cache
 from itertools import pairwise
 from pathlib import Path
 
+from mockllm.core import disk_cache
 from mockllm.core.scenario import Chaos, Flavor, ValidationMode
 from mockllm.core.schema_budget import MAX_SCHEMA_WORK
 
@@ -22,6 +23,8 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class ServerOptions:
+    """How a server answers: the `mockllm serve` flags, one field each."""
+
     default: str | None = None
     """The scenario of requests whose URL names none."""
     validation: ValidationMode = "strict"
@@ -100,14 +103,26 @@ def field_help(name: str) -> str:
 
 @cache
 def _field_docs() -> dict[str, str]:
-    """The string under each field, read from this file (Python keeps no attribute docs):
-    under a millisecond, once per `mockllm` command."""
+    """The string under each field, read from this file (Python keeps no attribute docs),
+    once per `mockllm` command: remembered across runs by the file's bytes (disk_cache),
+    since parsing it with `ast` was about 2 % of a start's instructions."""
     try:
-        tree = ast.parse(Path(__file__).read_text("utf-8"))
+        source = Path(__file__).read_bytes()
     except OSError:  # installed without sources: flags without help rather than no flags
         return {}
+    found = disk_cache.get("options", source)
+    if isinstance(found, dict):
+        return found
+    docs = _docs_in(source)
+    disk_cache.put("options", source, docs)
+    return docs
+
+
+def _docs_in(source: bytes) -> dict[str, str]:
     options = next(
-        c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "ServerOptions"
+        c
+        for c in ast.parse(source).body
+        if isinstance(c, ast.ClassDef) and c.name == "ServerOptions"
     )
     docs = {}
     for field, doc in pairwise(options.body):

@@ -20,6 +20,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 @value  # built per message: see values.py
 class ToolCall:
+    """A call the assistant made in the history: its id, tool name and argument text."""
+
     id: str
     name: str
     arguments: str  # exactly as the client sent it back (a JSON string on OpenAI wires)
@@ -27,6 +29,8 @@ class ToolCall:
 
 @value  # built per message: see values.py
 class ToolResult:
+    """A tool's result sent back for the call `call_id`."""
+
     call_id: str
     content: str
     is_error: bool | None = None  # None: the wire has no error flag (OpenAI)
@@ -37,6 +41,8 @@ class ToolResult:
 
 @value  # built per message: see values.py
 class Message:
+    """One message of the history, in every wire's terms."""
+
     role: Role
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -70,6 +76,8 @@ def result_json(result: ToolResult) -> dict[str, Any]:
 
 @value
 class Tool:
+    """A tool the request offers the model."""
+
     name: str
     parameters: Any = None  # the JSON Schema as sent, or None
     strict: bool = False  # `strict: true`: the provider guarantees arguments that conform
@@ -92,6 +100,8 @@ class ToolSearch:
 
 @value
 class ToolChoice:
+    """What the request lets the model do with its tools."""
+
     mode: Literal["auto", "none", "required", "tool"]
     name: str | None = None  # the forced tool when mode == "tool"
 
@@ -113,6 +123,8 @@ class OutputFormat:
 
 @record  # no slots: the derived views below (`once`) are kept on the instance
 class Conversation:
+    """A model request, parsed into the provider-neutral form every wire shares."""
+
     model: str
     messages: tuple[Message, ...]
     tools: tuple[Tool, ...] = ()

@@ -6,8 +6,9 @@ against the meta-schema would each import jsonschema (or PyYAML) at start or on 
 request. An entry is JSON, named by a hash of the exact bytes it is about, the scenario
 schema, and mockllm's version — any change to any of them is a miss, and a miss is done
 in full. Namespaces: `scenarios` (the parsed data of a file that passed the schema: files
-that fail are never stored, so errors always come from the file itself) and `schemas`
-(whether a tool's JSON Schema is valid, and why not).
+that fail are never stored, so errors always come from the file itself), `schemas`
+(whether a tool's JSON Schema is valid, and why not) and `options` (the flags' help, read
+from options.py's field docs). core/compiled.py keeps its one file of code here too.
 
 Location: $MOCKLLM_CACHE_DIR, else $XDG_CACHE_HOME/mockllm, else ~/.cache/mockllm.
 MOCKLLM_NO_CACHE=1 turns it off. A cache that cannot be read or written is ignored. Bounded
@@ -17,14 +18,12 @@ per namespace by MOCKLLM_CACHE_MAX_ENTRIES (default 1000) and MOCKLLM_CACHE_MAX_
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-from mockllm.core.encoding import digest
 
 _VERSION = "1"  # bump when the stored form changes
 
@@ -93,14 +92,16 @@ def _trim(folder: Path) -> None:
 
 
 def _entry(namespace: str, raw: bytes) -> Path | None:
-    folder = _folder()
-    if folder is None:
+    base = folder()
+    if base is None:
         return None
-    name = digest(_salt() + raw, 20).hex()
-    return folder / namespace / f"{name}.json"
+    named = _salted().copy()  # the same as digest(_salt() + raw, 20): the salt hashed once
+    named.update(raw)
+    return base / namespace / f"{named.hexdigest()}.json"
 
 
-def _folder() -> Path | None:
+def folder() -> Path | None:
+    """Where the caches live (None when turned off); core/compiled.py keeps its file here too."""
     if os.environ.get("MOCKLLM_NO_CACHE"):
         return None
     explicit = os.environ.get("MOCKLLM_CACHE_DIR")
@@ -111,8 +112,17 @@ def _folder() -> Path | None:
 
 
 @cache
+def _salted() -> Any:
+    """BLAKE2b (encoding.digest's) fed the salt: it holds the 38 KB scenario schema, and a
+    start looks up about 50 entries."""
+    return hashlib.blake2b(_salt(), digest_size=20)
+
+
+@cache
 def _salt() -> bytes:
     from mockllm._version import __version__
 
-    schema = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_bytes()
+    # beside the module, as loading/loader.py finds it (importlib.resources, and the
+    # tempfile, shutil and zipfile it imports, cost a start more than they offer here)
+    schema = (Path(__file__).parent.parent / "loading" / "scenario.schema.json").read_bytes()
     return f"mockllm {__version__} cache {_VERSION}\n".encode() + schema + b"\n"

@@ -43,6 +43,8 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingFault:
+    """A scripted failure of an embeddings request whose input matches."""
+
     how: Literal["equals", "contains", "regex"]  # fires when any input of the request
     value: str  # matches (a plain string: equals)
     http: Failure | None = None
@@ -68,6 +70,8 @@ class EmbeddingFault:
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingRules:
+    """A scenario's `embeddings:` section: pinned vectors, neighbours and faults."""
+
     vectors: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     similar: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # text → neighbours
     faults: tuple[EmbeddingFault, ...] = ()

@@ -67,6 +67,8 @@ class Resolved:
 
 @dataclass(slots=True)
 class Answer:
+    """What the engine decided for one request: the turn, its attempt, the reply or error."""
+
     turn: int
     attempt: int
     resolved: Resolved | None = None

@@ -30,6 +30,8 @@ Ending = Literal["complete", "close", "reset", "stall"]
 
 @value  # one per request: see values.py
 class Delivery:
+    """How a rendered body goes out: its chunks, pauses and any cut."""
+
     chunks: list[bytes]
     ending: Ending = "complete"
     first_byte_ms: int = 0

@@ -14,6 +14,8 @@ from mockllm.core.scenario import Finish, Reply, ScriptedCall, Usage
 
 @dataclass(slots=True)
 class HeardCall:
+    """A tool call in an upstream API's answer (mockllm record)."""
+
     name: str = ""
     arguments: str = ""  # verbatim, as the wire carried it (malformed JSON included)
     id: str = ""
@@ -30,6 +32,8 @@ class HeardError:
 
 @dataclass(slots=True)
 class Heard:
+    """What an upstream API answered, as `mockllm record` reads it."""
+
     text: str = ""
     reasoning: str | None = None
     calls: list[HeardCall] = field(default_factory=list)

@@ -19,6 +19,8 @@ from mockllm.core.events import Event
 
 @dataclass(frozen=True, slots=True)
 class KeepAlive:
+    """A stream's SSE keep-alive comments (`stream: {keep_alive}`)."""
+
     comment: str = "ping"  # the comment's text, after ": "
     before: int = 1  # comments before the first event
     between: int = 0  # comments after every event but the last

@@ -21,6 +21,8 @@ HUGE_MAX = 8 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class McpFault:
+    """A scripted misbehaviour of an MCP tool call."""
+
     delay_ms: int = 0
     hang: bool = False
     error: tuple[int, str] | None = None  # a JSON-RPC error (code, message) instead
@@ -50,6 +52,8 @@ class McpFault:
 
 @dataclass(frozen=True, slots=True)
 class McpResult:
+    """One scripted result of an MCP tool, picked by its `when`."""
+
     when: Mapping[str, Any] | None = None
     text: str | None = None
     structured: Mapping[str, Any] | None = None
@@ -70,6 +74,8 @@ class McpResult:
 
 @dataclass(frozen=True, slots=True)
 class McpTool:
+    """A tool of a scripted MCP server, with its results."""
+
     name: str
     description: str = ""
     input_schema: Mapping[str, Any] | None = None
@@ -90,6 +96,8 @@ class McpTool:
 
 @dataclass(frozen=True, slots=True)
 class McpResource:
+    """A resource a scripted MCP server lists and reads."""
+
     uri: str
     name: str = ""
     description: str = ""
@@ -99,6 +107,8 @@ class McpResource:
 
 @dataclass(frozen=True, slots=True)
 class McpPrompt:
+    """A prompt a scripted MCP server lists and gets."""
+
     name: str
     description: str = ""
     arguments: tuple[tuple[str, str, bool], ...] = ()  # (name, description, required)
@@ -107,6 +117,8 @@ class McpPrompt:
 
 @dataclass(frozen=True, slots=True)
 class McpServer:
+    """A scripted MCP server of the scenario (`mcp_servers:`)."""
+
     name: str
     tools: tuple[McpTool, ...] = ()
     resources: tuple[McpResource, ...] = ()

@@ -51,6 +51,8 @@ FLAVORS: tuple[Flavor, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class TextMatch:
+    """How a text is expected: equal to, containing, or matching a regex."""
+
     how: Literal["equals", "contains", "regex"]
     value: str
 
@@ -71,6 +73,8 @@ class TextMatch:
 
 @dataclass(frozen=True, slots=True)
 class ResultMatch:
+    """What a tool result sent back is expected to hold."""
+
     contains: str | None = None
     regex: str | None = None
     is_error: bool | None = None
@@ -80,6 +84,8 @@ class ResultMatch:
 
 @dataclass(frozen=True, slots=True)
 class Expect:
+    """A turn's `expect:`: what the request it answers should carry."""
+
     user: TextMatch | None = None
     system: TextMatch | None = None
     model: TextMatch | None = None
@@ -115,6 +121,8 @@ class RequestMatch:
 
 @dataclass(frozen=True, slots=True)
 class ScriptedCall:
+    """A tool call a turn's reply makes."""
+
     name: str  # with near_miss: the offered tool the wrong name is derived from
     arguments: str  # exactly what goes on the wire (unused with generate)
     id: str | None = None
@@ -135,12 +143,16 @@ class ScriptedCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """The token counts a reply reports (None: counted from the texts)."""
+
     input: int | None = None
     output: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
+    """What a turn answers: text, reasoning, tool calls, finish reason."""
+
     text: str = ""
     reasoning: str | None = None
     tool_calls: tuple[ScriptedCall, ...] = ()
@@ -187,6 +199,8 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class HttpFault:
+    """A scripted HTTP error answer (status, type, message)."""
+
     status: int
     type: str | None = None
     message: str | None = None
@@ -206,6 +220,8 @@ CONTENT_FILTER_MESSAGE = (
 
 @dataclass(frozen=True, slots=True)
 class StreamError:
+    """An error event sent in the middle of a stream."""
+
     after_events: int | None = None  # None: half way through the stream
     type: str | None = None
     message: str | None = None
@@ -217,6 +233,8 @@ Disconnect = Literal["close", "reset"]
 
 @dataclass(frozen=True, slots=True)
 class Truncate:
+    """A reply cut short: after some events or bytes, or by a disconnect."""
+
     after_events: int | None = None
     after_bytes: int | None = None
     call: int | None = None  # inside the arguments of this call
@@ -262,6 +280,8 @@ class Misbehave:
 
 @dataclass(frozen=True, slots=True)
 class Delay:
+    """Pauses before the first byte and between chunks."""
+
     first_byte_ms: int = 0
     between_chunks_ms: int = 0
 
@@ -330,12 +350,16 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class Chaos:
+    """Faults drawn at random, each with its probability, from a seed."""
+
     rates: tuple[tuple[str, float], ...]  # (fault kind, probability), in a fixed order
     seed: int | None = None  # None: the server's --seed
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
+    """One scripted step of a scenario: the request it expects, the reply it gives."""
+
     reply: Reply
     expect: Expect | None = None
     repeat: bool = False
@@ -360,6 +384,8 @@ class SideRequest:
 
 @dataclass(frozen=True, slots=True)
 class StreamConfig:
+    """How replies are cut into stream events."""
+
     text_chunk_chars: int = 16
     argument_fragments: int = 3
     keep_alive: KeepAlive | None = None  # SSE comments between the events (core/keepalive.py)
@@ -367,6 +393,8 @@ class StreamConfig:
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
+    """A scripted conversation, as loaded from one file."""
+
     name: str
     turns: tuple[Turn, ...]
     description: str = ""

@@ -13,6 +13,8 @@ from mockllm.core.scenario import Scenario, SideRequest
 
 @dataclass(frozen=True, slots=True)
 class SideMatch:
+    """The side request (`side_requests:`) a request matched, and why."""
+
     index: int  # its place among the scenario's side requests
     rule: SideRequest
     why: str  # the rule that matched, in words, for the log

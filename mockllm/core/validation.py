@@ -52,6 +52,8 @@ class RuleContext:
 
 @dataclass(frozen=True, slots=True)
 class Violation:
+    """A history rule a request broke, with the provider's error."""
+
     rule: str
     message: str
     param: str | None = None
@@ -78,6 +80,8 @@ Check = Callable[[dict[str, Any], RuleContext], Iterable[Raised]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """A provider history rule: the check and the error it answers."""
+
     name: str  # stable, e.g. "chat.tool_call_unanswered"
     code: str  # the row in docs/validation.md, e.g. "C1"
     check: Check

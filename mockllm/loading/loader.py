@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ BUNDLED = _PACKAGE / "bundled" if (_PACKAGE / "bundled").is_dir() else _PACKAGE.
 
 @cache
 def schema() -> dict[str, Any]:
-    text = resources.files("mockllm.loading").joinpath("scenario.schema.json").read_text("utf-8")
+    text = (Path(__file__).parent / "scenario.schema.json").read_text("utf-8")
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -202,18 +201,31 @@ def _status_keys_as_text(data: Any) -> Any:
 
 def _scenario_files(paths: Iterable[str | Path], problems: list[Problem]) -> list[Path]:
     files: list[Path] = []
+    resolved: dict[Path, Path] = {}
     for path in map(Path, paths):
         if path.is_dir():
             files += sorted(
                 p
                 for p in path.rglob("*")
-                if p.suffix in (".yaml", ".yml") and p.resolve().parent != RULE_SETS  # no scenarios
+                if p.suffix in (".yaml", ".yml")
+                and _folder_of(p, resolved) != RULE_SETS  # rule sets are no scenarios
             )
         elif path.is_file():
             files.append(path)
         else:
             problems.append(Problem(str(path), "", "no such file or folder"))
     return files
+
+
+def _folder_of(file: Path, resolved: dict[Path, Path]) -> Path:
+    """`file.resolve().parent`, each folder resolved once per listing (a start lists ~50
+    files in a handful of folders): the same unless the file itself is a link."""
+    if file.is_symlink():
+        return file.resolve().parent
+    folder = resolved.get(file.parent)
+    if folder is None:
+        folder = resolved[file.parent] = file.parent.resolve()
+    return folder
 
 
 def _duplicate_names(scenarios: list[Scenario]) -> list[Problem]:

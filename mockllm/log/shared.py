@@ -5,9 +5,11 @@ An entry reaches the store when it closes, in one atomic write that gives it the
 next seq: readers see seqs in order and without holes, so `since=` never skips an entry
 still being answered elsewhere. The price: a request still being answered is not listed
 (in memory it shows as pending). One writer task per process writes what closed, many
-entries a round trip; a request is answered once its entry is stored, so the client finds
-it in the log. When the store is lost, requests stop waiting, entries wait here (up to the
-log limit, the oldest dropped first) and the writer tries again, less and less often.
+entries a round trip. With a --log file, a request is answered once its entry is stored
+(and in the file); without, its append is written to Redis before the response's last
+byte and its reply read later, so the client still finds it in the log. When the store
+is lost, requests stop waiting, entries wait here (up to the log limit, the oldest
+dropped first) and the writer tries again, less and less often.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import glob
+import inspect
 import json
 import os
 import sys
@@ -22,7 +25,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mockllm.log.journal import E, Journal, LiveEntry, entry_line, off_loop
@@ -93,6 +96,7 @@ class SharedJournal(Journal):
         self._pending: str | None = None  # PATH.pending-PID: the batch being written, if any
         self._waiting: deque[Waiting] = deque()  # closed, not in a write yet
         self._batch: tuple[str, list[Waiting]] | None = None  # (token, entries) being written
+        self._sent: Awaitable[list[int]] | None = None  # the batch's append, written at close
         self._closed = 0  # entries closed so far: each close's ordinal
         self._settled = 0  # every entry up to this ordinal is stored (or dropped)
         self._callers: deque[tuple[int, asyncio.Future[None]]] = deque()  # (ordinal, its wait)
@@ -100,6 +104,7 @@ class SharedJournal(Journal):
         self._readers: list[tuple[int, int, asyncio.Future[None]]] = []
         self._tries = 0
         self._lost_store = False
+        self._lost: StoreUnavailable | None = None  # why the last try failed, while it is lost
         self.dropped = 0  # entries dropped while the store was lost, the log limit reached
         self._token, self._batches = "", 0  # batch tokens: made by the process that writes
         self._wake = self._retry = asyncio.Event()  # made anew with each writer task
@@ -118,9 +123,18 @@ class SharedJournal(Journal):
         self._next_seq += 1
         return entry
 
+    def record_sent(self, entry: LiveEntry, data: bytes) -> None:
+        """Keep the bytes sent even where the memory log would make them again when read
+        (`sent_again`, to hold less in its ring): this log formats the entry at close,
+        right after they went, and keeps nothing after."""
+        entry.sent_again = None
+        super().record_sent(entry, data)
+
     def close(self, entry: LiveEntry) -> asyncio.Future[None] | None:
-        """Queue the entry for the writer; while the store is healthy, a future done once it
-        is stored (and raising what writing it to --log or the console raised)."""
+        """Queue the entry for the writer. With a --log file, while the store is healthy, a
+        future done once it is stored and written there (raising what writing it raised).
+        Without, nothing to wait for: the entry's append is written to Redis now, and its
+        reply read by the writer; a failure is told to the log's readers (`flush`)."""
         if entry.closed:
             return None
         entry.closed = True
@@ -133,17 +147,29 @@ class SharedJournal(Journal):
         if len(self._waiting) > self.store.limit:
             self._waiting.popleft()
             self.dropped += 1
+        if self._path is not None:  # the --log file has the line, numbered by the fleet,
+            self._start_writer()  # before the response ends (a client may read it at once)
+            return None if self._lost_store else self._wait_for(self._closed)
+        writer = self._writer
+        if self._batch is None and not self._lost_store and writer and not writer.done():
+            # On its way to Redis before the response's last byte: a reader here waits for
+            # its reply (`flush`), and Redis has it before another replica's reader asks.
+            token, batch = self._next_batch()
+            self._sent = self.store.send([(ln, e.session, e.scenario) for _, e, ln in batch], token)
         self._start_writer()
-        return None if self._lost_store else self._wait_for(self._closed)
+        return None
 
     async def flush(self) -> None:
         """Back once every entry closed so far is stored; while the store is lost, once the
         writer has tried again (at once, not after its pause): a reader waits, a request not."""
         if self._settled < self._closed:
+            asked = self._closed
             done = asyncio.get_running_loop().create_future()
-            self._readers.append((self._closed, self._tries + 1, done))
+            self._readers.append((asked, self._tries + 1, done))
             self._start_writer(retry=True)
             await asyncio.shield(done)
+            if self._lost is not None and self._settled < asked:  # entries wait for the store
+                raise self._lost  # (down, or refusing the appends): the log is not whole
 
     def _wait_for(self, ordinal: int) -> asyncio.Future[None]:
         done = asyncio.get_running_loop().create_future()
@@ -198,17 +224,22 @@ class SharedJournal(Journal):
         """One try at the batch; whether it was stored."""
         token, batch = self._next_batch()
         self._tries += 1
+        sent, self._sent = self._sent, None  # sent at close, on this loop's connection
         if self._pending is not None:  # what a process killed before the file has it left
             with open(self._pending, "w", encoding="utf-8") as intent:
                 intent.write(token)
         try:
-            given = await (store or self.store).append(
-                [(line, e.session, e.scenario) for _, e, line in batch], token
-            )
+            if store is not None and inspect.iscoroutine(sent):
+                sent.close()  # the last write, on a loop of its own: sent again there
+            if sent is None or store is not None:
+                sent = (store or self.store).append(
+                    [(line, e.session, e.scenario) for _, e, line in batch], token
+                )
+            given = await sent
         except StoreUnavailable as error:
             if not self._lost_store:
                 print(f"{error}; log entries wait here until it is back", file=sys.stderr)
-            self._lost_store = True
+            self._lost_store, self._lost = True, error
             self._release(self._closed, {})  # requests do not wait for a lost store
             self._tell_readers(lambda ordinal, tried: tried <= self._tries)
             return False
@@ -229,7 +260,7 @@ class SharedJournal(Journal):
             )
         if self._lost_store:
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
-        self._lost_store = False
+        self._lost_store, self._lost = False, None
         failed: dict[int, BaseException] = {}
         for (ordinal, entry, line), seq in zip(batch, given, strict=True):
             entry.seq = seq

@@ -33,6 +33,8 @@ from mockllm.providers.shapes import Path, Shape, mismatch
 
 @value  # one per request: see values.py
 class Parsed:
+    """A request body as an adapter read it: the conversation and the wire's options."""
+
     conversation: Conversation
     options: Mapping[str, Any] = field(default_factory=dict)  # adapter-specific render options
     # Facts of the request, decided by the parse once: whether the parse depends on nothing

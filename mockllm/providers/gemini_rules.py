@@ -21,6 +21,8 @@ SIGNATURE_DOCS = "https://ai.google.dev/gemini-api/docs/thought-signatures"
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
+    """A Gemini content of the history, as the rules walk it."""
+
     role: str
     first: int  # index of its first content in `contents`
     calls: list[tuple[int, dict[str, Any]]]  # (content index, part) of each functionCall part

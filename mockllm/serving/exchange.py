@@ -44,6 +44,8 @@ from mockllm.state.store import Store, answer_turn
 
 @dataclass(slots=True)
 class Prepared:
+    """A request body read, parsed and checked: what is cached by its bytes."""
+
     raw: bytes
     body: dict[str, Any]
     parsed: Parsed

@@ -31,7 +31,8 @@ def connect(url: str) -> Any:
     Redis URL or the `redis` package is missing (pip install 'mockllm-server[redis]')."""
     if not url.startswith(("redis://", "rediss://", "unix://")):
         raise ValueError(f"--state {url!r}: give 'memory' or a Redis URL, redis://HOST:PORT/DB")
-    try:
+    try:  # hiredis reads the replies of the pipelined connection (state/redis_line.py)
+        import hiredis  # noqa: F401
         import redis.asyncio
     except ImportError:
         raise ValueError(

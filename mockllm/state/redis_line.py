@@ -1,64 +1,100 @@
 """One pipelined connection for the scripts every request runs (counting its attempt,
 recording its cut, storing its log entry): each call writes its command and waits for its
-reply, and one reader task hands the replies out in the order the commands went, as RESP
-sends them back. Concurrent requests share the connection, so their replies arrive
-together; a call costs a write and a future, not the client's per-command pool,
-retry and instrumentation layers (about 3,000 bytecodes per call on redis-py 8).
+reply, and the replies are handed out in the order the commands went, as RESP sends them
+back. Concurrent requests share the connection, so their replies arrive together; a call
+costs a write and a future, not the client's per-command pool, retry and instrumentation
+layers (about 3,000 bytecodes per call on redis-py 8).
 
 The connection is redis-py's own (`connection_class` of the client's pool, with the URL's
-host, TLS, credentials and database, and its handshake); only the reading differs: no read
-timeout of redis-py's, since the reader waits between requests, and each call times out on
-its own after `COMMAND_TIMEOUT`. A timed-out call's reply still comes and is dropped, so
-the replies stay in step. A connection lost fails every call waiting on it (their commands
-may have run); the next call opens a new one. A call whose write fails never reached
-Redis and is sent once more on a new connection.
+host, TLS, credentials and database, and its handshake). Once it is open, its transport is
+read by this module's protocol: each chunk Redis sends is fed to a `hiredis.Reader` and the
+replies it holds are handed out at once, with no reader task and no stream between (about
+530 bytecodes for two replies through redis-py's reader). So a command can also be sent
+without waiting (`send_script`): its reply is checked when it comes.
+
+No read timeout of redis-py's, since the connection waits between requests: each call times
+out on its own after `COMMAND_TIMEOUT`. A timed-out call's reply still comes and is
+dropped, so the replies stay in step. A connection lost fails every call waiting on it
+(their commands may have run); the next call opens a new one. A call whose write fails never
+reached Redis and is sent once more on a new connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from mockllm.state import COMMAND_TIMEOUT
+
+_MORE = object()  # hiredis's "no whole reply yet" (a RESP3 reply may be False)
 
 
 class _Unsent(Exception):
     """A write that failed: the command never reached Redis, so it may be sent again."""
 
 
-class _Open:
+class _Open(asyncio.Protocol):
     """A live connection and the calls waiting for its replies, oldest first."""
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.waiting: deque[asyncio.Future[Any]] = deque()
-        self.reader: asyncio.Task[None] | None = None
+    def __init__(self, line: Line, conn: Any) -> None:
+        import hiredis
+        from redis._parsers.base import BaseParser
+        from redis.exceptions import InvalidResponse
 
+        self.line, self.conn = line, conn
+        self.loop = asyncio.get_running_loop()
+        self.transport: Any = conn._writer.transport  # redis-py's, after its handshake
+        self.waiting: deque[tuple[asyncio.Future[Any], asyncio.TimerHandle]] = deque()
+        self.gone: asyncio.Future[None] = self.loop.create_future()  # done once it is lost
+        # Error replies as redis-py's own exceptions (NoScriptError, OutOfMemoryError, ...)
+        self.replies = hiredis.Reader(
+            protocolError=InvalidResponse,
+            replyError=BaseParser.parse_error,
+            notEnoughData=_MORE,
+        )
 
-def packed(args: tuple[Any, ...]) -> bytes:
-    """A command as RESP: an array of bulk strings (str, int and bytes arguments)."""
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
+    def send(self, data: bytes) -> asyncio.Future[Any]:
+        """Write one packed command now; the future of its reply."""
+        waiter = self.loop.create_future()
+        try:
+            self.transport.write(data)
+        except Exception as error:
+            self.line._lost(self, error)
+            raise _Unsent(str(error) or type(error).__name__) from None
+        expiry = self.loop.call_later(COMMAND_TIMEOUT, _expire, waiter)
+        self.waiting.append((waiter, expiry))
+        return waiter
+
+    def data_received(self, data: bytes) -> None:
+        replies, waiting = self.replies, self.waiting
+        replies.feed(data)
+        try:
+            while (reply := replies.gets()) is not _MORE:
+                waiter, expiry = waiting.popleft()  # IndexError: a reply nobody asked for
+                expiry.cancel()
+                if waiter.done():  # timed out or cancelled: its reply is dropped
+                    continue
+                if isinstance(reply, Exception):  # Redis's error reply
+                    waiter.set_exception(reply)
+                else:
+                    waiter.set_result(reply)
+        except Exception as error:  # replies out of step: nothing on this line is right
+            self.line._lost(self, error)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.line._lost(self, exc or ConnectionError("Redis closed the connection"))
 
 
 class Line:
     def __init__(self, client: Any) -> None:
+        from hiredis import pack_command
+
         pool = client.connection_pool
         self._class, self._kwargs = pool.connection_class, pool.connection_kwargs
         self._open: _Open | None = None
         self._opening: asyncio.Lock | None = None
-        self._pack: Callable[[tuple[Any, ...]], bytes] = packed
-        try:  # hiredis (the `redis` extra brings it) packs in C: a third of `packed`'s time
-            from hiredis import pack_command
-
-            self._pack = pack_command
-        except ImportError:
-            pass
+        self._pack = pack_command
 
     async def script(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
         """Run a registered script (`client.register_script`): by its digest, or by its
@@ -70,36 +106,33 @@ class Line:
         except NoScriptError:
             return await self.call("EVAL", script.script, len(keys), *keys, *args)
 
+    def send_script(self, script: Any, keys: list[Any], args: list[Any]) -> asyncio.Future[Any]:
+        """Send a script by its digest now, without waiting: the future of its reply (the
+        caller runs `script` again, as `self.script` does, on NoScriptError). A
+        ConnectionError at once when no connection is open (or the write failed)."""
+        from redis.exceptions import ConnectionError
+
+        if self._open is None:
+            raise ConnectionError("no connection open to send on")
+        data = self._pack(("EVALSHA", script.sha, len(keys), *keys, *args))
+        try:
+            return self._open.send(data)
+        except _Unsent as unsent:
+            raise ConnectionError(str(unsent)) from None
+
     async def call(self, *args: Any) -> Any:
         """One command's reply; a Redis error reply raised as redis-py raises it."""
         from redis.exceptions import ConnectionError
 
         data = self._pack(args)
         try:
-            return await self._sent(self._open or await self._connect(), data)
+            return await (self._open or await self._connect()).send(data)
         except _Unsent:
             pass
         try:  # the write never left: once more, on a new connection
-            return await self._sent(await self._connect(), data)
+            return await (await self._connect()).send(data)
         except _Unsent as unsent:
             raise ConnectionError(str(unsent)) from None
-
-    async def _sent(self, line: _Open, data: bytes) -> Any:
-        from redis.exceptions import TimeoutError as RedisTimeout
-
-        loop = asyncio.get_running_loop()
-        waiter = loop.create_future()
-        line.waiting.append(waiter)
-        try:  # redis-py disconnects a connection whose write failed
-            await line.conn.send_packed_command(data, check_health=False)
-        except Exception as error:
-            self._lost(line, error)
-            raise _Unsent(str(error) or type(error).__name__) from None
-        expiry = loop.call_later(COMMAND_TIMEOUT, _expire, waiter, RedisTimeout)
-        try:
-            return await waiter
-        finally:
-            expiry.cancel()
 
     async def _connect(self) -> _Open:
         if self._opening is None:
@@ -108,32 +141,18 @@ class Line:
             if self._open is None:
                 conn = self._class(**{**self._kwargs, "socket_timeout": None})
                 await conn.connect()
-                line = self._open = _Open(conn)
-                line.reader = asyncio.get_running_loop().create_task(self._read(line))
+                line = self._open = _Open(self, conn)
+                line.transport.set_protocol(line)  # replies come to `data_received` now
+                line.loop.create_task(self._watch(line))
             return self._open
 
-    async def _read(self, line: _Open) -> None:
-        from redis.exceptions import ResponseError
-
+    async def _watch(self, line: _Open) -> None:
+        """Close the connection when its event loop ends (asyncio.run cancels its tasks)."""
         try:
-            while True:
-                try:
-                    reply = await line.conn.read_response()
-                except ResponseError as error:
-                    reply = error
-                waiter = line.waiting.popleft()  # IndexError: a reply nobody asked for
-                if waiter.done():  # timed out or cancelled: its reply is dropped
-                    continue
-                if isinstance(reply, ResponseError):
-                    waiter.set_exception(reply)
-                else:
-                    waiter.set_result(reply)
+            await line.gone
         except asyncio.CancelledError:
-            self._lost(line, ConnectionError("the connection was closed"))
+            self._lost(line, ConnectionError("the event loop is closing"))
             raise
-        except Exception as error:
-            self._lost(line, error)
-            await line.conn.disconnect(nowait=True)
 
     def _lost(self, line: _Open, error: BaseException) -> None:
         """Fail every call waiting on `line`, and open a new connection for the next."""
@@ -142,20 +161,24 @@ class Line:
         if self._open is line:
             self._open = None
         while line.waiting:
-            waiter = line.waiting.popleft()
+            waiter, expiry = line.waiting.popleft()
+            expiry.cancel()
             if not waiter.done():
                 waiter.set_exception(ConnectionError(str(error) or type(error).__name__))
-        if line.reader is not None and line.reader is not asyncio.current_task():
-            line.reader.cancel()
+        if not line.gone.done():
+            line.gone.set_result(None)
+        line.transport.abort()
+        line.conn._writer = line.conn._reader = None  # closed here: redis-py has nothing to do
 
     async def aclose(self) -> None:
-        line, self._open = self._open, None
+        line = self._open
         if line is not None:
-            if line.reader is not None:
-                line.reader.cancel()
-            await line.conn.disconnect(nowait=True)
+            line.transport.close()
+            self._lost(line, ConnectionError("the connection was closed"))
 
 
-def _expire(waiter: asyncio.Future[Any], timeout: type[Exception]) -> None:
+def _expire(waiter: asyncio.Future[Any]) -> None:
+    from redis.exceptions import TimeoutError as RedisTimeout
+
     if not waiter.done():
-        waiter.set_exception(timeout(f"Timeout: no reply from Redis in {COMMAND_TIMEOUT:g} s"))
+        waiter.set_exception(RedisTimeout(f"Timeout: no reply from Redis in {COMMAND_TIMEOUT:g} s"))

@@ -174,11 +174,45 @@ class RedisLog:
     ) -> list[int]:
         """Store (line, session, scenario) entries in order; the fleet seq each was given.
         The same `token` again returns the first call's seqs and stores nothing."""
+        args = self._append_args(entries, token)
+        return self._given(await self._run(self.line.script(self._append, [], args)))
+
+    def send(
+        self, entries: Sequence[tuple[str, str | None, str | None]], token: str
+    ) -> Awaitable[list[int]] | None:
+        """`append`, its command written now (before the caller goes on), its reply awaited
+        later; None when no connection is open to write it on (then `append` it)."""
+        from redis.exceptions import ConnectionError
+
+        args = self._append_args(entries, token)
+        try:
+            reply = self.line.send_script(self._append, [], args)
+        except ConnectionError:
+            return None
+        return self._landed(reply, args)
+
+    async def _landed(self, reply: Awaitable[Any], args: list[Any]) -> list[int]:
+        from redis.exceptions import NoScriptError, RedisError
+
+        try:
+            found = await reply
+        except NoScriptError:  # Redis restarted empty: by its text (the token stores it once)
+            found = await self._run(self.line.script(self._append, [], args))
+        except (RedisError, OSError) as error:
+            raise self._unavailable(error) from None
+        return self._given(found)
+
+    def _append_args(
+        self, entries: Sequence[tuple[str, str | None, str | None]], token: str
+    ) -> list[Any]:
         fresh = secrets.token_hex(16)  # the epoch, if the log has none yet
         args: list[Any] = [self.base, self.limit, token, self.epoch, self.floor, fresh]
         for line, session, scenario in entries:
             args += [line, session or "", scenario or ""]
-        epoch, lost, *given = await self._run(self.line.script(self._append, [], args))
+        return args
+
+    def _given(self, reply: list[Any]) -> list[int]:
+        epoch, lost, *given = reply
         self.epoch, self.lost = epoch.decode(), bool(int(lost))
         seqs = [int(seq) for seq in given]
         self.floor = max(self.floor, *seqs) if seqs else self.floor
@@ -261,4 +295,7 @@ class RedisLog:
         try:
             return await call
         except (RedisError, OSError) as error:
-            raise StoreUnavailable(self.url, str(error) or type(error).__name__) from None
+            raise self._unavailable(error) from None
+
+    def _unavailable(self, error: BaseException) -> StoreUnavailable:
+        return StoreUnavailable(self.url, str(error) or type(error).__name__)

@@ -93,9 +93,13 @@ def test_quick_bench_prints_the_table_and_appends_a_record(tmp_path: Path) -> No
     if "skipped" in record["state"]:
         assert "Shared state rows SKIPPED: no redis-server" in done.stdout
     else:
-        assert list(record["state"]) == ["memory", "redis", "redis_2w"]
+        assert list(record["state"]) == ["memory", "redis", "redis_2w", "round_trip"]
         for metric in STATE_ROWS:
             assert any(line.startswith(metric.label + " ") for line in lines), metric.label
+        # The goal is judged on the run's own round trip (a PING over mockllm's connection)
+        assert record["state"]["round_trip"]["median"]["c32_cpu_us"] > 0
+        goal = next(line for line in lines if line.startswith("goal, redis CPU c=32"))
+        assert goal.endswith(("PASS", "FAIL")), goal
 
 
 def _cells(lines: list[str], label: str, server: str) -> str:

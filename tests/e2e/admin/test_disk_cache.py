@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+import pytest
+
+from tests.support import running_server
+
 PROBE = """
 import sys
 from mockllm.loading.loader import load_paths
@@ -126,3 +131,66 @@ def test_a_bad_mcp_schema_is_reported_at_every_start_with_its_location(tmp_path:
         assert "input_schema.properties.order_id.type" in broken.stderr, broken.stderr
     scenario.write_text(MCP_SCENARIO % "string")
     assert load([scenario], tmp_path / "cache").returncode == 0
+
+
+CLASSES_PROBE = """
+import contextlib, dataclasses, hashlib, sys, types
+if sys.argv[1] == "without":  # the package as it was: every class made by plain exec
+    plain = types.ModuleType("mockllm.core.compiled")
+    plain.remembered = contextlib.nullcontext
+    sys.modules["mockllm.core.compiled"] = plain
+import mockllm.cli
+from mockllm.core.compiled import remembered
+with remembered():  # as `mockllm serve` imports its server
+    import mockllm.serving.server
+made = hashlib.sha256()
+for name in sorted(m for m in sys.modules if m.startswith("mockllm")):
+    for cname, cls in sorted(vars(sys.modules[name]).items()):
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == name:
+            for fname, f in sorted(vars(cls).items()):
+                if isinstance(f, types.FunctionType) and f.__code__.co_filename == "<string>":
+                    c = f.__code__
+                    made.update(repr((cname, fname, c.co_code, c.co_consts, c.co_names,
+                        c.co_varnames, c.co_flags, f.__annotations__, f.__defaults__)).encode())
+print(made.hexdigest(), hasattr(dataclasses, "exec"))
+"""
+
+
+def classes(mode: str, cache: Path) -> str:
+    environment = {**os.environ, "MOCKLLM_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", CLASSES_PROBE, mode], capture_output=True, text=True, env=environment
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_servers_dataclasses_are_the_same_from_the_code_file(tmp_path: Path) -> None:
+    """core/compiled.py: every dataclass of the server, made from code compiled in this start
+    or read back from the file, has the methods plain `exec` gives it."""
+    plain = classes("without", tmp_path / "none")
+    assert plain.endswith(" False\n")
+    assert classes("with", tmp_path / "cache") == plain  # compiled, then written
+    assert len(list((tmp_path / "cache" / "code").glob("*.marshal"))) == 1
+    assert classes("with", tmp_path / "cache") == plain  # read back
+
+
+def test_a_second_serve_reads_the_code_file_and_answers_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first `mockllm serve` writes the file; the next reads it, writes nothing, and its
+    answer is byte for byte the first's."""
+    monkeypatch.setenv("MOCKLLM_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "w.yaml").write_text(
+        "turns: [{reply: {tool_calls: [{name: get_weather, arguments: {city: Paris}}]}}]"
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": "What's the weather?"}]}
+    answers, files = [], []
+    for _ in range(2):
+        with running_server(scenarios=(tmp_path / "w.yaml",)) as server:
+            answers.append(httpx.post(f"{server.openai_url('w')}/chat/completions", json=body))
+        (code,) = (tmp_path / "cache" / "code").glob("*.marshal")
+        files.append((code.stat().st_ino, code.stat().st_mtime_ns))
+    assert answers[0].status_code == 200, answers[0].text
+    assert answers[0].content == answers[1].content
+    assert files[0] == files[1], "an unchanged start rewrote the file"

@@ -240,3 +240,20 @@ def test_nesting_at_and_past_each_parsers_limit_reads_alike_and_never_raises_els
     reads_alike(raw)
     with contextlib.suppress(wirejson.InvalidJson):
         wirejson.loads(raw)
+
+
+@settings(max_examples=examples(200))
+@given(
+    text=st.text(
+        st.sampled_from(["a", " ", "é", "\n", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+        | st.characters()
+    )
+)
+@example(text="a\u2028b\x85c\x1e")
+def test_a_line_break_in_a_string_is_escaped_and_the_line_is_one_line(text: str) -> None:
+    """dumps_line escapes every character a line reader splits on, whatever else the
+    string holds (found with `in`, replaced by the regex: both must agree)."""
+    line = wirejson.dumps_line({"t": text})
+    assert len(line.splitlines()) == 1
+    assert not any(ch in line for ch in "\x1c\x1d\x1e\x85\u2028\u2029")
+    assert json.loads(line) == {"t": text}

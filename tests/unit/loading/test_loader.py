@@ -215,3 +215,19 @@ def test_mapping_errors_name_the_path() -> None:
 def test_bundled_library_loads() -> None:
     names = {s.name for s in load_paths([BUNDLED])}
     assert {"hello", "weather-single", "weather-parallel"} <= names
+
+
+def test_rule_sets_are_no_scenarios_however_they_are_linked(tmp_path: Path) -> None:
+    """The bundled harness rule sets are left out of a folder's scenarios, whether the
+    folder is the bundled one, a link to it, or a link to one of its files; a link
+    elsewhere is a scenario (each folder is resolved once per listing)."""
+    from mockllm.loading.loader import RULE_SETS, scenario_files
+
+    rule_set = next(RULE_SETS.glob("*.yaml"))
+    (tmp_path / "own.yaml").write_text("turns: [{reply: {text: hi}}]")
+    (tmp_path / "harness").symlink_to(RULE_SETS, target_is_directory=True)
+    (tmp_path / "linked.yaml").symlink_to(rule_set)
+    (tmp_path / "other.yaml").symlink_to(tmp_path / "own.yaml")
+    found = {p.name for p in scenario_files([tmp_path])}
+    assert found == {"own.yaml", "other.yaml"}
+    assert rule_set.name not in {p.name for p in scenario_files([BUNDLED])}

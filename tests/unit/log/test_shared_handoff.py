@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,6 +41,13 @@ class Store:
         self.pause = 0.001  # a round trip
         self.calls = 0  # writes begun
         self.answered = 0  # writes told they succeeded
+        self.sent = 0  # appends written at close, their reply awaited later (`send`)
+
+    def send(
+        self, entries: Sequence[tuple[str, str | None, str | None]], token: str
+    ) -> Awaitable[list[int]]:
+        self.sent += 1
+        return self.append(entries, token)
 
     def on_own_client(self) -> Store:
         return self
@@ -75,6 +83,26 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shared, "RETRY_MOST", 0.02)
 
 
+_FILED: list[SharedJournal] = []
+
+
+def filed(store: Store, tmp_path: Path, console: Callable[[LiveEntry], None] | None = None) -> Any:
+    """A shared journal with a --log file: its requests wait until their entry is stored."""
+    log = SharedJournal(store, str(tmp_path / "log.jsonl"), 1000, console)
+    _FILED.append(log)
+    return log
+
+
+@pytest.fixture(autouse=True)
+def _files_closed() -> Iterator[None]:
+    yield
+    while _FILED:
+        log = _FILED.pop()
+        if log._file is not None:  # the --log file the test's journal opened
+            log._file.close()
+            log._file = None
+
+
 async def closed(log: SharedJournal, session: str) -> int:
     """Close one entry as a request does; the seq it has once the close returns."""
     entry = opened(log, session)
@@ -93,9 +121,9 @@ async def until(done: Callable[[], bool], seconds: float = 10.0) -> None:
         await asyncio.sleep(0.001)
 
 
-def test_concurrent_requests_share_writes_and_each_returns_once_stored() -> None:
+def test_concurrent_requests_share_writes_and_each_returns_once_stored(tmp_path: Path) -> None:
     store = Store()
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
 
     async def many() -> list[int]:
         return await asyncio.gather(*(closed(log, f"s{i}") for i in range(50)))
@@ -107,10 +135,10 @@ def test_concurrent_requests_share_writes_and_each_returns_once_stored() -> None
     assert 0 not in store.sizes  # and never one that writes nothing
 
 
-def test_one_write_takes_at_most_a_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_write_takes_at_most_a_batch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(shared, "BATCH_ENTRIES", 7)
     store = Store()
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
 
     async def many() -> list[int]:
         return await asyncio.gather(*(closed(log, f"s{i}") for i in range(30)))
@@ -144,9 +172,11 @@ def test_entries_wait_in_order_while_the_store_is_lost_and_requests_do_not(
     log.shutdown()
 
 
-def test_a_batch_whose_reply_was_lost_is_sent_again_with_its_token_and_stored_once() -> None:
+def test_a_batch_whose_reply_was_lost_is_sent_again_with_its_token_and_stored_once(
+    tmp_path: Path,
+) -> None:
     store = Store()
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
 
     async def story() -> None:
         store.lose_reply = True
@@ -158,10 +188,12 @@ def test_a_batch_whose_reply_was_lost_is_sent_again_with_its_token_and_stored_on
     assert store.sessions() == ["a", "b"]
 
 
-def test_a_cancelled_request_or_writer_loses_no_entry(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cancelled_request_or_writer_loses_no_entry(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     store = Store()
     store.pause = 0.05
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
 
     async def cancelled_request() -> None:
         waiting = asyncio.ensure_future(closed(log, "a"))
@@ -183,13 +215,13 @@ def test_a_cancelled_request_or_writer_loses_no_entry(capsys: pytest.CaptureFixt
     assert "never reached" not in capsys.readouterr().err
 
 
-def test_what_writing_the_file_or_console_raised_reaches_its_request() -> None:
+def test_what_writing_the_file_or_console_raised_reaches_its_request(tmp_path: Path) -> None:
     def console(entry: LiveEntry) -> None:
         if entry.session == "b":
             raise BrokenPipeError("the console's reader is gone")
 
     store = Store()
-    log = SharedJournal(store, None, 1000, console)
+    log = filed(store, tmp_path, console)
 
     async def story() -> list[object]:
         # a is written first; b and c close meanwhile and go in the next write together
@@ -203,10 +235,11 @@ def test_what_writing_the_file_or_console_raised_reaches_its_request() -> None:
 
 def test_past_the_limit_the_oldest_waiting_are_dropped_and_counted(
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     store = Store()
     store.limit = 3
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
 
     async def story() -> None:
         store.lost = True
@@ -223,10 +256,10 @@ def test_past_the_limit_the_oldest_waiting_are_dropped_and_counted(
     assert log.dropped == 2
 
 
-def test_a_reset_waits_for_the_write_under_way() -> None:
+def test_a_reset_waits_for_the_write_under_way(tmp_path: Path) -> None:
     store = Store()
     store.pause = 0.05
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
     cleared: list[int] = []
 
     async def clear(session: str | None = None) -> int:
@@ -247,10 +280,11 @@ def test_a_reset_waits_for_the_write_under_way() -> None:
 
 def test_a_process_stopping_with_entries_waiting_says_how_many(
     capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     store = Store()
     store.lost = True
-    log = SharedJournal(store, None, 1000)
+    log = filed(store, tmp_path)
     asyncio.run(closed(log, "a"))
     log.shutdown()
     assert "1 log entries never reached the store redis://127.0.0.1:1/0" in capsys.readouterr().err
@@ -262,3 +296,41 @@ def test_the_shared_log_is_neither_read_nor_cleared_in_place() -> None:
         log.entries()
     with pytest.raises(TypeError):
         log.clear()
+
+
+def test_without_a_file_the_append_is_sent_at_close_and_nobody_waits() -> None:
+    """No --log file: the request's close returns nothing to await, its append is written
+    at once (before the response's last byte), and a reader still finds the entry."""
+    store = Store()
+    log = SharedJournal(store, None, 1000)
+
+    async def story() -> None:
+        log.close(opened(log, "first"))  # starts the writer (it sends this one)
+        await until(lambda: store.answered == 1)
+        assert log.close(opened(log, "a")) is None
+        assert store.sent == 1  # written now, on this loop turn
+        await log.flush()  # what a reader does first: it waits for the reply
+        assert store.sessions() == ["first", "a"]
+
+    asyncio.run(story())
+
+
+def test_without_a_file_a_failed_append_is_told_to_the_logs_readers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    store = Store()
+    log = SharedJournal(store, None, 1000)
+
+    async def story() -> None:
+        log.close(opened(log, "first"))
+        await until(lambda: store.answered == 1)
+        store.lost = True
+        assert log.close(opened(log, "a")) is None  # the request is not held
+        with pytest.raises(StoreUnavailable, match="Connection refused"):
+            await log.flush()  # a reader: the log is not whole, and says why
+        store.lost = False
+        await log.flush()  # the store is back: the entry waited, and is stored
+        assert store.sessions() == ["first", "a"]
+
+    asyncio.run(story())
+    assert "log entries wait here until it is back" in capsys.readouterr().err
