@@ -37,6 +37,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("log", "mockllm.log.journal", "Journal.close"),
     ("log", "mockllm.log.journal", "LiveEntry.served"),
     ("log", "mockllm.log.journal", "LiveEntry.planned"),
+    ("log", "mockllm.log.journal", "LiveEntry.streamed"),  # a stream without a fault's plan
 )
 ORDER = ("parse", "validate", "locate", "answer", "render", "deliver", "log", "other")
 

@@ -5,7 +5,6 @@ Provider-neutral: it sees only `Conversation`s and answers with `Answer`s.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from mockllm.core.divergence import CONTINUED, CallId, diverged
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
-from mockllm.core.possible import IMPOSSIBLE, impossible_reply
+from mockllm.core.possible import IMPOSSIBLE, impossible, impossible_reply
 from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import (
     Chaos,
@@ -212,17 +211,19 @@ class Engine:
         answer = Answer(
             index,
             attempt,
+            expectation_failures=_NONE,  # (not the field's default: a list built per request)
             violations=[v.finding() for v in violations] if violations else _NONE,
             cut=cuts.get(index),
         )
-        mode = self.mode(scenario)
+        mode = scenario.validation or self.validation  # (`mode`, without its call)
         if mode == "strict" and violations:
             answer.error = violations[0].error()
         memo = conv.memo
         if memo:
             answer.why = memo.get(WHY)
             answer.error = answer.error or memo.get(UNMATCHED)
-        if call_id is not None and mode != "off":
+        # An unkeyed turn 0 has nothing served before it to diverge from (_check_history)
+        if call_id is not None and mode != "off" and (index or scenario.keyed):
             _check_history(answer, scenario, conv, call_id, cuts, strict=mode == "strict")
         turn = scenario.turn(index)
         if turn is None:
@@ -236,8 +237,9 @@ class Engine:
             message = "mockllm expectation failed: " + "; ".join(f.message for f in failures)
             answer.error = answer.error or _refusal(Finding("", message), "expectation_failed")
         if answer.error is None and mode != "off":
-            found = impossible_reply(scenario.name, index, turn.reply, conv)
-            if found is not None:
+            why = impossible(turn.reply, conv)  # (None for the usual request: nothing built)
+            if why is not None:
+                found = impossible_reply(scenario.name, index, why, conv)
                 answer.violations = [*answer.violations, found[0]]
                 if mode == "strict" and found[1]:
                     answer.error = _refusal(found[0], IMPOSSIBLE)
@@ -391,13 +393,16 @@ def _resolve_now(
     scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int
 ) -> Resolved:
     out_chars = len(reply.text) + len(reply.reasoning or "")
-    out_chars += sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
+    for c in reply.tool_calls:  # (a loop: a generator is a call of its own)
+        out_chars += len(c.name) + len(c.arguments)
+    usage = reply.usage
     return Resolved(
         scenario=scenario,
         turn=index,
         reply=reply,
-        input_tokens=_tokens(conv.input_chars) if reply.usage.input is None else reply.usage.input,
-        output_tokens=_tokens(out_chars) if reply.usage.output is None else reply.usage.output,
+        # `_tokens` written out: two calls a request
+        input_tokens=((conv.input_chars + 3) // 4 or 1) if usage.input is None else usage.input,
+        output_tokens=((out_chars + 3) // 4 or 1) if usage.output is None else usage.output,
         reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
         created=created,
         attempt=attempt,
@@ -410,5 +415,6 @@ def input_tokens(conversation: Conversation) -> int:
 
 
 def _tokens(chars: int) -> int:
-    """A deterministic stand-in for a tokenizer: about four characters a token."""
-    return max(1, math.ceil(chars / 4))
+    """A deterministic stand-in for a tokenizer: about four characters a token (at least
+    one: ceil(chars / 4) for chars > 0, which `_resolve_now` writes out)."""
+    return (chars + 3) // 4 or 1

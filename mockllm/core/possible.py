@@ -26,13 +26,11 @@ IMPOSSIBLE = "impossible_reply"
 
 
 def impossible_reply(
-    scenario: str, index: int, reply: Reply, conv: Conversation
-) -> tuple[Finding, bool] | None:
-    """The finding when no model could answer `conv` with turn `index`'s `reply`, and
-    whether strict mode refuses it (not for a call with no tools offered: see above)."""
-    why = impossible(reply, conv)
-    if why is None:
-        return None
+    scenario: str, index: int, why: str, conv: Conversation
+) -> tuple[Finding, bool]:
+    """The finding when no model could answer `conv` with turn `index`'s reply (`why`:
+    what `impossible` said of it), and whether strict mode refuses it (not for a call with
+    no tools offered: see above)."""
     refused = bool(conv.tools)
     served = "served as scripted. " if not refused else ""
     return Finding(

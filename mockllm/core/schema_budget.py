@@ -102,6 +102,9 @@ class Budget:
 
 
 _current: ContextVar[Budget | None] = ContextVar("mockllm_schema_budget", default=None)
+# The open budget, for a caller that sets and resets it itself: the model route opens one
+# per request, and the `with`'s __enter__/__exit__ are two calls more (serving/exchange.py).
+current = _current
 
 
 def budget(limit: int | None = None) -> Budget:

@@ -39,7 +39,8 @@ Part = Callable[[str, Callable[[], Any], Any], Any]  # builds one part of an ent
 _NO_ALLOWANCE: Mapping[str, str] = {}
 Plan = tuple[bool, int | None, str | None, bool]  # see LiveEntry.plan
 _UNPLANNED: Plan = (False, None, None, False)
-_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, (True, None, None, False))}
+_STREAMED: Plan = (True, None, None, False)  # a stream sent whole, at once
+_PLANS: dict[Plan, Plan] = {p: p for p in (_UNPLANNED, _STREAMED)}
 
 # Header names that carry credentials, or name an account (OpenAI-Organization,
 # OpenAI-Project, ChatGPT-Account-Id, X-Goog-User-Project): their values never reach the
@@ -61,42 +62,36 @@ STREAM_BYTES = 1 << 20  # about this much of the entries' bodies per piece of a 
 
 class LiveEntry:
     """One request as it happened. Built on the hot path from references only; every field
-    that needs formatting is computed in `to_json`, when somebody reads the log."""
+    that needs formatting is computed in `to_json`, when somebody reads the log.
+
+    The fields a request rarely sets are class-level defaults, set on the entry (in its
+    `__dict__`, made on the first such write) only when they differ: every request opens
+    an entry, and most are answered without a fault, an error or a note."""
 
     __slots__ = (
+        "__dict__",  # the rare fields below, once one is set
         "allow",
         "api",
         "attempt",
         "body",
         "bytes_sent",
         "call_id",
-        "client_disconnected",
         "closed",
         "conversation",
         "duration_ms",
         "epoch",
-        "error",
-        "events",
         "expectation_failures",
-        "fault",
         "headers",
         "kept",
         "method",
-        "notes",
         "path",
-        "plan",
         "reparse",
-        "request_cut",
         "resolved",
-        "retry_after",
         "scenario",
         "sent",
         "sent_again",
         "seq",
-        "server_error",
         "session",
-        "shared",
-        "side",
         "started",
         "status",
         "stream",
@@ -104,8 +99,25 @@ class LiveEntry:
         "turn",
         "violations",
         "weight",
-        "why",
     )
+
+    why: str | None = None  # which rule picked the turn, when not the plain count
+    side: dict[str, str] | None = None  # a side request: its name and rule
+    # What the client was to receive (log/delivered.py): the stream's tagged events, by
+    # reference, kept only while it may not arrive whole (they are not capped as `sent`
+    # is); the plan: (a stream?, its whole events, the cutting fault, whether the stream
+    # carries the reasoning readable).
+    events: Sequence[Event] | None = None
+    plan: Plan = _UNPLANNED
+    fault: dict[str, str] | None = None  # kind, detail, and why it fired
+    error: dict[str, str] | None = None  # kind and message of an error answer
+    notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
+    retry_after: float | None = None  # seconds an error answer told the client to wait
+    client_disconnected = False
+    server_error: str | None = None
+    shared: tuple[str, str] | None = None  # two clients that used the entry's use at once
+    # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
+    request_cut: tuple[int, str] | None = None
 
     def __init__(
         self, seq: int, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -124,8 +136,6 @@ class LiveEntry:
         self.stream = False
         self.turn: int | None = None
         self.attempt: int | None = None
-        self.why: str | None = None  # which rule picked the turn, when not the plain count
-        self.side: dict[str, str] | None = None  # a side request: its name and rule
         self.body = b""
         self.conversation: Conversation | None = None
         # Set when the conversation can be parsed again from `body`: then the entry drops it
@@ -137,16 +147,6 @@ class LiveEntry:
         self.status: int | None = None  # None while the response is still being sent
         self.resolved: Resolved | None = None  # the reply served, if one was
         self.call_id: CallId | None = None  # how this wire names its calls
-        # What the client was to receive (log/delivered.py): the stream's tagged events, by
-        # reference, kept only while it may not arrive whole (they are not capped as `sent`
-        # is); the plan: (a stream?, its whole events, the cutting fault, whether the stream
-        # carries the reasoning readable).
-        self.events: Sequence[Event] | None = None
-        self.plan: Plan = _UNPLANNED
-        self.fault: dict[str, str] | None = None  # kind, detail, and why it fired
-        self.error: dict[str, str] | None = None  # kind and message of an error answer
-        self.notes: tuple[str, ...] = ()  # what the adapter had to adapt to render this reply
-        self.retry_after: float | None = None  # seconds an error answer told the client to wait
         # the bytes sent, by reference, up to the body cap; a list from the first send only
         self.sent: list[bytes] | None = None
         # Instead of `sent`: what makes the same bytes again when the entry is read (an
@@ -155,14 +155,9 @@ class LiveEntry:
         self.kept = 0
         self.bytes_sent = 0
         self.duration_ms: float | None = None
-        self.client_disconnected = False
-        self.server_error: str | None = None
         self.allow: Mapping[str, str] = _NO_ALLOWANCE  # verdict checks its scenario/turn waive
         self.epoch: str | None = None  # the session's use it belongs to (judge/uses.py)
-        self.shared: tuple[str, str] | None = None  # two clients that used that use at once
         self.closed = False
-        # A body over --log-request-cap, once closed: (its size, its SHA-256); `body` is cut
-        self.request_cut: tuple[int, str] | None = None
         self.weight = 0  # the bytes the ring counts for this entry (Journal.close)
 
     def served(self, resolved: Resolved, call_id: CallId) -> None:
@@ -171,8 +166,7 @@ class LiveEntry:
     def planned(self, events: Sequence[Event] | None, delivery: Delivery) -> None:
         """Called once the reply's delivery is decided: `events` for a stream, else None."""
         if events is None and delivery.whole is None and delivery.cut is None:
-            self.plan = _UNPLANNED  # a whole body (its reasoning is found in it when read)
-            return
+            return  # a whole body, the class's plan (its reasoning is found in it when read)
         stream = events is not None
         if stream and (delivery.whole is not None or delivery.paced):
             self.events = events  # a cut, or pauses the client may hang up in
@@ -180,6 +174,15 @@ class LiveEntry:
         shows = thinks and streams_reasoning(events or ())
         plan: Plan = (stream, delivery.whole, delivery.cut, shows)
         self.plan = _PLANS.get(plan, plan)  # the common plans shared: a ring of 10 000 entries
+
+    def streamed(self, events: Sequence[Event]) -> None:
+        """`planned` of a stream without a fault (sent whole, at once, uncut), the usual
+        stream: only whether it carries the reasoning readable is left to find."""
+        resolved = self.resolved
+        if resolved is not None and resolved.reply.reasoning and streams_reasoning(events):
+            self.plan = (True, None, None, True)
+        else:
+            self.plan = _STREAMED
 
     def note(self, text: str) -> None:
         self.notes = (*self.notes, text)
@@ -450,8 +453,15 @@ class Journal:
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> LiveEntry:
-        """Start the entry for an arriving request; it is visible (as pending) at once."""
-        return self.open_as(LiveEntry, path, headers, method)
+        """Start the entry for an arriving request; it is visible (as pending) at once.
+        (`open_as`'s steps written out: every request opens one.)"""
+        entry = LiveEntry(self._next_seq, path, headers, method)
+        self._next_seq += 1
+        entries = self._entries
+        if entries and len(entries) == entries.maxlen:  # the oldest is pushed out
+            self._bytes -= entries[0].weight
+        entries.append(entry)
+        return entry
 
     def open_as(
         self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -487,7 +497,12 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        entry.epoch, entry.shared = self.uses.of(entry.session)
+        uses, session = self.uses, entry.session  # (`Uses.of`, without its call)
+        entry.epoch = epoch = (
+            uses._epochs.get(session, uses._boot) if session is not None else uses._boot
+        )
+        if uses._shared and (shared := uses._shared.get(epoch)) is not None:
+            entry.shared = shared  # (else the class's None: no `__dict__` made for it)
         if self._file is not None:
             self._file.write(entry_line(entry) + "\n")
             self._file.flush()

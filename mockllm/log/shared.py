@@ -110,11 +110,15 @@ class SharedJournal(Journal):
         self._wake = self._retry = asyncio.Event()  # made anew with each writer task
         self._writer: asyncio.Task[None] | None = None
 
+    def open(
+        self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
+    ) -> LiveEntry:
+        return self.open_as(LiveEntry, path, headers, method)  # (the journal's writes the ring)
+
     def open_as(
         self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> E:
-        """The entry's seq is this process's own count until the store numbers it (`open`,
-        the journal's, comes here too)."""
+        """The entry's seq is this process's own count until the store numbers it."""
         entry = kind(self._next_seq, path, headers, method)
         self._next_seq += 1
         return entry

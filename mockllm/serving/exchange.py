@@ -20,7 +20,6 @@ from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
 from mockllm.core.events import Event
 from mockllm.core.faults import (
-    Delivery,
     answer_kind,
     body_delivery,
     counts_events,
@@ -74,7 +73,8 @@ class Exchanges:
         # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
         # method bound per request is 64 bytes each in the ring (adapters are few; a bound
         # as variants may be made per scenario)
-        self._bound: Lru[tuple[Callable[[bytes], Conversation | None], CallId]] = Lru(64)
+        # (a plain dict, emptied past _BOUND_KEPT: an Lru's get is a call of its own)
+        self._bound: dict[Adapter, tuple[Callable[[bytes], Conversation | None], CallId]] = {}
         # Paths found free of control characters: a suite sends a few paths again and again
         # (a session per path), and the set lookup costs a fraction of the regex search.
         self._clean: set[str] = set()
@@ -95,7 +95,10 @@ class Exchanges:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         entry = self.journal.open(scope["path"], headers)
         entry.api = adapter.api
-        request_headers = _headers(headers)
+        request_headers = {}  # the few headers mockllm reads, in one pass (a loop: on
+        for k, v in headers:  # Python 3.11 a comprehension is a call of its own)
+            if k in _WANTED:
+                request_headers[k] = v.decode("latin-1")
         entry.session = sys.intern(
             session or request_headers.get(b"x-mockllm-session") or "default"
         )
@@ -106,11 +109,15 @@ class Exchanges:
             entry.note(v1_session_warning(scope["path"]))
         responder = Responder(self.journal, entry, send, receive, adapter, self.options.max_stall)
         try:
-            # One budget for every schema this request's answer walks (docs/security.md)
-            with schema_budget.Budget(self.options.max_schema_work):  # (budget(), less a call)
+            # One budget for every schema this request's answer walks (docs/security.md);
+            # Budget's `with`, written out (two calls fewer a request)
+            opened = schema_budget.current.set(schema_budget.Budget(self.options.max_schema_work))
+            try:
                 await self._answer(
                     receive, adapter, route, entry, responder, request_headers, parsed
                 )
+            finally:
+                schema_budget.current.reset(opened)
         except RequestError as error:  # refused: in the provider's error shape
             await responder.error(error)
         except StoreUnavailable as lost:  # before anything was sent: nothing half-written
@@ -165,7 +172,7 @@ class Exchanges:
         entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
-        bound = self._bound.get(adapter) or self._bound.put(adapter, _bound(adapter))
+        bound = self._bound.get(adapter) or self._bind(adapter)
         if prepared.parsed.cacheable:
             entry.reparse = bound[0]
         session = entry.session or "default"
@@ -189,8 +196,14 @@ class Exchanges:
         if answer.error is not None:
             raise answer.error
         assert answer.resolved is not None
-        entry.served(adapter.as_sent(answer.resolved), bound[1])
+        entry.resolved, entry.call_id = adapter.as_sent(answer.resolved), bound[1]  # (served)
         await self._deliver(adapter, prepared.parsed, answer.resolved, answer.fault, responder)
+
+    def _bind(self, adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
+        if len(self._bound) >= _BOUND_KEPT:
+            self._bound.clear()
+        bound = self._bound[adapter] = (adapter.reparse, adapter.call_id)
+        return bound
 
     def _side(self, adapter: Adapter, prepared: Prepared, scenario: Scenario) -> Answer | None:
         conv = prepared.parsed.conversation
@@ -287,21 +300,8 @@ class Exchanges:
         stream = parsed.conversation.stream
         error = None
         if fault is not None:  # (the usual reply has none: no call asks what it does)
-            kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
-            if kind == "http_error":
-                assert isinstance(fault.part, HttpFault)
-                http = fault.part
-                refusal = adapter.fault_error(
-                    http.status, http.type, http.message, http.code, http.headers
-                )
-                if http.filtered is not None:  # Azure's prompt filter: its annotations say why
-                    refusal.param, refusal.filtered = "prompt", http.filtered
-                await responder.error(refusal, first_byte)
-                return
             error = _stream_error(adapter, fault)
-            if kind == "stream_error":
-                assert error is not None
-                await responder.error(error, first_byte)
+            if await _answered_as_error(adapter, fault, stream, error, responder):
                 return
         rendered = self._render(adapter, resolved, parsed, stream)
         for note in rendered.notes:
@@ -317,9 +317,19 @@ class Exchanges:
                     entry = responder.entry
                     lost.consumed, lost.counted = (entry.turn or 0, entry.attempt or 0), True
                     raise
-        if fault is None:  # the whole stream or body, at once
-            delivery = Delivery([rendered.body])
-        elif stream:  # the in-band error frames exist only when a stream_error fault applies
+        if fault is None:  # the usual reply: the whole stream or body, in one send
+            entry = responder.entry
+            if stream:  # (a whole body's plan is the entry's default)
+                entry.streamed(rendered.events)
+            # An attempt's own copy of a template's bytes: the log keeps what makes it
+            # again when read (rendered.py), not the bytes; a body rendered whole, or
+            # attempt 1's (shared by every session), is kept by reference as sent.
+            made_from = rendered.template
+            if made_from is not None and rendered is not made_from.first:
+                entry.sent_again = BodyAgain(made_from, resolved, parsed.id_part)
+            await responder.whole(rendered.body, stream)
+            return
+        if stream:  # the in-band error frames exist only when a stream_error fault applies
             frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
             delivery = stream_delivery(fault, list(rendered.events), frames)
         else:
@@ -329,8 +339,6 @@ class Exchanges:
         # One place for every wire (and the WebSocket route, which comes through here):
         # what the client is to get, for the log to say what it got (log/delivered.py).
         responder.entry.planned(rendered.events if stream else None, delivery)
-        if fault is None:  # the whole body in one send
-            responder.entry.sent_again = _again(rendered, resolved, parsed.id_part)
         await responder.deliver(delivery, stream)
 
     def _render(
@@ -341,16 +349,28 @@ class Exchanges:
         own = parsed.render_key
         # The request's own stream flag too: the notes say how that request was answered;
         # and the flavour, which the parse (cached across flavours) does not know.
-        asked, flavor = parsed.conversation.stream, adapter.flavor
-        key: tuple[Any, ...] | None = (
-            None if own is None else (adapter.api, flavor, stream, asked, _reply_key(resolved), own)
+        if own is None:
+            return self._draw(adapter, resolved, parsed, stream)
+        asked, flavor, scenario = parsed.conversation.stream, adapter.flavor, resolved.scenario
+        # With everything of the resolved reply that shows in its bytes (ids derive from
+        # name and turn; not the attempt: its ids are put into the template, rendered.py).
+        # The reply by identity: hashing it costs more than a render saves; a hit is checked
+        # to be the very same object, so a recycled id() never matches.
+        key: tuple[Any, ...] = (
+            adapter.api,
+            flavor,
+            stream,
+            asked,
+            scenario.name,
+            scenario.stream,
+            resolved.turn,
+            id(resolved.reply),
+            resolved.created,
+            resolved.input_tokens,
+            resolved.output_tokens,
+            resolved.reasoning_tokens,
+            own,
         )
-
-        def draw(at: Resolved) -> Rendered:
-            return self._draw(adapter, at, parsed, stream)
-
-        if key is None:
-            return draw(resolved)
         made = self._rendered.get(key)
         if made is None or made.reply is not resolved.reply:  # the key holds its id()
             # A template costs a render and the swap: made on the key's second sight only,
@@ -358,7 +378,8 @@ class Exchanges:
             # fingerprint, a templated reply) pays one render, as before templates.
             if self._drawn.get(key) is not resolved.reply:
                 self._drawn.put(key, resolved.reply)  # the reply kept: its id() not reused
-                return draw(resolved)
+                return self._draw(adapter, resolved, parsed, stream)
+            draw = lambda at: self._draw(adapter, at, parsed, stream)  # noqa: E731
             made = template(draw, resolved, parsed.id_part)
             if stream and adapter.stream_content_type == eventstream.CONTENT_TYPE:
                 # A binary framing checksums its bytes (Bedrock's event stream: a CRC32 a
@@ -373,7 +394,7 @@ class Exchanges:
         key = (*key, resolved.attempt, part)  # this attempt's own bytes, as one render
         found = self._rendered.get(key)
         if found is None or found.reply is not resolved.reply:
-            found = draw(resolved)
+            found = self._draw(adapter, resolved, parsed, stream)
             if len(found.body) <= MAX_CACHED_BYTES:
                 self._rendered.put(key, found)
         return found
@@ -389,18 +410,29 @@ class Exchanges:
         return Rendered(resolved.reply, body, notes=notes)
 
 
-def _bound(adapter: Adapter) -> tuple[Callable[[bytes], Conversation | None], CallId]:
-    return adapter.reparse, adapter.call_id
-
-
-def _again(rendered: Rendered, resolved: Resolved, part: str | None) -> BodyAgain | None:
-    """What makes an attempt's own body again when the log is read (rendered.py), for the
-    log to keep instead of the bytes; None for a body that is not the attempt's own copy
-    (rendered whole, or attempt 1's, shared by every session)."""
-    made_from = rendered.template
-    if made_from is None or rendered is made_from.first:
-        return None
-    return BodyAgain(made_from, resolved, part)
+async def _answered_as_error(
+    adapter: Adapter,
+    fault: Fault,
+    stream: bool,
+    error: RequestError | None,
+    responder: Responder,
+) -> bool:
+    """Answer with the error a fault makes of the reply, if it makes one (an `http` fault,
+    or a `stream_error` with no stream to carry it); False when the reply goes out."""
+    kind, first_byte = answer_kind(fault, stream), first_byte_ms(fault)
+    if kind == "http_error":
+        assert isinstance(fault.part, HttpFault)
+        http = fault.part
+        refusal = adapter.fault_error(http.status, http.type, http.message, http.code, http.headers)
+        if http.filtered is not None:  # Azure's prompt filter: its annotations say why
+            refusal.param, refusal.filtered = "prompt", http.filtered
+        await responder.error(refusal, first_byte)
+        return True
+    if kind == "stream_error":
+        assert error is not None
+        await responder.error(error, first_byte)
+        return True
+    return False
 
 
 def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
@@ -442,23 +474,6 @@ def v1_session_warning(path: str) -> str:
     )
 
 
-def _reply_key(resolved: Resolved) -> tuple[Any, ...]:
-    """Everything of a resolved reply that shows in its bytes (ids derive from name and turn).
-    The reply by identity: hashing it costs more than a render saves; a hit is checked to be
-    the very same object, so a recycled id() never matches."""
-    scenario = resolved.scenario
-    return (
-        scenario.name,
-        scenario.stream,
-        resolved.turn,  # not the attempt: its ids are put into the template (rendered.py)
-        id(resolved.reply),
-        resolved.created,
-        resolved.input_tokens,
-        resolved.output_tokens,
-        resolved.reasoning_tokens,
-    )
-
-
 def _stream_error(adapter: Adapter, fault: Fault | None) -> RequestError | None:
     error = fault.part if fault and isinstance(fault.part, StreamError) else None
     if error is None:
@@ -480,6 +495,7 @@ _WANTED = (
 
 # A session or scenario name becomes a log field and a header value: no control characters.
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_BOUND_KEPT = 64  # adapters whose reparse and call_id are kept bound (see Exchanges)
 _CLEAN_KEPT = 1024  # paths remembered free of them (bounded: the paths come from clients)
 _LONGEST_CLEAN_KEPT = 512  # characters: a longer path is searched each time
 
@@ -490,13 +506,3 @@ def bad_path(path: str) -> RequestError:
         "may use any other characters"
     )
     return RequestError(400, message, kind="bad_path", code="invalid_path")
-
-
-def _headers(headers: list[tuple[bytes, bytes]]) -> dict[bytes, str]:
-    """The few request headers mockllm reads, in one pass (a loop: on Python 3.11 a
-    comprehension is a call of its own, once a request)."""
-    found = {}
-    for k, v in headers:
-        if k in _WANTED:
-            found[k] = v.decode("latin-1")
-    return found

@@ -34,19 +34,15 @@ class Rendered:
     it left. A copy for another attempt swaps the ids in its frames on first read only:
     most deliveries send `body` and never look at the frames."""
 
-    __slots__ = (
-        "_events",
-        "_swaps",
-        "body",
-        "derived",
-        "first",
-        "notes",
-        "plans",
-        "reply",
-        "reusable",
-        "template",
-        "turn",
-    )
+    __slots__ = ("__dict__", "_events", "_swaps", "body", "notes", "reply", "template")
+
+    # A template's own, set on the few templates only (in their `__dict__`): an attempt's
+    # copy, made per request, has the class's.
+    derived: tuple[ids.Derivation, ...] = ()  # its attempt ids, with what they were made from
+    reusable = True  # False: a template that cannot serve another attempt
+    first: Rendered | None = None  # its attempt 1, made once: most requests
+    turn = 0  # its turn (its ids' mark is "turn.0")
+    plans: tuple[Plan, ...] | None = None  # how to make each attempt id
 
     def __init__(
         self,
@@ -60,11 +56,8 @@ class Rendered:
         self.reply = reply  # what was rendered: a cache hit must be this very object
         self.body = body  # the JSON body, or the whole SSE stream joined
         self.notes = notes
-        self.derived = derived  # a template's attempt ids, with what they were made from
-        self.reusable = True  # False: a template that cannot serve another attempt
-        self.first: Rendered | None = None  # a template's attempt 1, made once: most requests
-        self.turn = 0  # a template's turn (its ids' mark is "turn.0")
-        self.plans: tuple[Plan, ...] | None = None  # a template's: how to make each attempt id
+        if derived:
+            self.derived = derived
         self._events = events or []  # the stream's frames, for faults
         self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
         self.template: Rendered | None = None  # an attempt's: the template it was made from
@@ -150,7 +143,7 @@ def _for_attempt(template: Rendered, resolved: Resolved, part: str | None = None
     body = template.body
     for old, prefix, length, alphabet, seeds in template.plans or ():
         seed = seeds[at].format(turn_text, attempt_text, part).encode()
-        new = ids.from_seed(prefix, length, seed, alphabet).encode()
+        new = ids.seed_bytes(prefix, length, seed, alphabet)
         swaps.append((old, new))
         body = body.replace(old, new)
     notes = template.notes
@@ -177,11 +170,11 @@ class BodyAgain:
         return _for_attempt(self.template, self.resolved, self.part).body
 
 
-# (template id as bytes, prefix, length, alphabet, seeds): `fresh`'s seed for any attempt,
+# (template id as bytes, prefix as bytes, length, alphabet, seeds): `fresh`'s seed for any attempt,
 # as two format strings (attempt 1's, which has no attempt part, and any other's) taking
 # the turn mark as {0}, the attempt mark as {1} and the request's own part as {2}: one
 # `str.format` per id and attempt.
-Plan = tuple[bytes, str, int, str, tuple[str, str]]
+Plan = tuple[bytes, bytes, int, str, tuple[str, str]]
 
 
 def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | None:
@@ -202,7 +195,8 @@ def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | No
                 pieces[i] = "{2}"
         others = "\x1f".join("{1}" if i == at else p for i, p in enumerate(pieces))
         first = "\x1f".join(p for i, p in enumerate(pieces) if i != at)
-        plans.setdefault(made.encode(), (made.encode(), prefix, length, alphabet, (first, others)))
+        plan = (made.encode(), prefix.encode(), length, alphabet, (first, others))
+        plans.setdefault(made.encode(), plan)
     return tuple(plans.values())
 
 

@@ -104,9 +104,18 @@ class MemoryStore:
         the count, so the count is exact; an attempt is counted only once it is answered."""
         conv = engine.joined(scenario, parsed, call_id)
         state, name, turn = self.state, scenario.name, conv.turn
-        attempt, cuts = state.expected(session, name, turn)
+        # `expected`, then `begin` once answered, on one look-up of the session's counts
+        counts = state._attempts.get(session)
+        key = (name, turn)
+        attempt = counts.get(key, 0) + 1 if counts is not None else 1
+        by_scenario = state._cuts.get(session)
+        cuts = by_scenario.get(name, NO_CUTS) if by_scenario else NO_CUTS
         found = engine.answer(scenario, session, conv, attempt, cuts, violations(scenario), call_id)
-        state.begin(session, name, turn)
+        if counts is None:  # the session's first attempt: `begin` makes room for it
+            state.begin(session, name, turn)
+        else:  # (nothing suspended since the look: the count is still `attempt - 1`)
+            counts[key] = attempt
+            state._attempts.move_to_end(session)
         if found.cut != cuts.get(turn):
             state.cut(session, name, turn, found.cut)
         return found
