@@ -202,13 +202,14 @@ def _status_keys_as_text(data: Any) -> Any:
 def _scenario_files(paths: Iterable[str | Path], problems: list[Problem]) -> list[Path]:
     files: list[Path] = []
     resolved: dict[Path, Path] = {}
+    rule_sets = RULE_SETS.resolve()  # compared with resolved folders: the bundle may be a link
     for path in map(Path, paths):
         if path.is_dir():
             files += sorted(
                 p
                 for p in path.rglob("*")
                 if p.suffix in (".yaml", ".yml")
-                and _folder_of(p, resolved) != RULE_SETS  # rule sets are no scenarios
+                and _folder_of(p, resolved) != rule_sets  # rule sets are no scenarios
             )
         elif path.is_file():
             files.append(path)

@@ -231,3 +231,19 @@ def test_rule_sets_are_no_scenarios_however_they_are_linked(tmp_path: Path) -> N
     found = {p.name for p in scenario_files([tmp_path])}
     assert found == {"own.yaml", "other.yaml"}
     assert rule_set.name not in {p.name for p in scenario_files([BUNDLED])}
+
+
+def test_rule_sets_are_no_scenarios_when_the_bundle_itself_is_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout whose `scenarios` folder links elsewhere: its rule sets, listed through
+    the link, are still left out (each file's folder is resolved, so RULE_SETS must be)."""
+    from mockllm.loading import loader
+
+    real = tmp_path / "real"
+    (real / "harness").mkdir(parents=True)
+    (real / "harness" / "tool.yaml").write_text("requests: []")
+    (real / "own.yaml").write_text("turns: [{reply: {text: hi}}]")
+    (tmp_path / "bundle").symlink_to(real, target_is_directory=True)
+    monkeypatch.setattr(loader, "RULE_SETS", tmp_path / "bundle" / "harness")
+    assert [p.name for p in loader.scenario_files([tmp_path / "bundle"])] == ["own.yaml"]
