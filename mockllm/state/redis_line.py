@@ -17,6 +17,13 @@ out on its own after `COMMAND_TIMEOUT`. A timed-out call's reply still comes and
 dropped, so the replies stay in step. A connection lost fails every call waiting on it
 (their commands may have run); the next call opens a new one. A call whose write fails never
 reached Redis and is sent once more on a new connection.
+
+Writes are coalesced: the commands sent during one event-loop turn are held and written
+together at its end (one `write` syscall for every request that counted its attempt in that
+turn, not one each), in the order they were sent. A command whose reply is not waited for
+(`send_script`, the log's append at close) is written at once, with what is held before it.
+Commands held when the write fails, or when the connection is lost before it, never reached
+Redis: their calls send them once more on a new connection.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ class _Open(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.transport: Any = conn._writer.transport  # redis-py's, after its handshake
         self.waiting: deque[tuple[asyncio.Future[Any], asyncio.TimerHandle]] = deque()
+        self.held: list[bytes] = []  # this turn's commands, not written yet (the last waiting)
         self.gone: asyncio.Future[None] = self.loop.create_future()  # done once it is lost
         # Error replies as redis-py's own exceptions (NoScriptError, OutOfMemoryError, ...)
         self.replies = hiredis.Reader(
@@ -55,16 +63,27 @@ class _Open(asyncio.Protocol):
         )
 
     def send(self, data: bytes) -> asyncio.Future[Any]:
-        """Write one packed command now; the future of its reply."""
+        """Hold one packed command, written at the end of this loop turn with the others
+        sent in it; the future of its reply (`_Unsent` if it was never written)."""
         waiter = self.loop.create_future()
-        try:
-            self.transport.write(data)
-        except Exception as error:
-            self.line._lost(self, error)
-            raise _Unsent(str(error) or type(error).__name__) from None
+        if not self.held:
+            self.loop.call_soon(self.flush)
+        self.held.append(data)
         expiry = self.loop.call_later(COMMAND_TIMEOUT, _expire, waiter)
         self.waiting.append((waiter, expiry))
         return waiter
+
+    def flush(self) -> None:
+        """Write the held commands, in one write; when it fails, the connection is lost and
+        their calls send them again."""
+        held, self.held = self.held, []
+        if not held:
+            return
+        try:
+            self.transport.write(held[0] if len(held) == 1 else b"".join(held))
+        except Exception as error:
+            self.held = held  # never written: `_lost` tells their calls so
+            self.line._lost(self, error)
 
     def data_received(self, data: bytes) -> None:
         replies, waiting = self.replies, self.waiting
@@ -114,11 +133,12 @@ class Line:
 
         if self._open is None:
             raise ConnectionError("no connection open to send on")
-        data = self._pack(("EVALSHA", script.sha, len(keys), *keys, *args))
-        try:
-            return self._open.send(data)
-        except _Unsent as unsent:
-            raise ConnectionError(str(unsent)) from None
+        line = self._open
+        reply = line.send(self._pack(("EVALSHA", script.sha, len(keys), *keys, *args)))
+        line.flush()  # now: on its way before the response's last byte
+        if reply.done() and isinstance(unsent := reply.exception(), _Unsent):
+            raise ConnectionError(str(unsent))
+        return reply
 
     async def call(self, *args: Any) -> Any:
         """One command's reply; a Redis error reply raised as redis-py raises it."""
@@ -160,11 +180,14 @@ class Line:
 
         if self._open is line:
             self._open = None
+        reason = str(error) or type(error).__name__
+        unsent, line.held = len(line.held), []  # the last `unsent` waiting were never written
         while line.waiting:
             waiter, expiry = line.waiting.popleft()
             expiry.cancel()
             if not waiter.done():
-                waiter.set_exception(ConnectionError(str(error) or type(error).__name__))
+                never = len(line.waiting) < unsent
+                waiter.set_exception(_Unsent(reason) if never else ConnectionError(reason))
         if not line.gone.done():
             line.gone.set_result(None)
         line.transport.abort()
@@ -173,6 +196,7 @@ class Line:
     async def aclose(self) -> None:
         line = self._open
         if line is not None:
+            line.flush()
             line.transport.close()
             self._lost(line, ConnectionError("the connection was closed"))
 

@@ -1,6 +1,7 @@
 """state/redis_line.py reads Redis's replies itself: each chunk fed to a hiredis Reader,
 each whole reply handed to the oldest call waiting, an error reply raised as redis-py raises
-it, a late reply dropped, a reply nobody asked for the end of the connection. In-process,
+it, a late reply dropped, a reply nobody asked for the end of the connection. It writes the
+commands of one loop turn together, in order; commands never written are sent once more. In-process,
 on a transport that records what is written (tests/fleet runs it against redis-server)."""
 
 from __future__ import annotations
@@ -81,8 +82,9 @@ def test_replies_go_to_their_calls_in_order_however_the_bytes_are_cut() -> None:
         line, opened = await _opened()
         calls = [asyncio.ensure_future(line.call("ECHO", str(i))) for i in range(3)]
         await asyncio.sleep(0)
-        assert opened.transport.written == [
-            hiredis.pack_command(("ECHO", str(i))) for i in range(3)
+        await asyncio.sleep(0)  # the turn's flush
+        assert opened.transport.written == [  # one write for the turn's commands, in order
+            b"".join(hiredis.pack_command(("ECHO", str(i))) for i in range(3))
         ]
         replies = b"$1\r\n0\r\n$1\r\n1\r\n$1\r\n2\r\n"
         for i in range(0, len(replies), 5):  # five bytes at a time
@@ -102,6 +104,7 @@ def test_an_error_reply_is_redis_pys_exception_and_the_line_stays_in_step() -> N
         opened.data_received(b"-NOSCRIPT No matching script.\r\n$1\r\nv\r\n")
         await asyncio.sleep(0)
         assert await after == b"v"
+        await _turn()
         assert opened.transport.written[-1].startswith(b"*3\r\n$4\r\nEVAL\r\n")  # by its text
         opened.data_received(b":1\r\n")
         assert await first == 1
@@ -153,7 +156,7 @@ def test_a_lost_connection_fails_every_call_waiting_on_it() -> None:
     async def main() -> None:
         line, opened = await _opened()
         waiting = [asyncio.ensure_future(line.call("GET", str(i))) for i in range(3)]
-        await asyncio.sleep(0)
+        await _turn()  # written: they may have run, so they are not sent again
         opened.connection_lost(None)
         for call in waiting:
             with pytest.raises(ConnectionError, match="Redis closed the connection"):
@@ -199,5 +202,104 @@ def test_bulk_replies_come_back_whole_however_they_arrive(
             opened.data_received(data[at : at + step])
             at, i = at + step, i + 1
         assert await asyncio.gather(*calls) == values
+
+    run(main())
+
+
+async def _turn() -> None:
+    """Let the calls started write, and the line's end-of-turn flush run."""
+    for _ in range(6):  # (a call that connects first takes a few)
+        await asyncio.sleep(0)
+
+
+def test_many_concurrent_calls_leave_in_one_write_and_each_gets_its_own_reply() -> None:
+    async def main() -> None:
+        line, opened = await _opened()
+        calls = [asyncio.ensure_future(line.call("ECHO", str(i))) for i in range(50)]
+        await _turn()
+        assert opened.transport.written == [
+            b"".join(hiredis.pack_command(("ECHO", str(i))) for i in range(50))
+        ]
+        later = asyncio.ensure_future(line.call("ECHO", "later"))  # the next turn: its own
+        await _turn()
+        assert len(opened.transport.written) == 2
+        opened.data_received(b"".join(b"$%d\r\n%d\r\n" % (len(str(i)), i) for i in range(50)))
+        opened.data_received(b"$5\r\nlater\r\n")
+        assert await asyncio.gather(*calls) == [str(i).encode() for i in range(50)]
+        assert await later == b"later"
+
+    run(main())
+
+
+def test_calls_whose_write_failed_are_sent_once_more_on_a_new_connection() -> None:
+    async def main() -> None:
+        line, opened = await _opened()
+        opened.transport.closed = True  # its next write raises
+        calls = [asyncio.ensure_future(line.call("GET", str(i))) for i in range(3)]
+        await _turn()
+        again = line._open
+        assert again is not None and again is not opened and line._open is again
+        assert again.transport.written == [  # the three, in order, on the new connection
+            b"".join(hiredis.pack_command(("GET", str(i))) for i in range(3))
+        ]
+        again.data_received(b":0\r\n:1\r\n:2\r\n")
+        assert await asyncio.gather(*calls) == [0, 1, 2]
+
+    run(main())
+
+
+def test_a_write_that_fails_twice_fails_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: Transport, data: bytes) -> None:
+        raise OSError("broken pipe")
+
+    monkeypatch.setattr(Transport, "write", refuse)  # on every connection
+
+    async def main() -> None:
+        line, _ = await _opened()
+        calls = [asyncio.ensure_future(line.call("GET", str(i))) for i in range(3)]
+        found = await asyncio.gather(*calls, return_exceptions=True)
+        assert [type(error) for error in found] == [ConnectionError] * 3
+        assert all("broken pipe" in str(error) for error in found)
+
+    run(main())
+
+
+def test_a_connection_lost_before_the_write_sends_what_it_held_again() -> None:
+    async def main() -> None:
+        line, opened = await _opened()
+        written = asyncio.ensure_future(line.call("GET", "sent"))
+        await _turn()
+        held = asyncio.ensure_future(line.call("GET", "held"))
+        await asyncio.sleep(0)  # the call is held; the flush has not run
+        assert opened.held
+        opened.connection_lost(None)
+        with pytest.raises(ConnectionError):  # it may have run: not sent again
+            await written
+        await _turn()
+        again = line._open
+        assert again is not None and again is not opened
+        assert again.transport.written == [hiredis.pack_command(("GET", "held"))]
+        again.data_received(b"$1\r\nh\r\n")
+        assert await held == b"h"
+
+    run(main())
+
+
+def test_a_script_is_written_at_once_after_the_commands_held_before_it() -> None:
+    async def main() -> None:
+        line, opened = await _opened()
+        script = type("S", (), {"sha": "b" * 40, "script": "return 1"})()
+        held = asyncio.ensure_future(line.call("GET", "k"))
+        await asyncio.sleep(0)
+        reply = line.send_script(script, [], ["x"])
+        assert opened.transport.written == [  # before the loop turn ends, in order
+            hiredis.pack_command(("GET", "k")) + hiredis.pack_command(("EVALSHA", "b" * 40, 0, "x"))
+        ]
+        opened.data_received(b"$1\r\nv\r\n:1\r\n")
+        assert await held == b"v"
+        assert await reply == 1
+        opened.transport.closed = True
+        with pytest.raises(ConnectionError):  # its write failed: refused at once
+            line.send_script(script, [], ["y"])
 
     run(main())
