@@ -6,10 +6,10 @@ into each served call (log/journal.py) and the MCP fake checks a call's argument
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from mockllm.core import schema_budget
-from mockllm.core.cache import Lru, sized_cache
+from mockllm.core.cache import Lru, SizedLru, sized_cache
 
 
 def call_problem(
@@ -31,7 +31,11 @@ def call_problem(
     schema = tools[name]
     if not isinstance(schema, dict):
         return None
-    key = json.dumps(schema, sort_keys=True)
+    key = _SORTED(schema)
+    if len(arguments) <= _SMALL:  # checked before: no budget to open (a shared log checks
+        known = _checked.get((key, arguments), _UNKNOWN)  # every entry at close)
+        if known is not _UNKNOWN:
+            return cast(str | None, known)
     costly = (hash(key), hash(arguments))
     known = _COSTLY.get(costly)
     if known is not None:  # an entry formatted again (a log read) does not pay again
@@ -45,6 +49,10 @@ def call_problem(
         return _COSTLY.put(costly, f"arguments not checked: {e.why}")
 
 
+# json.dumps(schema, sort_keys=True)'s text; `json.dumps` with options builds an encoder a
+# call, and a shared log checks every served call as its entry closes
+_SORTED = json.JSONEncoder(sort_keys=True).encode
+_UNKNOWN = object()  # not in the cache (a remembered answer may be None)
 _SMALL = 4096  # arguments up to this many characters have their answer remembered
 # Checks that ran out of budget, by their texts' hashes: each cost up to a second.
 _COSTLY: Lru[str] = Lru(256)
@@ -69,6 +77,7 @@ def _arguments_problem(schema: str, arguments: str) -> str | None:
 
 # keyed by a client's schema and arguments: bounded in bytes too
 _schema_problem = sized_cache(1024)(_arguments_problem)
+_checked: SizedLru = _schema_problem.cache  # type: ignore[attr-defined]  # its answers
 
 
 @sized_cache(256)

@@ -78,6 +78,7 @@ class LiveEntry:
         "call_id",
         "closed",
         "conversation",
+        "decoded",
         "duration_ms",
         "epoch",
         "expectation_failures",
@@ -138,6 +139,10 @@ class LiveEntry:
         self.attempt: int | None = None
         self.body = b""
         self.conversation: Conversation | None = None
+        # The body's JSON as the request's parse read it (None: not parsed): a shared log,
+        # which formats the entry as it closes, writes it without reading the body again.
+        # Dropped at close (the ring keeps the bytes, read again when the log is read).
+        self.decoded: Any = None
         # Set when the conversation can be parsed again from `body`: then the entry drops it
         # once closed, and `to_json` parses it again (see `Adapter.reparse`).
         self.reparse: Callable[[bytes], Conversation | None] | None = None
@@ -222,9 +227,7 @@ class LiveEntry:
             **({"side": self.side} if self.side is not None else {}),
             **({"request_truncated": self._cut_json()} if self.request_cut else {}),
             "headers": part("headers", lambda: _headers_json(self.headers), {}),
-            "request": part(
-                "request", lambda: _decode_request(self.body), self.body.decode("utf-8", "replace")
-            ),
+            "request": part("request", self._request, self.body.decode("utf-8", "replace")),
             "conversation": part(
                 "conversation",
                 lambda: [m.to_json() for m in conv.messages] if conv else None,
@@ -250,6 +253,15 @@ class LiveEntry:
             "server_error": self.server_error,
             **({"allow": dict(self.allow)} if self.allow else {}),
         }
+
+    def _request(self) -> Any:
+        """The body as JSON: what the request's parse read (the same reader, the same value:
+        one within --max-number-digits reads alike at the log's higher limit), else read."""
+        value = self.decoded
+        if value is None or self.request_cut is not None:
+            return _decode_request(self.body)
+        text = self.body.decode("utf-8", "replace")
+        return text if wirejson.too_deep(value, text) else value
 
     def _cut_json(self) -> dict[str, Any]:
         size, sha = self.request_cut or (0, "")
@@ -508,6 +520,7 @@ class Journal:
             self._file.flush()
         if self.console is not None:
             self.console(entry)
+        entry.decoded = None  # read again from the bytes kept, when the log is read
         if entry.reparse is not None:
             entry.conversation = None  # bytes are not walked by the garbage collector
         # Count the closed entry's bytes against --log-bytes, cut its body to

@@ -140,6 +140,7 @@ class SharedJournal(Journal):
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
         line = entry_line(entry)  # never raises; built before counting, which readers wait on
+        entry.decoded = None
         self._closed += 1
         self._waiting.append((self._closed, entry, line))
         if entry.reparse is not None:
