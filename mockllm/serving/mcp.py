@@ -37,6 +37,7 @@ from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.mcp_direct import DIRECT_KEY, Direct
 from mockllm.serving.mcp_direct import METHODS as DIRECT_METHODS
+from mockllm.serving.mcp_tracing import traced_only_when_recording
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -84,6 +85,7 @@ class Scripted:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        traced_only_when_recording(self.sdk.middleware)
         self.sdk.middleware.append(self._observe)
         self.direct = Direct(self.sdk, IDLE_TIMEOUT)
 
