@@ -132,10 +132,11 @@ class Http:
         return start["status"], dict(start["headers"]), b"".join(sent)
 
     async def open(
-        self, path: str, accept: bytes = b"application/json"
+        self, path: str, accept: bytes = b"application/json", extra: Any = ()
     ) -> list[tuple[bytes, bytes]]:
-        """A session after initialize + notifications/initialized: its request headers."""
-        headers = [(b"content-type", b"application/json"), (b"accept", accept)]
+        """A session after initialize + notifications/initialized: its request headers
+        (`extra` ones too)."""
+        headers = [(b"content-type", b"application/json"), (b"accept", accept), *extra]
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"protocolVersion": VERSION.decode(), "capabilities": {},
                            "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
