@@ -603,7 +603,7 @@ class McpRoutes:
         if body is not None and sid is not None:
             found = scripted.direct.request(manager, inner, sid, body)
             if found is not None:
-                await scripted.direct.answer(found, sid, reading, sending)
+                await scripted.direct.answer(found, sid, sending)
                 return
         if not kind.drops:
             await manager.handle_request(inner, reading, sending)

@@ -369,3 +369,15 @@ def _comparable(entry: dict[str, Any]) -> dict[str, Any]:
     for key in ("time", "seq", "duration_ms", "epoch", "headers"):
         entry.pop(key, None)
     return entry
+
+
+def test_the_accept_check_is_the_sdks_and_remembered_boundedly() -> None:
+    direct = Direct(None, 600)  # (the check needs no server)
+    kinds = [b"application/json", b"text/event-stream", b"*/*", b"application/*;q=0.5",
+             b"text/html, APPLICATION/JSON", b""]  # fmt: skip
+    assert [direct._accepts_json(k) for k in kinds] == [True, False, True, True, True, False]
+    assert [direct._accepts_json(k) for k in kinds] == [True, False, True, True, True, False]
+    values = [b"text/x%d" % i for i in range(100)] + [b"application/json, text/x-last"]
+    assert not any(direct._accepts_json(v) for v in values[:-1])
+    assert direct._accepts_json(values[-1])  # past the bound: checked, not remembered
+    assert len(direct._accept) == 64
