@@ -137,11 +137,9 @@ class Direct:
 
 
 def _headers(raw: list[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
-    """A request's headers by name, the first of each kept (as starlette's `get` finds)."""
-    found: dict[bytes, bytes] = {}
-    for name, value in raw:
-        found.setdefault(name, value)
-    return found
+    """A request's headers by name, the first of each kept (as starlette's `get` finds):
+    read backwards, a later one is overwritten by an earlier one."""
+    return dict(reversed(raw))
 
 
 @dataclass(frozen=True, slots=True)
