@@ -28,7 +28,7 @@ from mockllm.state import StoreUnavailable
 from mockllm.state.memory import MemoryStore
 from mockllm.state.store import Store
 
-_POSTS_KEPT = 1024  # model-route paths remembered (a session per path: a suite's sessions)
+_POSTS_KEPT = 1024  # model-route paths remembered, and MCP paths (a session per path)
 _LONGEST_POST_KEPT = 512  # characters: a longer path is routed per request, not kept
 
 
@@ -67,6 +67,8 @@ class MockLLM:
         # A model route's path → (adapter, route, scenario, session): what the path decides
         # (the routes are fixed at start-up), worked out on its first POST only.
         self._posts: dict[str, tuple[Adapter, str, str | None, str | None]] = {}
+        # An MCP server's path → (scenario, session, server), the same way, for any method.
+        self._mcps: dict[str, tuple[str | None, str | None, str]] = {}
 
     async def admin(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._admin is None:
@@ -97,13 +99,20 @@ class MockLLM:
         if known is not None and scope["method"] == "POST":
             await self.exchanges.handle(scope, receive, send, *known)
             return
+        mcp = self._mcps.get(path)
+        if mcp is not None:
+            await self.mcp(scope, receive, send, *mcp)
+            return
         if path.startswith("/_mockllm/"):
             await self.admin(scope, receive, send)
             return
         flavor, path = self.routes.flavour(path)
         scenario, session, route = self.routes.split(path)
         if route.startswith(MCP_PREFIX) and "/" not in route[len(MCP_PREFIX) :]:
-            await self.mcp(scope, receive, send, scenario, session, route[len(MCP_PREFIX) :])
+            mcp = (scenario, session, route[len(MCP_PREFIX) :])
+            if len(self._mcps) < _POSTS_KEPT and len(scope["path"]) <= _LONGEST_POST_KEPT:
+                self._mcps[scope["path"]] = mcp
+            await self.mcp(scope, receive, send, *mcp)
             return
         adapter = self.routes.post(route)
         if flavor is not None and flavor not in FLAVORS:
@@ -143,13 +152,11 @@ class MockLLM:
     ) -> None:
         """A scripted MCP server of the scenario (docs/mcp.md), with the model routes'
         session rules: the path's session, else `X-Mockllm-Session`, else default."""
-        request_headers = dict(scope["headers"])
-        session = (
-            session or request_headers.get(b"x-mockllm-session", b"").decode("latin-1") or "default"
-        )
-        scenario = (
-            scenario or request_headers.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
-        )
+        if not session or not scenario:  # the path names both where a suite's sessions do
+            sent = dict(scope["headers"])
+            session = session or sent.get(b"x-mockllm-session", b"").decode("latin-1") or None
+            scenario = scenario or sent.get(b"x-mockllm-scenario", b"").decode("latin-1") or None
+        session = session or "default"
         if self._mcp is None:
             try:
                 from mockllm.serving.mcp import McpRoutes

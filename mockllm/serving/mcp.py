@@ -37,6 +37,7 @@ from mockllm.serving import mcp_guard
 from mockllm.serving.asgi import Receive, Scope, Send
 from mockllm.serving.mcp_direct import DIRECT_KEY, Direct
 from mockllm.serving.mcp_direct import METHODS as DIRECT_METHODS
+from mockllm.serving.mcp_tracing import traced_only_when_recording
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
@@ -84,6 +85,7 @@ class Scripted:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
+        traced_only_when_recording(self.sdk.middleware)
         self.sdk.middleware.append(self._observe)
         self.direct = Direct(self.sdk, IDLE_TIMEOUT)
 
@@ -601,7 +603,7 @@ class McpRoutes:
         if body is not None and sid is not None:
             found = scripted.direct.request(manager, inner, sid, body)
             if found is not None:
-                await scripted.direct.answer(found, sid, reading, sending)
+                await scripted.direct.answer(found, sid, sending)
                 return
         if not kind.drops:
             await manager.handle_request(inner, reading, sending)

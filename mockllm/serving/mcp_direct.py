@@ -33,10 +33,10 @@ from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse, 
 from mcp_types import jsonrpc_message_adapter as messages
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
-from starlette.responses import Response
 
-from mockllm.serving.asgi import Receive, Scope, Send
+from mockllm.serving.asgi import Scope, Send
 
+SESSION_HEADER = MCP_SESSION_ID_HEADER.encode("latin-1")
 METHODS = frozenset({"tools/call", "tools/list"})
 DIRECT_KEY = "mockllm.direct"  # in the scope of a request answered here
 logger = logging.getLogger(__name__)
@@ -52,6 +52,7 @@ class Direct:
         # oldest first; bounded: a session forgotten is served by the SDK, which marks it again
         self._ready: dict[str, ServerRunner[Any]] = {}
         self._limit = limit
+        self._accept: dict[bytes, bool] = {}  # see _accepts_json
 
     def established(self, sid: str, version: str) -> None:
         """The SDK answered a `tools/*` request of session `sid`: its handshake is done."""
@@ -79,14 +80,13 @@ class Direct:
             return None
         if transport.idle_scope is not None and transport.idle_scope.cancel_called:
             return None
-        request = Request(scope)
-        headers = request.headers
-        version = headers.get("mcp-protocol-version")
-        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        sent = _headers(scope["headers"])
+        version = sent.get(b"mcp-protocol-version")
+        if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
             return None  # the SDK's 2026-era entry
-        if headers.get("content-type") != "application/json":
+        if sent.get(b"content-type") != b"application/json":
             return None
-        if not check_accept_headers(request)[0]:
+        if not self._accepts_json(sent.get(b"accept", b"")):
             return None
         try:
             message = messages.validate_python(pydantic_core.from_json(body), by_name=False)
@@ -95,9 +95,20 @@ class Direct:
         if not isinstance(message, JSONRPCRequest) or message.method not in METHODS:
             return None
         scope[DIRECT_KEY] = True  # (our own copy of the request's scope)
-        return Found(runner, message, request, transport.idle_scope)
+        return Found(runner, message, Request(scope), transport.idle_scope)
 
-    async def answer(self, found: Found, sid: str, receive: Receive, send: Send) -> None:
+    def _accepts_json(self, accept: bytes) -> bool:
+        """The SDK's own Accept check, remembered by the header's value: a client sends
+        the same one on every request (bounded: a value past the bound is checked anew)."""
+        found = self._accept.get(accept)
+        if found is None:
+            asked = Request({"type": "http", "headers": [(b"accept", accept)]})
+            found = check_accept_headers(asked)[0]
+            if len(self._accept) < 64:
+                self._accept[accept] = found
+        return found
+
+    async def answer(self, found: Found, sid: str, send: Send) -> None:
         """Run the request as the SDK's dispatcher does and answer as its transport does."""
         runner, message, request = found.runner, found.message, found.request
         metadata = ServerMessageMetadata(request_context=request, can_send_request=False)
@@ -112,14 +123,23 @@ class Direct:
                 logger.exception("handler for %r raised", message.method)
                 error = ErrorData(code=0, message=str(e))
             reply = JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
-        body = reply.model_dump_json(by_alias=True, exclude_unset=True)
-        headers = {"Content-Type": "application/json", MCP_SESSION_ID_HEADER: sid}
-        await Response(body, status_code=200, headers=headers)(request.scope, receive, send)
+        body = reply.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        # the transport's starlette Response, its headers in its order
+        headers = [(b"content-type", b"application/json"), (SESSION_HEADER, sid.encode("latin-1"))]
+        headers.append((b"content-length", str(len(body)).encode("latin-1")))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
         idle = found.idle
         if idle is not None and idle.deadline != math.inf:
             # the session's idle countdown restarts, as after a request the SDK served
             # (an infinite deadline: another request, e.g. the GET stream, holds it open)
             idle.deadline = anyio.current_time() + self.idle_timeout
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
+    """A request's headers by name, the first of each kept (as starlette's `get` finds):
+    read backwards, a later one is overwritten by an earlier one."""
+    return dict(reversed(raw))
 
 
 @dataclass(frozen=True, slots=True)

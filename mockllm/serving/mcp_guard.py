@@ -207,7 +207,7 @@ def _instances(manager: Any) -> dict[str, Any]:
 
 
 def session_of(headers: list[tuple[bytes, bytes]]) -> str | None:
-    for k, v in headers:
-        if k == SESSION_HEADER:
-            return v.decode("latin-1")
-    return None
+    """The first `mcp-session-id` (as the SDK's starlette headers find it): read backwards
+    into a dict, an earlier one overwrites a later one (a loop in C, not in Python)."""
+    found = dict(reversed(headers)).get(SESSION_HEADER)
+    return None if found is None else found.decode("latin-1")

@@ -1,4 +1,4 @@
-"""One POST through an app's raw ASGI interface, in-process: its status and body."""
+"""In-process ASGI helpers for unit tests: one POST through an app (its status and body), and a WebSocket scope."""
 
 from __future__ import annotations
 
@@ -24,3 +24,10 @@ async def post(app: Any, path: str, body: bytes, query: bytes = b"") -> tuple[in
 
     await app(scope, receive, send)
     return status, b"".join(sent)
+
+
+def websocket_scope(path: str, extensions: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scope uvicorn hands an app for a WebSocket upgrade of `path`."""
+    return {"type": "websocket", "path": path, "raw_path": path.encode(), "query_string": b"",
+            "headers": [], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000),
+            "subprotocols": [], "extensions": extensions or {}}  # fmt: skip

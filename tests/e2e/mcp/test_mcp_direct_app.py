@@ -132,10 +132,11 @@ class Http:
         return start["status"], dict(start["headers"]), b"".join(sent)
 
     async def open(
-        self, path: str, accept: bytes = b"application/json"
+        self, path: str, accept: bytes = b"application/json", extra: Any = ()
     ) -> list[tuple[bytes, bytes]]:
-        """A session after initialize + notifications/initialized: its request headers."""
-        headers = [(b"content-type", b"application/json"), (b"accept", accept)]
+        """A session after initialize + notifications/initialized: its request headers
+        (`extra` ones too)."""
+        headers = [(b"content-type", b"application/json"), (b"accept", accept), *extra]
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"protocolVersion": VERSION.decode(), "capabilities": {},
                            "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
@@ -368,3 +369,15 @@ def _comparable(entry: dict[str, Any]) -> dict[str, Any]:
     for key in ("time", "seq", "duration_ms", "epoch", "headers"):
         entry.pop(key, None)
     return entry
+
+
+def test_the_accept_check_is_the_sdks_and_remembered_boundedly() -> None:
+    direct = Direct(None, 600)  # (the check needs no server)
+    kinds = [b"application/json", b"text/event-stream", b"*/*", b"application/*;q=0.5",
+             b"text/html, APPLICATION/JSON", b""]  # fmt: skip
+    assert [direct._accepts_json(k) for k in kinds] == [True, False, True, True, True, False]
+    assert [direct._accepts_json(k) for k in kinds] == [True, False, True, True, True, False]
+    values = [b"text/x%d" % i for i in range(100)] + [b"application/json, text/x-last"]
+    assert not any(direct._accepts_json(v) for v in values[:-1])
+    assert direct._accepts_json(values[-1])  # past the bound: checked, not remembered
+    assert len(direct._accept) == 64

@@ -92,3 +92,13 @@ def test_only_a_real_handshake_is_upgraded() -> None:
     assert not is_handshake("GET", good[:1])
     assert not is_handshake("GET", [(b"sec-websocket-key", b"short"), good[1]])
     assert not is_handshake("GET", [(b"sec-websocket-key", b"!!not base64!!"), good[1]])
+
+
+def test_the_first_session_header_is_the_session_as_the_sdk_reads_it() -> None:
+    from starlette.requests import Request
+
+    session_of = mcp_guard.session_of
+    headers = [(b"accept", b"*/*"), (b"mcp-session-id", b"one"), (b"mcp-session-id", b"two")]
+    sdk = Request({"type": "http", "headers": headers}).headers.get("mcp-session-id")
+    assert session_of(headers) == sdk == "one"
+    assert session_of(tuple(headers[:1])) is None

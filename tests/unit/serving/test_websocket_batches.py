@@ -16,6 +16,7 @@ from mockllm.loading.loader import load_text
 from mockllm.serving.server import build_app
 from mockllm.serving.upgrades import SEND_TEXTS, _text_frame
 from mockllm.serving.websocket import _data
+from tests.unit.asgi import websocket_scope
 
 SCENARIO = "name: hello\nturns:\n  - reply: {text: hi}\n  - reply: {text: again}\n"
 CREATE = {"type": "response.create", "model": "gpt-5.5", "input": "hello"}
@@ -40,17 +41,7 @@ def _turns(extensions: dict[str, Any]) -> list[Any]:
             sent.append(message)
 
         path = "/s/hello/batches/v1/responses"
-        scope = {
-            "type": "websocket",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "headers": [],
-            "client": ("127.0.0.1", 1),
-            "server": ("127.0.0.1", 8000),
-            "subprotocols": [],
-            "extensions": extensions,
-        }
+        scope = websocket_scope(path, extensions)
         await app(scope, inbox.get, send)
         return sent[1:]
 

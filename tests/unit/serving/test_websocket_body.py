@@ -19,6 +19,7 @@ from mockllm.loading.loader import load_text
 from mockllm.options import DEFAULTS, ServerOptions
 from mockllm.serving.server import build_app
 from mockllm.serving.websocket import _ENCODE, request_body
+from tests.unit.asgi import websocket_scope
 
 SCENARIO = "name: hello\nturns:\n  - reply: {text: hi}\n  - reply: {text: again}\n"
 CREATE = {"type": "response.create", "model": "gpt-5.5", "input": "hello"}
@@ -41,17 +42,7 @@ def _connection(frames: list[str], options: ServerOptions = DEFAULTS) -> list[di
                 sent.append(json.loads(message["text"]))
 
         path = "/s/hello/body/v1/responses"
-        scope = {
-            "type": "websocket",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "headers": [],
-            "client": ("127.0.0.1", 1),
-            "server": ("127.0.0.1", 8000),
-            "subprotocols": [],
-            "extensions": {},
-        }
+        scope = websocket_scope(path)
         await app(scope, inbox.get, send)
         return sent
 
