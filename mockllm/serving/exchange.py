@@ -169,8 +169,7 @@ class Exchanges:
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
         prepared = self._prepare(adapter, route, request_headers, entry.body, parsed)
-        entry.body = prepared.raw  # the cached copy: identical bodies share one object in the log
-        entry.decoded = prepared.body  # (its JSON: a shared log writes it as the entry closes)
+        entry.body, entry.decoded = prepared.raw, prepared.body  # shared copy; JSON for the log
         conv = prepared.parsed.conversation
         entry.conversation, entry.stream = conv, conv.stream
         bound = self._bound.get(adapter) or self._bind(adapter)
