@@ -6,9 +6,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from mockllm._version import __version__
-from mockllm.core.compiled import remembered
+from mockllm.core.compiled import remembered as _remembered
 
-with remembered():  # the dataclasses they make take code compiled at an earlier start
+with _remembered():  # the dataclasses they make take code compiled at an earlier start
     from mockllm.core.scenario import Scenario
     from mockllm.errors import ClientError, MockLLMError, Problem, RequestError, ScenarioError
     from mockllm.loading.loader import load_mapping, load_paths, load_text
