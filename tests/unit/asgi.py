@@ -6,7 +6,13 @@ from typing import Any
 
 
 async def post(app: Any, path: str, body: bytes, query: bytes = b"") -> tuple[int, bytes]:
-    scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(),
+    return await request(app, "POST", path, body, query)
+
+
+async def request(
+    app: Any, method: str, path: str, body: bytes = b"", query: bytes = b""
+) -> tuple[int, bytes]:
+    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(),
              "query_string": query, "headers": [(b"content-type", b"application/json")],
              "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000)}  # fmt: skip
     sent: list[bytes] = []

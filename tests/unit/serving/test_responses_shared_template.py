@@ -22,7 +22,7 @@ from mockllm.serving.rendered import Rendered
 from mockllm.serving.server import build_app
 from tests.support.hypothesis_profiles import examples
 
-from ..asgi import post
+from ..asgi import post, request
 from ..stores import at_once
 
 SCENARIO = {
@@ -111,24 +111,7 @@ def test_each_response_is_kept_under_its_own_id_and_continued() -> None:
 
 
 async def app_get(app: Any, path: str) -> tuple[int, bytes]:
-    scope = {"type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
-             "query_string": b"", "headers": [], "client": ("127.0.0.1", 1),
-             "server": ("127.0.0.1", 8000)}  # fmt: skip
-    sent: list[bytes] = []
-    status = 0
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def out(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        else:
-            sent.append(message.get("body", b""))
-
-    await app(scope, receive, out)
-    return status, b"".join(sent)
+    return await request(app, "GET", path)
 
 
 def test_only_a_request_whose_input_offers_no_tools_shares_a_template() -> None:
