@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Protocol
 
 from mockllm.core.conversation import Conversation, ToolCall, served_call
@@ -151,6 +153,60 @@ def served_calls(
         _SERVED.clear()
     _SERVED[key] = (reply, scenario, calls)
     return calls
+
+
+def echoed_as_scripted(conv: Conversation, scenario: Scenario, call_id: CallId) -> bool:
+    """Whether every assistant message of `conv` carries exactly the calls its turn's
+    scripted reply served on a first attempt — so `diverged` finds nothing — decided
+    without a Python loop per message (it runs for every history). Only for turns whose
+    reply no request changes (`concrete` hands back the very reply: no search, no
+    `generate`/`near_miss`/MCP call, no strict tools offered); False sends the history
+    through `diverged`, which decides every case."""
+    if conv.strict_tools:
+        return False
+    messages = conv.messages
+    sent = list(compress(map(_CALLS, messages), map(_ASSISTANT, map(_ROLE, messages))))
+    scripted = _scripted_calls(scenario, call_id, len(sent))
+    # Tuples of the served ToolCall objects on both sides: compared by identity, in C.
+    return len(scripted) >= len(sent) and sent == scripted[: len(sent)]
+
+
+_ROLE, _CALLS, _ASSISTANT = attrgetter("role"), attrgetter("tool_calls"), "assistant".__eq__
+
+# (id of the scenario, call_id) → (scenario, the calls served at turns 0, 1, …, up to the
+# first turn a request could make concrete or the script's end): every request of an agent
+# loop checks every earlier turn against the same script. Emptied when full, as `_SERVED`.
+_SCRIPTED: dict[tuple[int, CallId], tuple[Scenario, list[tuple[ToolCall, ...]], list[bool]]] = {}
+_SCRIPTED_TURNS = 4096  # per scenario and wire: a longer history takes `diverged`'s loop
+
+
+def _scripted_calls(scenario: Scenario, call_id: CallId, count: int) -> list[tuple[ToolCall, ...]]:
+    """The calls served at the first `count` turns (fewer where the list stops)."""
+    key = (id(scenario), call_id)
+    hit = _SCRIPTED.get(key)
+    if hit is None or hit[0] is not scenario:  # never a recycled id()
+        if len(_SCRIPTED) >= _SCRIPTED_LIMIT:
+            _SCRIPTED.clear()
+        hit = _SCRIPTED[key] = (scenario, [], [False])
+    calls, ended = hit[1], hit[2]
+    while len(calls) < min(count, _SCRIPTED_TURNS) and not ended[0]:
+        turn = scenario.turn(len(calls))
+        if turn is None or not _as_scripted(turn.reply):
+            ended[0] = True
+            break
+        calls.append(served_calls(scenario, len(calls), turn.reply, call_id))
+    return calls
+
+
+_SCRIPTED_LIMIT = 256
+
+
+def _as_scripted(reply: Reply) -> bool:
+    """Whether `concrete` hands this reply back unchanged when no strict tools are offered
+    (core/concrete.py: a search, `generate:`, `near_miss` or an MCP call make it anew)."""
+    return reply.search is None and not any(
+        c.generate or c.near_miss or c.mcp for c in reply.tool_calls
+    )
 
 
 def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> bool:

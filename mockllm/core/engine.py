@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from mockllm.core import misbehaviour
 from mockllm.core.concrete import concrete
 from mockllm.core.conversation import Conversation
-from mockllm.core.divergence import CONTINUED, CallId, diverged
+from mockllm.core.divergence import CONTINUED, CallId, diverged, echoed_as_scripted
 from mockllm.core.encoding import digest
 from mockllm.core.expectations import check
 from mockllm.core.matching import UNMATCHED, WHY, diverged_keyed, located
@@ -311,8 +311,8 @@ def _check_history(
     """The history against what the script served: a divergence is logged, and refused in
     strict mode, unless it is a harness continuing after a failed stream (its own mistake,
     not a request the provider would refuse: the verdict reports it, the answer goes on)."""
-    if not scenario.keyed and conv.turn == 0:
-        return  # nothing served before it to diverge from
+    if not scenario.keyed and (conv.turn == 0 or echoed_as_scripted(conv, scenario, call_id)):
+        return  # nothing served before it, or every turn's calls echoed as scripted
     served = _ServedReplies(scenario, conv)
     if scenario.keyed:
         divergence = diverged_keyed(conv, scenario, call_id, served)

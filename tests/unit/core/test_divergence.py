@@ -4,9 +4,12 @@ with its exact one-line message (tests/e2e/wires/test_divergence_e2e.py drives t
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from mockllm.core.conversation import Conversation, Message, ToolCall
-from mockllm.core.divergence import diverged, same_json, served_calls
+from mockllm.core.conversation import Conversation, Message, Tool, ToolCall
+from mockllm.core.divergence import diverged, echoed_as_scripted, same_json, served_calls
+from mockllm.core.engine import _ServedReplies
 from mockllm.core.scenario import Reply, Scenario, ScriptedCall
 from mockllm.errors import Finding
 from mockllm.loading.loader import load_mapping
@@ -229,3 +232,72 @@ def test_an_echoed_call_is_parsed_as_the_served_object() -> None:
     assert changed.messages[0].tool_calls[0] is not served_weather
     finding = diverged(changed, SCENARIO, call_id, served)
     assert finding is not None and "tool_calls[0].arguments" in finding.message
+
+
+def history(*replies: tuple[ToolCall, ...], strict: bool = False) -> Conversation:
+    """`check`'s history, with a strict tool offered or not."""
+    messages = [Message("user", "go", at="messages[0]")]
+    for calls in replies:
+        messages += [Message("assistant", tool_calls=calls, at="messages[1]"), Message("user", "n")]
+    tools = (Tool("get_weather", {"type": "object"}, strict=True),) if strict else ()
+    return Conversation("m", tuple(messages), tools)
+
+
+def test_a_history_echoed_as_scripted_is_decided_without_the_loop() -> None:
+    """The fast test (engine._check_history asks it first) says yes only where `diverged`
+    finds nothing, and hands every other history to it."""
+    echoed = history((WEATHER, TIME), (SECOND,))
+    assert echoed_as_scripted(echoed, SCENARIO, call_id)
+    assert not echoed_as_scripted(history((TIME, WEATHER)), SCENARIO, call_id)  # diverged
+    respaced = ToolCall("call_0_0", "get_weather", '{ "city" : "Paris" }')
+    assert not echoed_as_scripted(history((respaced, TIME)), SCENARIO, call_id)  # JSON-equal
+    assert not echoed_as_scripted(history((WEATHER, TIME), (SECOND,), (), ()), SCENARIO, call_id)
+    strict = history((WEATHER, TIME), strict=True)  # concrete() may fill required properties
+    assert not echoed_as_scripted(strict, SCENARIO, call_id)
+
+
+def test_a_reply_a_request_makes_concrete_is_left_to_the_loop() -> None:
+    generated = load_mapping(
+        {
+            "name": "generated",
+            "turns": [
+                {"reply": {"tool_calls": [{"name": "get_weather", "arguments": {}}]}},
+                {"reply": {"tool_calls": [{"name": "get_weather", "generate": "valid"}]}},
+                {"reply": {"text": "done"}},
+            ],
+        }
+    )
+    first = served_calls(generated, 0, generated.turns[0].reply, call_id)
+    assert echoed_as_scripted(history(first), generated, call_id)
+    # the scripted calls, not the ones `generate:` made for the request: only the loop knows
+    second = served_calls(generated, 1, generated.turns[1].reply, call_id)
+    assert not echoed_as_scripted(history(first, second), generated, call_id)
+
+
+CHOICES = st.sampled_from(["echo", "equal", "changed", "none", "retry"])
+
+
+@given(st.lists(CHOICES, max_size=5), st.booleans())
+def test_the_fast_test_never_hides_a_divergence(choices: list[str], strict: bool) -> None:
+    """Whatever the history, a yes from `echoed_as_scripted` means `diverged` (with the
+    engine's own `served`) finds nothing; a history of echoes within the script is a yes."""
+    replies = []
+    for turn, choice in enumerate(choices):
+        reply = SCENARIO.turn(turn)
+        calls = served_calls(SCENARIO, turn, reply.reply, call_id) if reply else (WEATHER,)
+        replies.append(
+            {
+                "echo": calls,
+                "equal": tuple(ToolCall(c.id, c.name, c.arguments) for c in calls),
+                "changed": tuple(ToolCall(c.id, c.name, c.arguments + " ") for c in calls),
+                "none": (),
+                "retry": tuple(ToolCall(c.id + "_2", c.name, c.arguments) for c in calls),
+            }[choice]
+        )
+    conv = history(*replies, strict=strict)
+    fast = echoed_as_scripted(conv, SCENARIO, call_id)
+    if fast:
+        assert diverged(conv, SCENARIO, call_id, _ServedReplies(SCENARIO, conv)) is None
+    within = len(choices) <= len(SCENARIO.turns)
+    if not strict and within and set(choices) <= {"echo", "equal"}:
+        assert fast
