@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Hashable
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from mockllm.core.cache import SizedLru
@@ -435,8 +436,9 @@ def _usage(resolved: Resolved, deepseek: bool) -> dict[str, Any]:
 
 def _history(messages: list[Any]) -> tuple[tuple[Message, ...], Walk]:
     """The messages, and what the history rules C1-C3 find in them (openai_chat_rules.Walk),
-    in one loop: it runs per message of a history. The rules read the raw roles: a legacy
-    `function` message is no tool message to them, though parsed as one."""
+    in one loop: it runs per message of a history, so the usual tool result (text content)
+    is built here and every other message by `_message`. The rules read the raw roles: a
+    legacy `function` message is no tool message to them, though parsed as one."""
     out = []
     orphan: int | None = None
     unknown: tuple[int, str] | None = None
@@ -446,29 +448,38 @@ def _history(messages: list[Any]) -> tuple[tuple[Message, ...], Walk]:
     answered: list[str] = []
     answering = False  # the last message other than a tool result made tool calls
     for i, m in enumerate(messages):
-        message = _message(m, i)
-        out.append(message)
-        if message.tool_results and m["role"] == "tool":
+        role = m.get("role") if type(m) is dict else None
+        if role == "tool":
+            call_id, text = m.get("tool_call_id"), m.get("content")
+            if type(call_id) is str and type(text) is str:
+                result = (ToolResult(call_id, text),)
+                out.append(Message("tool", "", (), result, None, f"messages[{i}]"))
+            else:
+                out.append(_message(m, i))  # refuses a missing id; a content of parts
             if not answering and orphan is None:
                 orphan = i
             if opened >= 0:
-                call_id = message.tool_results[0].call_id
                 if unknown is None and call_id not in calls:
                     unknown = (i, call_id)
                 answered.append(call_id)
             continue
+        message = _message(m, i)
+        out.append(message)
         if opened >= 0:
             if answered != calls:  # the usual case: answered one by one, in order
                 walk.close(opened, calls, answered)
             opened = -1
         answering = bool(message.tool_calls)
         if answering:
-            calls = [c.id for c in message.tool_calls]
+            calls = list(map(_ID, message.tool_calls))
             opened, answered = i, []
     if opened >= 0:
         walk.close(opened, calls, answered)
     walk.orphan, walk.unknown = orphan, unknown
     return tuple(out), walk
+
+
+_ID = attrgetter("id")
 
 
 def _message(m: Any, i: int) -> Message:
@@ -516,12 +527,19 @@ def _calls(calls: Any, at: str) -> tuple[ToolCall, ...]:
     """An assistant message's tool_calls, in one loop (it runs per message of a history)."""
     out = []
     for c in calls:
+        try:  # the usual call, echoed as served: found by its three strings (only str == str)
+            function = c["function"]
+            found = SERVED_CALLS.get((c["id"], function["name"], function["arguments"]))
+        except (KeyError, TypeError):  # not an object, a key missing, an unhashable value
+            found = None
+        if found is not None:
+            out.append(found)
+            continue
         function = c.get("function") if isinstance(c, dict) else None
         if isinstance(function, dict):
             call_id, name, arguments = c.get("id"), function.get("name"), function.get("arguments")
             if isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str):
-                key = (call_id, name, arguments)  # a call as served: that very object
-                out.append(SERVED_CALLS.get(key) or ToolCall(call_id, name, arguments))
+                out.append(ToolCall(call_id, name, arguments))
                 continue
         raise _call_error(c, f"{at}.tool_calls[{len(out)}]")
     return tuple(out)

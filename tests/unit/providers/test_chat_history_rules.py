@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.core.conversation import Conversation
+from mockllm.core.conversation import Conversation, ToolCall
 from mockllm.core.scenario import Reply, Scenario, Turn
 from mockllm.core.validation import RuleContext
+from mockllm.errors import RequestError
 from mockllm.providers.openai_chat import ChatCompletions
 from mockllm.providers.openai_chat_rules import RULES, WALK, _scan
 from tests.support.hypothesis_profiles import examples
@@ -154,3 +156,72 @@ def test_the_parse_finds_what_the_rules_find(messages: list[Any], flavor: str) -
     ctx = RuleContext(parsed.conversation, SCENARIO, flavor, dict(parsed.views))
     alone = RuleContext(parsed.conversation, SCENARIO, flavor)
     assert RULES.run(body, ctx) == RULES.run(body, alone)
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+MISSING_ID = (
+    "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "error", "param"),
+    [
+        ({"role": "tool", "content": "x"}, MISSING_ID, "messages[1].tool_call_id"),
+        ({"role": "tool", "tool_call_id": ["c"], "content": "x"}, MISSING_ID, None),
+        ({"role": "tool", "tool_call_id": 1, "content": "x"}, MISSING_ID, None),
+        (
+            {"role": "assistant", "tool_calls": ["c"]},
+            "Invalid type for 'messages[1].tool_calls[0]': expected an object, but got a string "
+            "instead.",
+            "messages[1].tool_calls[0]",
+        ),
+        ({"role": "assistant", "tool_calls": [{**CALL, "id": ["c1"]}]}, None, ".id"),
+        ({"role": "assistant", "tool_calls": [{"function": CALL["function"]}]}, None, ".id"),
+        ({"role": "assistant", "tool_calls": [{**CALL, "function": ["f"]}]}, None, ".function"),
+        (
+            {"role": "assistant", "tool_calls": [{**CALL, "function": {"arguments": "{}"}}]},
+            None,
+            ".function.name",
+        ),
+    ],
+    ids=[
+        "no id",
+        "id a list",
+        "id a number",
+        "call a string",
+        "call id a list",
+        "no call id",
+        "function a list",
+        "no name",
+    ],
+)
+def test_the_quick_paths_of_the_parse_refuse_as_the_checks_do(
+    message: dict[str, Any], error: str | None, param: str | None
+) -> None:
+    """The usual tool result and an echoed call are read without their checks (the parse
+    runs per message): anything else still gets the check's own error, as the API words it."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "u"}, message]}
+    with pytest.raises(RequestError) as caught:
+        ChatCompletions().parse(body)
+    if param is None or param.startswith("."):
+        param = "messages[1].tool_call_id" if param is None else f"messages[1].tool_calls[0]{param}"
+    if error is None:
+        error = f"Missing required parameter: '{param}'."
+    assert (caught.value.message, caught.value.param) == (error, param)
+
+
+def test_a_tool_result_of_parts_and_an_echoed_call_parse_as_before() -> None:
+    parts = [{"type": "text", "text": "18 °C"}]
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "tool_calls": [CALL]},
+            {"role": "tool", "tool_call_id": "c1", "content": parts},
+            {"role": "tool", "tool_call_id": "c1", "content": "18 °C"},
+        ],
+    }
+    messages = ChatCompletions().parse(body).conversation.messages
+    assert [m.tool_results[0].content for m in messages[1:]] == ["18 °C", "18 °C"]
+    assert [m.at for m in messages] == ["messages[0]", "messages[1]", "messages[2]"]
+    assert messages[0].tool_calls[0] == ToolCall("c1", "f", "{}")
