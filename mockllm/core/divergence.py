@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from itertools import compress
-from operator import attrgetter
 from typing import Any, Protocol
 
 from mockllm.core.conversation import Conversation, ToolCall, served_call
@@ -157,21 +155,25 @@ def served_calls(
 
 def echoed_as_scripted(conv: Conversation, scenario: Scenario, call_id: CallId) -> bool:
     """Whether every assistant message of `conv` carries exactly the calls its turn's
-    scripted reply served on a first attempt — so `diverged` finds nothing — decided
-    without a Python loop per message (it runs for every history). Only for turns whose
+    scripted reply served on a first attempt — so `diverged` finds nothing — decided by one
+    comparison a message, no earlier turn resolved (it runs for every history). Only for turns whose
     reply no request changes (`concrete` hands back the very reply: no search, no
     `generate`/`near_miss`/MCP call, no strict tools offered); False sends the history
     through `diverged`, which decides every case."""
     if conv.strict_tools:
         return False
-    messages = conv.messages
-    sent = list(compress(map(_CALLS, messages), map(_ASSISTANT, map(_ROLE, messages))))
-    scripted = _scripted_calls(scenario, call_id, len(sent))
-    # Tuples of the served ToolCall objects on both sides: compared by identity, in C.
-    return len(scripted) >= len(sent) and sent == scripted[: len(sent)]
+    scripted = _scripted_calls(scenario, call_id, conv.turn)
+    if len(scripted) < conv.turn:
+        return False  # past the script, or a turn a request makes concrete
+    turn = 0
+    for message in conv.messages:  # a plain loop: dearer as map/compress chains (measured)
+        if message.role == "assistant":
+            # tuples of the served ToolCall objects on both sides: compared by identity
+            if message.tool_calls != scripted[turn]:
+                return False
+            turn += 1
+    return True
 
-
-_ROLE, _CALLS, _ASSISTANT = attrgetter("role"), attrgetter("tool_calls"), "assistant".__eq__
 
 # (id of the scenario, call_id) → (scenario, the calls served at turns 0, 1, …, up to the
 # first turn a request could make concrete or the script's end): every request of an agent
