@@ -159,7 +159,19 @@ def echoed_as_scripted(conv: Conversation, scenario: Scenario, call_id: CallId) 
     comparison a message, no earlier turn resolved (it runs for every history). Only for turns whose
     reply no request changes (`concrete` hands back the very reply: no search, no
     `generate`/`near_miss`/MCP call, no strict tools offered); False sends the history
-    through `diverged`, which decides every case."""
+    through `diverged`, which decides every case. Kept on the conversation: `unmerged`
+    asks it first too."""
+    key = (ECHOED, id(scenario), call_id)
+    found: tuple[Scenario, bool] | None = conv.memo.get(key)
+    if found is None or found[0] is not scenario:  # (a cached request outlives a reload)
+        found = conv.memo[key] = (scenario, _echoed_now(conv, scenario, call_id))
+    return found[1]
+
+
+ECHOED = "echoed_as_scripted"
+
+
+def _echoed_now(conv: Conversation, scenario: Scenario, call_id: CallId) -> bool:
     if conv.strict_tools:
         return False
     scripted = _scripted_calls(scenario, call_id, conv.turn)

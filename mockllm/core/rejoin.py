@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mockllm.core.conversation import Conversation, Message, ToolCall
-from mockllm.core.divergence import CallId, attempt_of, retry_id
+from mockllm.core.divergence import CallId, attempt_of, echoed_as_scripted, retry_id
 from mockllm.core.scenario import Scenario
 
 
@@ -45,8 +45,8 @@ def unmerged(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
     """`conv` with merged replies read apart; `conv` itself when no assistant message holds
     more calls than its turn served — the usual case, decided without building anything.
     Scenarios whose turns are not counted (seeds, keyed turns) are left as they are."""
-    if scenario.seeds or scenario.keyed:
-        return conv
+    if scenario.seeds or scenario.keyed or echoed_as_scripted(conv, scenario, call_id):
+        return conv  # (echoed: each message holds exactly its turn's calls)
     turn = 0
     for message in conv.messages:
         if message.role != "assistant":

@@ -301,3 +301,12 @@ def test_the_fast_test_never_hides_a_divergence(choices: list[str], strict: bool
     within = len(choices) <= len(SCENARIO.turns)
     if not strict and within and set(choices) <= {"echo", "equal"}:
         assert fast
+
+
+def test_the_answer_kept_on_the_conversation_is_its_scenarios() -> None:
+    """A cached request's conversation outlives a reload: kept per scenario object."""
+    conv = history((WEATHER, TIME), (SECOND,))
+    assert echoed_as_scripted(conv, SCENARIO, call_id)
+    other = load_mapping({"name": "two-turns", "turns": [{"reply": {"text": "hi"}}]})
+    assert not echoed_as_scripted(conv, other, call_id)
+    assert echoed_as_scripted(conv, SCENARIO, call_id)
