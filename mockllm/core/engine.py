@@ -25,6 +25,7 @@ from mockllm.core.scenario import (
     Flavor,
     HttpFault,
     Misbehave,
+    Plain,
     Reply,
     Scenario,
     StreamError,
@@ -245,6 +246,52 @@ class Engine:
                     answer.error = _refusal(found[0], IMPOSSIBLE)
         if answer.error is None:
             self._serve(answer, scenario, session, turn, conv)
+        return answer
+
+    def plain(
+        self,
+        scenario: Scenario,
+        plain: Plain,
+        conv: Conversation,
+        attempt: int,
+        cuts: Mapping[int, str],
+        violations: tuple[Violation, ...],
+        call_id: CallId | None,
+    ) -> Answer | None:
+        """`answer` for a request of a plain scenario (`Plain`: no fault, chaos, side
+        request, seed or keyed turn, decided at load) when there is nothing to say of it: no
+        rule broken, a turn there, the history as served, its expectations met, a reply
+        some model could give. None otherwise, and `answer` then says what it found: both
+        read the same request and change nothing, so the answer is the same. The server's
+        --chaos is the caller's to rule out."""
+        if violations:
+            return None
+        index = conv.turn
+        turn = scenario.turn(index)
+        if turn is None:
+            return None
+        answer = Answer(index, attempt, None, None, _NONE, _NONE)
+        reply = turn.reply
+        mode = scenario.validation or self.validation
+        if mode != "off":
+            if call_id is not None and index:
+                _check_history(answer, scenario, conv, call_id, cuts, strict=mode == "strict")
+                if answer.violations:
+                    return None
+            if impossible(reply, conv) is not None:
+                return None
+        if turn.expect and check(turn.expect, conv, index):
+            return None
+        last = len(plain.fixed) - 1
+        if not plain.fixed[min(index, last)] or (reply.tool_calls and conv.strict_tools):
+            try:
+                reply = concrete(scenario, index, reply, conv)
+                if reply.json is not None:
+                    reply = structured(scenario, index, reply, conv, f"turn {index}")
+            except RequestError:
+                return None
+        created = int(time.time()) if self.real_time else FIXED_CREATED
+        answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
         return answer
 
     def _serve(

@@ -392,6 +392,41 @@ class StreamConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Plain:
+    """What a plain scenario decides once, at load, for every request it answers
+    (`Engine.plain`, `MemoryStore.answer`): a scenario with no side request, no fault, no
+    chaos of its own, no seed and no keyed turn, whose requests skip the checks for those."""
+
+    # Per turn: its reply is the same whatever the request (no `generate:`, `near_miss`,
+    # `mcp`, `json:` or `search_tools`): `concrete()` has nothing to make of it, unless it
+    # calls a tool and the request offers strict tools (their required properties).
+    fixed: tuple[bool, ...]
+    # Per turn: `Scenario.allowances` (the log's `allow`), the last one for a `repeat`.
+    allow: tuple[Mapping[str, str], ...]
+    # Some reply calls a tool: a reply merged by the client may be read apart (rejoin.py)
+    calls: bool
+
+
+def _fixed(reply: Reply) -> bool:
+    if reply.search is not None or reply.json is not None:
+        return False
+    return not any(c.generate or c.near_miss or c.mcp for c in reply.tool_calls)
+
+
+def _plain(scenario: Scenario) -> Plain | None:
+    turns = scenario.turns
+    if scenario.side_requests or scenario.chaos or scenario.seeds or scenario.keyed:
+        return None
+    if not turns or any(t.fault is not None or not t.has_reply for t in turns):
+        return None
+    return Plain(
+        tuple(_fixed(t.reply) for t in turns),
+        tuple(scenario.allowances(i) for i in range(len(turns))),
+        any(t.reply.tool_calls for t in turns),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """A scripted conversation, as loaded from one file."""
 
@@ -419,12 +454,15 @@ class Scenario:
     keyed: bool = field(init=False, compare=False, repr=False)
     # The texts its turns serve: an assistant message with one is never taken for a seed.
     served_texts: frozenset[str] = field(init=False, compare=False, repr=False)
+    # What every request of a plain scenario skips, decided here once (None: not plain).
+    plain: Plain | None = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         parallel = any(len(t.reply.tool_calls) > 1 for t in self.turns)
         object.__setattr__(self, "parallel_calls", parallel)
         object.__setattr__(self, "keyed", any(t.match is not None for t in self.turns))
         object.__setattr__(self, "served_texts", frozenset(t.reply.text for t in self.turns))
+        object.__setattr__(self, "plain", _plain(self))
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)
