@@ -161,10 +161,9 @@ class Exchanges:
             await self._fetch_referred(adapter, entry.body, parsed)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
-        try:
-            scenario = self.engine.find(entry.scenario)
-        except RequestError:  # perhaps posted to another server of the store
-            scenario = await self._found_after_refresh(entry.scenario)
+        scenario = self.engine.scenarios.get(entry.scenario or "")  # (`find`'s usual find)
+        if scenario is None:
+            scenario = await self._found(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
         # Its flavor: (unless the URL chose one): from here on that provider answers.
         adapter = responder.adapter = adapter.for_scenario(scenario)
@@ -176,19 +175,16 @@ class Exchanges:
         if prepared.parsed.cacheable:
             entry.reparse = bound[0]
         session = entry.session or "default"
-        side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
-        if side is not None:  # not a turn: nothing is counted (core/side.py)
-            answer = side
+        if scenario.side_requests and (side := self._side(adapter, prepared, scenario)):
+            answer = side  # not a turn: nothing is counted (core/side.py)
+        elif (memory := self._in_memory) is not None:  # the scenario found is the one
+            found = self._violations(adapter, prepared, scenario)
+            answer = memory.answer(self.engine, scenario, session, conv, adapter.call_id, found)
         else:
             checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
-            if self._in_memory is not None:
-                answer = self._in_memory.answer(
-                    self.engine, scenario, session, conv, adapter.call_id, checks
-                )
-            else:
-                scenario, answer = await answer_turn(
-                    self.store, self.engine, scenario, session, conv, adapter.call_id, checks
-                )
+            scenario, answer = await answer_turn(
+                self.store, self.engine, scenario, session, conv, adapter.call_id, checks
+            )
         _logged(entry, scenario, answer)
         responder.request_id = adapter.request_id(
             entry.session, scenario.name, answer.turn, answer.attempt
@@ -213,9 +209,12 @@ class Exchanges:
         violations = self._violations(adapter, prepared, scenario)
         return self.engine.side(scenario, conv, found, violations)
 
-    async def _found_after_refresh(self, name: str | None) -> Scenario:
-        await self.store.refresh()  # in memory: nothing, and the same 404 again
-        return self.engine.find(name)
+    async def _found(self, name: str | None) -> Scenario:
+        try:
+            return self.engine.find(name)  # (the default, or the 404 naming what there is)
+        except RequestError:  # perhaps posted to another server of the store
+            await self.store.refresh()  # in memory: nothing, and the same 404 again
+            return self.engine.find(name)
 
     async def _fetch_referred(self, adapter: SharedResponses, raw: bytes, body: Any) -> None:
         """Load the stored response a request names (previous_response_id) from the shared
@@ -442,7 +441,11 @@ def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
         entry.why = answer.why
     if answer.side is not None:
         entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
-    entry.allow = scenario.allowances(entry.turn)  # None for a side request: no turn
+    plain, turn = scenario.plain, entry.turn  # (None for a side request: no turn)
+    if plain is not None and turn is not None and turn < len(plain.allow):
+        entry.allow = plain.allow[turn]  # decided at load
+    else:
+        entry.allow = scenario.allowances(turn)
     entry.violations = answer.violations
     entry.expectation_failures = answer.expectation_failures
     fault = answer.fault  # (never with an error: the engine finds one only for a reply)

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId
@@ -97,7 +97,7 @@ class MemoryStore:
         session: str,
         parsed: Conversation,
         call_id: CallId | None,
-        violations: Callable[[Scenario], tuple[Violation, ...]],
+        violations: tuple[Violation, ...],
     ) -> Answer:
         """`answer_turn` (state/store.py) in one plain call, the path every request of the
         default store takes: the same steps as `expect`, the answer and `commit`, without
@@ -117,12 +117,11 @@ class MemoryStore:
         attempt = counts.get(key, 0) + 1 if counts is not None else 1
         by_scenario = state._cuts.get(session)
         cuts = by_scenario.get(name, NO_CUTS) if by_scenario else NO_CUTS
-        found_violations = violations(scenario)
         found = None
         if plain is not None:
-            found = engine.plain(scenario, plain, conv, attempt, cuts, found_violations, call_id)
+            found = engine.plain(scenario, plain, conv, attempt, cuts, violations, call_id)
         if found is None:
-            found = engine.answer(scenario, session, conv, attempt, cuts, found_violations, call_id)
+            found = engine.answer(scenario, session, conv, attempt, cuts, violations, call_id)
         if counts is None:  # the session's first attempt: `begin` makes room for it
             state.begin(session, name, turn)
         else:  # (nothing suspended since the look: the count is still `attempt - 1`)
