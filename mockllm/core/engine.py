@@ -25,7 +25,6 @@ from mockllm.core.scenario import (
     Flavor,
     HttpFault,
     Misbehave,
-    Plain,
     Reply,
     Scenario,
     StreamError,
@@ -251,14 +250,13 @@ class Engine:
     def plain(
         self,
         scenario: Scenario,
-        plain: Plain,
         conv: Conversation,
         attempt: int,
         cuts: Mapping[int, str],
         violations: tuple[Violation, ...],
         call_id: CallId | None,
     ) -> Answer | None:
-        """`answer` for a request of a plain scenario (`Plain`: no fault, chaos, side
+        """`answer` for a request of a plain scenario (`Scenario.plain`: no fault, chaos, side
         request, seed or keyed turn, decided at load) when there is nothing to say of it: no
         rule broken, a turn there, the history as served, its expectations met, a reply
         some model could give. None otherwise, and `answer` then says what it found: both
@@ -266,8 +264,8 @@ class Engine:
         --chaos is the caller's to rule out."""
         if violations:
             return None
-        index = conv.turn
-        turn = scenario.turn(index)
+        index, turns = conv.turn, scenario.turns
+        turn = turns[index] if index < len(turns) else scenario.turn(index)
         if turn is None:
             return None
         answer = Answer(index, attempt, None, None, _NONE, _NONE)
@@ -282,8 +280,7 @@ class Engine:
                 return None
         if turn.expect and check(turn.expect, conv, index):
             return None
-        last = len(plain.fixed) - 1
-        if not plain.fixed[min(index, last)] or (reply.tool_calls and conv.strict_tools):
+        if not reply.fixed or (reply.tool_calls and conv.strict_tools):  # (`concrete`'s test)
             try:
                 reply = concrete(scenario, index, reply, conv)
                 if reply.json is not None:

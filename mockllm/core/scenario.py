@@ -169,6 +169,17 @@ class Reply:
     empty: Empty | None = None  # a 200 with no text, no calls, nothing
     filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
     blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
+    # Nothing of it depends on the request (no `generate:`, `near_miss`, `mcp`, `json:` or
+    # `search_tools`), decided once: `concrete()` hands it back as it is, unless it calls
+    # a tool and the request offers strict tools (their required properties filled in).
+    fixed: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        fixed = self.search is None and self.json is None
+        for call in self.tool_calls:  # (a loop: any() over a generator is a call more)
+            if call.generate or call.near_miss or call.mcp:
+                fixed = False
+        object.__setattr__(self, "fixed", fixed)
 
     @property
     def text_part(self) -> bool:
@@ -397,20 +408,10 @@ class Plain:
     (`Engine.plain`, `MemoryStore.answer`): a scenario with no side request, no fault, no
     chaos of its own, no seed and no keyed turn, whose requests skip the checks for those."""
 
-    # Per turn: its reply is the same whatever the request (no `generate:`, `near_miss`,
-    # `mcp`, `json:` or `search_tools`): `concrete()` has nothing to make of it, unless it
-    # calls a tool and the request offers strict tools (their required properties).
-    fixed: tuple[bool, ...]
     # Per turn: `Scenario.allowances` (the log's `allow`), the last one for a `repeat`.
     allow: tuple[Mapping[str, str], ...]
     # Some reply calls a tool: a reply merged by the client may be read apart (rejoin.py)
     calls: bool
-
-
-def _fixed(reply: Reply) -> bool:
-    if reply.search is not None or reply.json is not None:
-        return False
-    return not any(c.generate or c.near_miss or c.mcp for c in reply.tool_calls)
 
 
 def _plain(scenario: Scenario) -> Plain | None:
@@ -420,7 +421,6 @@ def _plain(scenario: Scenario) -> Plain | None:
     if not turns or any(t.fault is not None or not t.has_reply for t in turns):
         return None
     return Plain(
-        tuple(_fixed(t.reply) for t in turns),
         tuple(scenario.allowances(i) for i in range(len(turns))),
         any(t.reply.tool_calls for t in turns),
     )

@@ -119,7 +119,7 @@ class MemoryStore:
         cuts = by_scenario.get(name, NO_CUTS) if by_scenario else NO_CUTS
         found = None
         if plain is not None:
-            found = engine.plain(scenario, plain, conv, attempt, cuts, violations, call_id)
+            found = engine.plain(scenario, conv, attempt, cuts, violations, call_id)
         if found is None:
             found = engine.answer(scenario, session, conv, attempt, cuts, violations, call_id)
         if counts is None:  # the session's first attempt: `begin` makes room for it
