@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
-from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.cache import MAX_CACHED_BYTES, Bounded
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
@@ -64,16 +64,16 @@ class Exchanges:
         # The default store answers in one plain call (MemoryStore.answer); others count
         # through `answer_turn`.
         self._in_memory = store if isinstance(store, MemoryStore) else None
-        self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
+        self._prepared: dict[str, Bounded[Any, Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
-        self._seen: Lru[bool] = Lru(4096)
-        self._rendered: Lru[Rendered] = Lru(512)
-        self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
+        self._seen: Bounded[int, bool] = Bounded(4096)
+        self._rendered: Bounded[Any, Rendered] = Bounded(512)
+        self._drawn: Bounded[Any, Reply] = Bounded(512)  # render keys seen once (see `_render`)
         # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
         # method bound per request is 64 bytes each in the ring (adapters are few; a bound
         # as variants may be made per scenario)
-        # (a plain dict, emptied past _BOUND_KEPT: an Lru's get is a call of its own)
+        # (a plain dict, emptied past _BOUND_KEPT)
         self._bound: dict[Adapter, tuple[Callable[[bytes], Conversation | None], CallId]] = {}
         # Paths found free of control characters: a suite sends a few paths again and again
         # (a session per path), and the set lookup costs a fraction of the regex search.
@@ -243,8 +243,8 @@ class Exchanges:
                 400, message, kind="bad_content_type", code="unsupported_content_type"
             )
         cache = self._prepared.get(adapter.api)
-        if cache is None:  # not setdefault: that would build an Lru per request
-            cache = self._prepared[adapter.api] = Lru(256)
+        if cache is None:  # not setdefault: that would build one per request
+            cache = self._prepared[adapter.api] = Bounded(256)
         # The path can say part of the request (Gemini's model and stream), headers too.
         key: tuple[Any, ...] = (route, raw)
         if adapter.parse_headers:
