@@ -280,7 +280,13 @@ class Engine:
                 return None
         if turn.expect and check(turn.expect, conv, index):
             return None
-        if not reply.fixed or (reply.tool_calls and conv.strict_tools):  # (`concrete`'s test)
+        fixed = reply.fixed
+        if fixed and reply.tool_calls:  # a strict tool called gets its required properties:
+            for tool in conv.tools:  # `concrete` fills them in (read here without building
+                if tool.strict:  # the request's `strict_tools`, which is seldom needed)
+                    fixed = False
+                    break
+        if not fixed:
             try:
                 reply = concrete(scenario, index, reply, conv)
                 if reply.json is not None:
@@ -417,8 +423,24 @@ def _resolve(
     key = ("resolved", id(scenario), index, id(reply), created)
     found: Resolved | None = conv.memo.get(key)
     if found is None or found.reply is not reply or found.scenario is not scenario:
-        # (the very same objects: a recycled id() never matches)
-        found = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created, attempt)
+        # (the very same objects: a recycled id() never matches); the counts written out
+        # here, not in a call of their own: most bodies are seen once
+        out_chars = len(reply.text) + len(reply.reasoning or "")
+        for c in reply.tool_calls:  # (a loop: a generator is a call of its own)
+            out_chars += len(c.name) + len(c.arguments)
+        usage = reply.usage
+        found = conv.memo[key] = Resolved(
+            scenario,
+            index,
+            reply,
+            # `_tokens` written out: two calls a request
+            ((conv.input_chars + 3) // 4 or 1) if usage.input is None else usage.input,
+            ((out_chars + 3) // 4 or 1) if usage.output is None else usage.output,
+            _tokens(len(reply.reasoning)) if reply.reasoning else 0,
+            created,
+            attempt,
+        )
+        return found
     if found.attempt == attempt:
         return found
     return Resolved(
@@ -433,26 +455,6 @@ def _resolve(
     )
 
 
-def _resolve_now(
-    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int
-) -> Resolved:
-    out_chars = len(reply.text) + len(reply.reasoning or "")
-    for c in reply.tool_calls:  # (a loop: a generator is a call of its own)
-        out_chars += len(c.name) + len(c.arguments)
-    usage = reply.usage
-    return Resolved(
-        scenario=scenario,
-        turn=index,
-        reply=reply,
-        # `_tokens` written out: two calls a request
-        input_tokens=((conv.input_chars + 3) // 4 or 1) if usage.input is None else usage.input,
-        output_tokens=((out_chars + 3) // 4 or 1) if usage.output is None else usage.output,
-        reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
-        created=created,
-        attempt=attempt,
-    )
-
-
 def input_tokens(conversation: Conversation) -> int:
     """The request's input tokens as every reply's `usage` counts them (token counting)."""
     return _tokens(conversation.input_chars)
@@ -460,5 +462,5 @@ def input_tokens(conversation: Conversation) -> int:
 
 def _tokens(chars: int) -> int:
     """A deterministic stand-in for a tokenizer: about four characters a token (at least
-    one: ceil(chars / 4) for chars > 0, which `_resolve_now` writes out)."""
+    one: ceil(chars / 4) for chars > 0, which `_resolve` writes out)."""
     return (chars + 3) // 4 or 1

@@ -165,8 +165,10 @@ class Exchanges:
         if scenario is None:
             scenario = await self._found(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
-        # Its flavor: (unless the URL chose one): from here on that provider answers.
-        adapter = responder.adapter = adapter.for_scenario(scenario)
+        # Its flavor: (unless the URL chose one): from here on that provider answers (with
+        # none, every adapter answers for itself: no call)
+        if scenario.flavor is not None:
+            adapter = responder.adapter = adapter.for_scenario(scenario)
         prepared = self._prepare(adapter, route, request_headers, entry.body, parsed)
         entry.body, entry.decoded = prepared.raw, prepared.body  # shared copy; JSON for the log
         conv = prepared.parsed.conversation
