@@ -106,8 +106,7 @@ class MemoryStore:
         plain = scenario.plain if engine.chaos is None else None  # (decided at load)
         if plain is None:
             conv = engine.joined(scenario, parsed, call_id)
-        elif call_id is not None and plain.calls and parsed.turn:  # (no seed, no keyed turn
-            # to locate; at turn 0 no assistant message to read apart or join)
+        elif call_id is not None and plain.calls:  # (no seed, no keyed turn to locate)
             conv = rejoined(unmerged(parsed, scenario, call_id), scenario, call_id)
         else:
             conv = parsed
