@@ -438,21 +438,20 @@ async def _answered_as_error(
 
 def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
     """What the answer says of the request, in its log entry."""
-    turn = entry.turn = answer.turn
-    entry.attempt = answer.attempt
-    entry.violations = answer.violations
-    entry.expectation_failures = answer.expectation_failures
-    plain = scenario.plain  # (a plain scenario: no side request, no keyed turn's `why`)
-    if plain is not None and turn < len(plain.allow):
+    entry.turn, entry.attempt = answer.turn, answer.attempt
+    if answer.why is not None:
+        entry.why = answer.why
+    if answer.side is not None:
+        entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
+    plain, turn = scenario.plain, entry.turn  # (None for a side request: no turn)
+    if plain is not None and turn is not None and turn < len(plain.allow):
         entry.allow = plain.allow[turn]  # decided at load
     else:
-        if answer.why is not None:
-            entry.why = answer.why
-        if answer.side is not None:  # no turn, no attempt
-            entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
-        entry.allow = scenario.allowances(entry.turn)
-    fault = answer.fault  # (never with an error: the engine finds one only for a reply;
-    if fault is not None:  # the server's --chaos draws one for a plain scenario's turn too)
+        entry.allow = scenario.allowances(turn)
+    entry.violations = answer.violations
+    entry.expectation_failures = answer.expectation_failures
+    fault = answer.fault  # (never with an error: the engine finds one only for a reply)
+    if fault is not None:
         entry.fault = {"kind": fault.kind, "detail": fault.describe(), "why": answer.fault_why}
 
 
