@@ -327,7 +327,7 @@ class Exchanges:
             made_from = rendered.template
             if made_from is not None and rendered is not made_from.first:
                 entry.sent_again = BodyAgain(made_from, resolved, parsed.id_part)
-            await responder.whole(rendered.body, stream)
+            await responder.whole(rendered.body, stream, rendered)
             return
         if stream:  # the in-band error frames exist only when a stream_error fault applies
             frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
