@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
@@ -62,8 +63,9 @@ class Exchanges:
         self.engine, self.journal, self.options = engine, journal, options
         self.store = store  # memory or Redis, one seam (state/store.py)
         # The default store answers in one plain call (MemoryStore.answer); others count
-        # through `answer_turn`.
+        # through `answer_turn`: Redis's own, one coroutine (serving/redis_store.py).
         self._in_memory = store if isinstance(store, MemoryStore) else None
+        self._turns = getattr(store, "answer_turn", None) or partial(answer_turn, store)
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
@@ -186,8 +188,8 @@ class Exchanges:
                     self.engine, scenario, session, conv, adapter.call_id, checks
                 )
             else:
-                scenario, answer = await answer_turn(
-                    self.store, self.engine, scenario, session, conv, adapter.call_id, checks
+                scenario, answer = await self._turns(
+                    self.engine, scenario, session, conv, adapter.call_id, checks
                 )
         _logged(entry, scenario, answer)
         responder.request_id = adapter.request_id(
