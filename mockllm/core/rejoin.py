@@ -45,8 +45,10 @@ def unmerged(conv: Conversation, scenario: Scenario, call_id: CallId) -> Convers
     """`conv` with merged replies read apart; `conv` itself when no assistant message holds
     more calls than its turn served — the usual case, decided without building anything.
     Scenarios whose turns are not counted (seeds, keyed turns) are left as they are."""
-    if scenario.seeds or scenario.keyed or echoed_as_scripted(conv, scenario, call_id):
-        return conv  # (echoed: each message holds exactly its turn's calls)
+    if scenario.seeds or scenario.keyed or not conv.turn:
+        return conv
+    if echoed_as_scripted(conv, scenario, call_id):
+        return conv  # each message holds exactly its turn's calls
     turn = 0
     for message in conv.messages:
         if message.role != "assistant":
