@@ -274,7 +274,10 @@ class Responses(Adapter):
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
         kept = Stored.made(messages, rendered, parsed.options["carried"])
-        self._store.keep(_response_id(resolved, parsed), kept, messages)
+        # The render's own id, where its body is at hand (`_finished` writes it first), not
+        # derived again: the same id, by the same hash of the same parts.
+        response_id = _id_in(body) if body is not None else _response_id(resolved, parsed)
+        self._store.keep(response_id, kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -490,6 +493,12 @@ def _response_id(resolved: Resolved, parsed: Parsed) -> str:
         parsed.options["fingerprint"],
         alphabet=HEX,
     )
+
+
+def _id_in(body: bytes) -> str:
+    """The response id of a body `_finished` wrote: its first field, `{"id":"resp_…"`
+    (`resp_` and hex: no escape)."""
+    return body[7 : body.index(b'"', 7)].decode()
 
 
 _FIELD_ORDER = (
