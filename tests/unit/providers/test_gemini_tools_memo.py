@@ -20,7 +20,7 @@ _declaration = st.fixed_dictionaries(
         "parameters_json_schema": _schema,
     },
 )
-_tool = st.one_of(
+_tool: st.SearchStrategy[dict[str, object]] = st.one_of(
     st.fixed_dictionaries({"functionDeclarations": st.lists(_declaration, max_size=2)}),
     st.fixed_dictionaries({"function_declarations": st.lists(_declaration, max_size=2)}),
     st.just({"googleSearch": {}}),
