@@ -31,6 +31,11 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("answer", "mockllm.serving.exchange", "Exchanges._side"),
     ("answer", "mockllm.serving.exchange", "answer_in_memory"),  # before the store seam
     ("answer", "mockllm.state.memory", "MemoryStore.answer"),  # the memory store's one call
+    (
+        "answer",
+        "mockllm.serving.redis_store",
+        "RedisStore.answer_turn",
+    ),  # the shared store's one coroutine
     ("render", "mockllm.serving.exchange", "Exchanges._render"),
     ("deliver", "mockllm.serving.exchange", "Exchanges._deliver"),
     ("log", "mockllm.log.journal", "Journal.open"),

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
@@ -62,8 +63,9 @@ class Exchanges:
         self.engine, self.journal, self.options = engine, journal, options
         self.store = store  # memory or Redis, one seam (state/store.py)
         # The default store answers in one plain call (MemoryStore.answer); others count
-        # through `answer_turn`.
+        # through `answer_turn`: Redis's own, one coroutine (serving/redis_store.py).
         self._in_memory = store if isinstance(store, MemoryStore) else None
+        self._turns = getattr(store, "answer_turn", None) or partial(answer_turn, store)
         self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
@@ -186,8 +188,8 @@ class Exchanges:
                     self.engine, scenario, session, conv, adapter.call_id, checks
                 )
             else:
-                scenario, answer = await answer_turn(
-                    self.store, self.engine, scenario, session, conv, adapter.call_id, checks
+                scenario, answer = await self._turns(
+                    self.engine, scenario, session, conv, adapter.call_id, checks
                 )
         _logged(entry, scenario, answer)
         responder.request_id = adapter.request_id(
@@ -327,7 +329,7 @@ class Exchanges:
             made_from = rendered.template
             if made_from is not None and rendered is not made_from.first:
                 entry.sent_again = BodyAgain(made_from, resolved, parsed.id_part)
-            await responder.whole(rendered.body, stream)
+            await responder.whole(rendered.body, stream, rendered)
             return
         if stream:  # the in-band error frames exist only when a stream_error fault applies
             frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None

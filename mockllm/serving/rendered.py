@@ -29,6 +29,11 @@ TEMPLATE_ATTEMPT = 0  # no request's attempt: its ids are marked by it, and only
 _ATTEMPT_MARK = f"attempt {TEMPLATE_ATTEMPT}"  # what scripted_id adds past attempt 1
 
 
+# The key of an ASGI body message that carries the Rendered it sends (responder.py's
+# `whole`): the WebSocket route slices a stream's frames from it, where it would split.
+RENDERED = "mockllm.rendered"
+
+
 class Rendered:
     """A reply's body (a stream's frames joined) and its frames, with the notes rendering
     it left. A copy for another attempt swaps the ids in its frames on first read only:
@@ -43,6 +48,8 @@ class Rendered:
     first: Rendered | None = None  # its attempt 1, made once: most requests
     turn = 0  # its turn (its ids' mark is "turn.0")
     plans: tuple[Plan, ...] | None = None  # how to make each attempt id
+    # serving/websocket.py's, found once: where each frame's data lies in its body
+    frame_data: tuple[tuple[int, int], ...] | None = None
 
     def __init__(
         self,
