@@ -129,18 +129,10 @@ def for_attempt(template: Rendered, resolved: Resolved, part: str | None = None)
     """A `reusable` template's bytes with `resolved`'s attempt's ids (and the request's
     own id `part`). Attempt 1 (every session's first, the most asked) is made once per
     template, where no request has a part of its own."""
-    first = resolved.attempt == 1 and part is None
-    if first and template.first is not None:
-        return template.first
-    made = _for_attempt(template, resolved, part)
-    if first:
-        template.first = made
-    return made
-
-
-def _for_attempt(template: Rendered, resolved: Resolved, part: str | None = None) -> Rendered:
     attempt = resolved.attempt
     if attempt == 1:  # scripted_id adds no attempt to a first one's parts (the `first` seeds)
+        if part is None and template.first is not None:
+            return template.first
         at, turn = 0, b"%d" % resolved.turn
     else:
         at, turn = 1, b"%d.%d" % (resolved.turn, attempt)  # Resolved.id_turn
@@ -157,7 +149,10 @@ def _for_attempt(template: Rendered, resolved: Resolved, part: str | None = None
         swaps = _swaps(template, marks)
         notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
     body = template.format % marks  # each id in its places, in one pass
-    return Rendered(template.reply, body, template._events, notes, marks, template)
+    made = Rendered(template.reply, body, template._events, notes, marks, template)
+    if attempt == 1 and part is None:
+        template.first = made
+    return made
 
 
 def _swaps(template: Rendered, marks: dict[bytes, bytes | None]) -> list[tuple[bytes, bytes]]:
@@ -178,7 +173,7 @@ class BodyAgain:
         self.template, self.resolved, self.part = template, resolved, part
 
     def __call__(self) -> bytes:
-        return _for_attempt(self.template, self.resolved, self.part).body
+        return for_attempt(self.template, self.resolved, self.part).body
 
 
 # (template id, its key in the template's `format`, prefix, digest size, table, length,
