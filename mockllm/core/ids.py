@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from hashlib import blake2b
-from typing import TypeGuard, cast
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -54,16 +53,17 @@ def hashing(length: int, alphabet: str = ALNUM) -> tuple[int, bytes | None]:
 
 
 def _fresh_as(alphabet: str, prefix: str, length: int, *parts: object) -> str:
-    """`fresh`, every argument positional: its cache's key is then the arguments' tuple,
-    without the keyword's dict a call with `alphabet=` makes."""
-    return fresh(prefix, length, *parts, alphabet=alphabet)
+    """`fresh`, every argument positional (its cache's key is then the arguments' tuple,
+    without the dict a keyword makes), written out (a miss is one call, not two)."""
+    seed = "\x1f".join(map(str, (prefix, *parts))).encode()
+    if alphabet == HEX:
+        return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length]
+    return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet]).decode()
 
 
 # An agent loop re-derives every earlier turn's ids per request.
 _derived = lru_cache(maxsize=4096)(_fresh_as)
 _LONGEST_KEPT = 256  # characters of a part a remembered id may be keyed by
-# (a C predicate: `derive` runs several times a request)
-_is_text = cast(Callable[[object], TypeGuard[str]], str.__instancecheck__)
 
 # (prefix, length, parts, alphabet, id) of each id `derive` made while `recording`.
 Derivation = tuple[str, int, tuple[object, ...], str, str]
@@ -74,8 +74,10 @@ def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> s
     """`fresh`, remembered: the ids that repeat (a turn's, on its first attempt). A part
     from the request (a model name) longer than _LONGEST_KEPT is not kept as a key: 4,096
     of them could hold 4,096 × --max-body bytes."""
-    if max(map(len, filter(_is_text, parts)), default=0) > _LONGEST_KEPT:  # (all in C)
-        made = fresh(prefix, length, *parts, alphabet=alphabet)
+    for part in parts:  # a loop, not any(): this runs several times a request
+        if type(part) is str and len(part) > _LONGEST_KEPT:
+            made = fresh(prefix, length, *parts, alphabet=alphabet)
+            break
     else:
         made = _derived(alphabet, prefix, length, *parts)
     if _recording is not None:
