@@ -52,17 +52,8 @@ def hashing(length: int, alphabet: str = ALNUM) -> tuple[int, bytes | None]:
     return length, _TABLES[alphabet]
 
 
-def _fresh_as(alphabet: str, prefix: str, length: int, *parts: object) -> str:
-    """`fresh`, every argument positional (its cache's key is then the arguments' tuple,
-    without the dict a keyword makes), written out (a miss is one call, not two)."""
-    seed = "\x1f".join(map(str, (prefix, *parts))).encode()
-    if alphabet == HEX:
-        return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length]
-    return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet]).decode()
-
-
 # An agent loop re-derives every earlier turn's ids per request.
-_derived = lru_cache(maxsize=4096)(_fresh_as)
+_derived = lru_cache(maxsize=4096)(fresh)
 _LONGEST_KEPT = 256  # characters of a part a remembered id may be keyed by
 
 # (prefix, length, parts, alphabet, id) of each id `derive` made while `recording`.
@@ -79,7 +70,7 @@ def derive(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> s
             made = fresh(prefix, length, *parts, alphabet=alphabet)
             break
     else:
-        made = _derived(alphabet, prefix, length, *parts)
+        made = _derived(prefix, length, *parts, alphabet=alphabet)
     if _recording is not None:
         _recording.append((prefix, length, parts, alphabet, made))
     return made
