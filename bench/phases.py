@@ -27,10 +27,18 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("parse", "mockllm.serving.exchange", "Exchanges._prepare"),
     ("validate", "mockllm.serving.exchange", "Exchanges._violations"),
     ("locate", "mockllm.core.engine", "Engine.joined"),
+    # a plain scenario's request (Scenario.plain) locates without Engine.joined
+    ("locate", "mockllm.state.memory", "unmerged"),
+    ("locate", "mockllm.state.memory", "rejoined"),
     ("answer", "mockllm.serving.exchange", "answer_turn"),  # counting and the engine's answer
     ("answer", "mockllm.serving.exchange", "Exchanges._side"),
     ("answer", "mockllm.serving.exchange", "answer_in_memory"),  # before the store seam
     ("answer", "mockllm.state.memory", "MemoryStore.answer"),  # the memory store's one call
+    (
+        "answer",
+        "mockllm.serving.redis_store",
+        "RedisStore.answer_turn",
+    ),  # the shared store's one coroutine
     ("render", "mockllm.serving.exchange", "Exchanges._render"),
     ("deliver", "mockllm.serving.exchange", "Exchanges._deliver"),
     ("log", "mockllm.log.journal", "Journal.open"),

@@ -39,6 +39,26 @@ class Lru(Generic[V]):
         self._items.clear()
 
 
+K = TypeVar("K", bound=Hashable)
+
+
+class Bounded(dict[K, V]):
+    """A dict that keeps at most `size` items, the first put first out: its `get` is the
+    dict's own (in C), where `Lru.get` is a Python call and a move to the end. For the
+    caches every request asks (serving/exchange.py), where an item that is used is rarely
+    put out: they are put to only on a miss, and most requests hit or are seen once."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def put(self, key: K, value: V) -> V:
+        self[key] = value
+        if len(self) > self.size:
+            del self[next(iter(self))]
+        return value
+
+
 # --- caches keyed by what a client sends: bounded in bytes as well as entries -------------
 
 CACHE_BYTES = 16 * 1024 * 1024

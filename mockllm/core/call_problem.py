@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from mockllm.core import schema_budget
+from mockllm.core import schema_budget, wirejson
 from mockllm.core.cache import Lru, SizedLru, sized_cache
 
 
@@ -22,20 +22,20 @@ def call_problem(
         return "not offered"
     if name in freeform:
         return None
+    schema = tools[name]
+    key = _SORTED(schema) if isinstance(schema, dict) else None
+    if key is not None and len(arguments) <= _SMALL:  # checked before (its arguments read
+        known = _checked.get((key, arguments), _UNKNOWN)  # as an object then): no parse, no
+        if known is not _UNKNOWN:  # budget to open (a shared log checks every entry at close)
+            return cast(str | None, known)
     try:
         value = json.loads(arguments)
     except ValueError:
         return "arguments are not valid JSON"
     if not isinstance(value, dict):
         return "arguments are not a JSON object"
-    schema = tools[name]
-    if not isinstance(schema, dict):
+    if key is None:
         return None
-    key = _SORTED(schema)
-    if len(arguments) <= _SMALL:  # checked before: no budget to open (a shared log checks
-        known = _checked.get((key, arguments), _UNKNOWN)  # every entry at close)
-        if known is not _UNKNOWN:
-            return cast(str | None, known)
     costly = (hash(key), hash(arguments))
     known = _COSTLY.get(costly)
     if known is not None:  # an entry formatted again (a log read) does not pay again
@@ -49,9 +49,9 @@ def call_problem(
         return _COSTLY.put(costly, f"arguments not checked: {e.why}")
 
 
-# json.dumps(schema, sort_keys=True)'s text; `json.dumps` with options builds an encoder a
-# call, and a shared log checks every served call as its entry closes
-_SORTED = json.JSONEncoder(sort_keys=True).encode
+# json.dumps(schema, sort_keys=True)'s text, by an encoder made once (wirejson.encoder): a
+# shared log checks every served call as its entry closes
+_SORTED = wirejson.encoder(sort_keys=True)
 _UNKNOWN = object()  # not in the cache (a remembered answer may be None)
 _SMALL = 4096  # arguments up to this many characters have their answer remembered
 # Checks that ran out of budget, by their texts' hashes: each cost up to a second.

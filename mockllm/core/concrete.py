@@ -20,6 +20,8 @@ def concrete(scenario: Scenario, index: int, reply: Reply, conv: Conversation) -
     tools this request offers — deterministically, so every turn resolves the same way.
     Calls of `strict: true` tools get the required properties their script left out; a
     search for tools (`search_tools`) becomes what the request's tool search makes of it."""
+    if reply.fixed and (not reply.tool_calls or not conv.strict_tools):
+        return reply  # nothing of it depends on the request (decided at load: Reply.fixed)
     if reply.search is not None:
         from mockllm.core.tool_search import searched  # only scenarios that search pay
 

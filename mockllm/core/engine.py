@@ -247,6 +247,56 @@ class Engine:
             self._serve(answer, scenario, session, turn, conv)
         return answer
 
+    def plain(
+        self,
+        scenario: Scenario,
+        conv: Conversation,
+        attempt: int,
+        cuts: Mapping[int, str],
+        violations: tuple[Violation, ...],
+        call_id: CallId | None,
+    ) -> Answer | None:
+        """`answer` for a request of a plain scenario (`Scenario.plain`: no fault, chaos, side
+        request, seed or keyed turn, decided at load) when there is nothing to say of it: no
+        rule broken, a turn there, the history as served, its expectations met, a reply
+        some model could give. None otherwise, and `answer` then says what it found: both
+        read the same request and change nothing, so the answer is the same. The server's
+        --chaos is the caller's to rule out."""
+        if violations:
+            return None
+        index, turns = conv.turn, scenario.turns
+        turn = turns[index] if index < len(turns) else scenario.turn(index)
+        if turn is None:
+            return None
+        answer = Answer(index, attempt, None, None, _NONE, _NONE)
+        reply = turn.reply
+        mode = scenario.validation or self.validation
+        if mode != "off":
+            if call_id is not None and index:
+                _check_history(answer, scenario, conv, call_id, cuts, strict=mode == "strict")
+                if answer.violations:
+                    return None
+            if impossible(reply, conv) is not None:
+                return None
+        if turn.expect and check(turn.expect, conv, index):
+            return None
+        fixed = reply.fixed
+        if fixed and reply.tool_calls:  # a strict tool called gets its required properties:
+            for tool in conv.tools:  # `concrete` fills them in (read here without building
+                if tool.strict:  # the request's `strict_tools`, which is seldom needed)
+                    fixed = False
+                    break
+        if not fixed:
+            try:
+                reply = concrete(scenario, index, reply, conv)
+                if reply.json is not None:
+                    reply = structured(scenario, index, reply, conv, f"turn {index}")
+            except RequestError:
+                return None
+        created = int(time.time()) if self.real_time else FIXED_CREATED
+        answer.resolved = _resolve(scenario, index, reply, conv, created, attempt)
+        return answer
+
     def _serve(
         self, answer: Answer, scenario: Scenario, session: str, turn: Turn, conv: Conversation
     ) -> None:
@@ -373,8 +423,24 @@ def _resolve(
     key = ("resolved", id(scenario), index, id(reply), created)
     found: Resolved | None = conv.memo.get(key)
     if found is None or found.reply is not reply or found.scenario is not scenario:
-        # (the very same objects: a recycled id() never matches)
-        found = conv.memo[key] = _resolve_now(scenario, index, reply, conv, created, attempt)
+        # (the very same objects: a recycled id() never matches); the counts written out
+        # here, not in a call of their own: most bodies are seen once
+        out_chars = len(reply.text) + len(reply.reasoning or "")
+        for c in reply.tool_calls:  # (a loop: a generator is a call of its own)
+            out_chars += len(c.name) + len(c.arguments)
+        usage = reply.usage
+        found = conv.memo[key] = Resolved(
+            scenario,
+            index,
+            reply,
+            # `_tokens` written out: two calls a request
+            ((conv.input_chars + 3) // 4 or 1) if usage.input is None else usage.input,
+            ((out_chars + 3) // 4 or 1) if usage.output is None else usage.output,
+            _tokens(len(reply.reasoning)) if reply.reasoning else 0,
+            created,
+            attempt,
+        )
+        return found
     if found.attempt == attempt:
         return found
     return Resolved(
@@ -389,26 +455,6 @@ def _resolve(
     )
 
 
-def _resolve_now(
-    scenario: Scenario, index: int, reply: Reply, conv: Conversation, created: int, attempt: int
-) -> Resolved:
-    out_chars = len(reply.text) + len(reply.reasoning or "")
-    for c in reply.tool_calls:  # (a loop: a generator is a call of its own)
-        out_chars += len(c.name) + len(c.arguments)
-    usage = reply.usage
-    return Resolved(
-        scenario=scenario,
-        turn=index,
-        reply=reply,
-        # `_tokens` written out: two calls a request
-        input_tokens=((conv.input_chars + 3) // 4 or 1) if usage.input is None else usage.input,
-        output_tokens=((out_chars + 3) // 4 or 1) if usage.output is None else usage.output,
-        reasoning_tokens=_tokens(len(reply.reasoning)) if reply.reasoning else 0,
-        created=created,
-        attempt=attempt,
-    )
-
-
 def input_tokens(conversation: Conversation) -> int:
     """The request's input tokens as every reply's `usage` counts them (token counting)."""
     return _tokens(conversation.input_chars)
@@ -416,5 +462,5 @@ def input_tokens(conversation: Conversation) -> int:
 
 def _tokens(chars: int) -> int:
     """A deterministic stand-in for a tokenizer: about four characters a token (at least
-    one: ceil(chars / 4) for chars > 0, which `_resolve_now` writes out)."""
+    one: ceil(chars / 4) for chars > 0, which `_resolve` writes out)."""
     return (chars + 3) // 4 or 1

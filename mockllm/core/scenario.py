@@ -169,6 +169,17 @@ class Reply:
     empty: Empty | None = None  # a 200 with no text, no calls, nothing
     filter: FilterReason | None = None  # the filter that stopped it (finish content_filter)
     blocked: BlockReason | None = None  # the prompt was blocked: no candidate (Gemini)
+    # Nothing of it depends on the request (no `generate:`, `near_miss`, `mcp`, `json:` or
+    # `search_tools`), decided once: `concrete()` hands it back as it is, unless it calls
+    # a tool and the request offers strict tools (their required properties filled in).
+    fixed: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        fixed = self.search is None and self.json is None
+        for call in self.tool_calls:  # (a loop: any() over a generator is a call more)
+            if call.generate or call.near_miss or call.mcp:
+                fixed = False
+        object.__setattr__(self, "fixed", fixed)
 
     @property
     def text_part(self) -> bool:
@@ -392,6 +403,30 @@ class StreamConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Plain:
+    """What a plain scenario decides once, at load, for every request it answers
+    (`Engine.plain`, `MemoryStore.answer`): a scenario with no side request, no fault, no
+    chaos of its own, no seed and no keyed turn, whose requests skip the checks for those."""
+
+    # Per turn: `Scenario.allowances` (the log's `allow`), the last one for a `repeat`.
+    allow: tuple[Mapping[str, str], ...]
+    # Some reply calls a tool: a reply merged by the client may be read apart (rejoin.py)
+    calls: bool
+
+
+def _plain(scenario: Scenario) -> Plain | None:
+    turns = scenario.turns
+    if scenario.side_requests or scenario.chaos or scenario.seeds or scenario.keyed:
+        return None
+    if not turns or any(t.fault is not None or not t.has_reply for t in turns):
+        return None
+    return Plain(
+        tuple(scenario.allowances(i) for i in range(len(turns))),
+        any(t.reply.tool_calls for t in turns),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """A scripted conversation, as loaded from one file."""
 
@@ -419,12 +454,15 @@ class Scenario:
     keyed: bool = field(init=False, compare=False, repr=False)
     # The texts its turns serve: an assistant message with one is never taken for a seed.
     served_texts: frozenset[str] = field(init=False, compare=False, repr=False)
+    # What every request of a plain scenario skips, decided here once (None: not plain).
+    plain: Plain | None = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         parallel = any(len(t.reply.tool_calls) > 1 for t in self.turns)
         object.__setattr__(self, "parallel_calls", parallel)
         object.__setattr__(self, "keyed", any(t.match is not None for t in self.turns))
         object.__setattr__(self, "served_texts", frozenset(t.reply.text for t in self.turns))
+        object.__setattr__(self, "plain", _plain(self))
 
     def mcp_server(self, name: str) -> McpServer | None:
         return next((s for s in self.mcp_servers if s.name == name), None)

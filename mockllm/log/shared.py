@@ -95,6 +95,7 @@ class SharedJournal(Journal):
         self._path = path
         self._pending: str | None = None  # PATH.pending-PID: the batch being written, if any
         self._waiting: deque[Waiting] = deque()  # closed, not in a write yet
+        self._waiting_bytes = 0  # their lines' length, together
         self._batch: tuple[str, list[Waiting]] | None = None  # (token, entries) being written
         self._sent: Awaitable[list[int]] | None = None  # the batch's append, written at close
         self._closed = 0  # entries closed so far: each close's ordinal
@@ -113,7 +114,11 @@ class SharedJournal(Journal):
     def open(
         self, path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
     ) -> LiveEntry:
-        return self.open_as(LiveEntry, path, headers, method)  # (the journal's writes the ring)
+        """`open_as(LiveEntry, ...)`, written out (every request opens one); not the
+        journal's, which writes the ring."""
+        entry = LiveEntry(self._next_seq, path, headers, method)
+        self._next_seq += 1
+        return entry
 
     def open_as(
         self, kind: type[E], path: str, headers: list[tuple[bytes, bytes]], method: str = "POST"
@@ -143,10 +148,11 @@ class SharedJournal(Journal):
         entry.decoded = None
         self._closed += 1
         self._waiting.append((self._closed, entry, line))
+        self._waiting_bytes += len(line)
         if entry.reparse is not None:
             entry.conversation = None
         if len(self._waiting) > self.store.limit:
-            self._waiting.popleft()
+            self._waiting_bytes -= len(self._waiting.popleft()[2])
             self.dropped += 1
         if self._path is not None:  # the --log file has the line, numbered by the fleet,
             self._start_writer()  # before the response ends (a client may read it at once)
@@ -210,13 +216,19 @@ class SharedJournal(Journal):
 
     def _next_batch(self) -> tuple[str, list[Waiting]]:
         if self._batch is None:
-            taken: list[Waiting] = []
-            size = 0
-            while self._waiting and len(taken) < BATCH_ENTRIES:
-                size += len(self._waiting[0][2])
-                if taken and size > BATCH_BYTES:
-                    break
-                taken.append(self._waiting.popleft())
+            waiting = self._waiting
+            if len(waiting) <= BATCH_ENTRIES and self._waiting_bytes <= BATCH_BYTES:
+                taken = list(waiting)  # all of them (what a batch mostly is): no count each
+                waiting.clear()
+                self._waiting_bytes = 0
+            else:
+                taken, size = [], 0
+                while waiting and len(taken) < BATCH_ENTRIES:
+                    size += len(waiting[0][2])
+                    if taken and size > BATCH_BYTES:
+                        break
+                    taken.append(waiting.popleft())
+                    self._waiting_bytes -= len(taken[-1][2])
             self._batches += 1
             self._batch = (f"{self._token}:{self._batches}", taken)
         return self._batch
@@ -263,8 +275,11 @@ class SharedJournal(Journal):
             print(f"mockllm: the store {self.store.url} is back; log written", file=sys.stderr)
         self._lost_store, self._lost = False, None
         failed: dict[int, BaseException] = {}
+        told = self._file is not None or self.console is not None  # (else, no line numbered)
         for (ordinal, entry, line), seq in zip(batch, given, strict=True):
             entry.seq = seq
+            if not told:  # no --log file, --quiet
+                continue
             try:
                 self.written(entry, with_seq(line, seq))
             except Exception as error:  # told to the request that waits

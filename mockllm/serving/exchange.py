@@ -11,10 +11,11 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mockllm.core import eventstream, misbehaviour, schema_budget, wirejson
-from mockllm.core.cache import MAX_CACHED_BYTES, Lru
+from mockllm.core.cache import MAX_CACHED_BYTES, Bounded
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine, Resolved
@@ -62,18 +63,19 @@ class Exchanges:
         self.engine, self.journal, self.options = engine, journal, options
         self.store = store  # memory or Redis, one seam (state/store.py)
         # The default store answers in one plain call (MemoryStore.answer); others count
-        # through `answer_turn`.
+        # through `answer_turn`: Redis's own, one coroutine (serving/redis_store.py).
         self._in_memory = store if isinstance(store, MemoryStore) else None
-        self._prepared: dict[str, Lru[Prepared]] = {}  # per adapter, by route and raw body
+        self._turns = getattr(store, "answer_turn", None) or partial(answer_turn, store)
+        self._prepared: dict[str, Bounded[Any, Prepared]] = {}  # per adapter, by route and raw body
         # Bodies seen once, by hash: a body is cached on its second sight, so a suite whose
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
-        self._seen: Lru[bool] = Lru(4096)
-        self._rendered: Lru[Rendered] = Lru(512)
-        self._drawn: Lru[Reply] = Lru(512)  # render keys seen once (see `_render`)
+        self._seen: Bounded[int, bool] = Bounded(4096)
+        self._rendered: Bounded[Any, Rendered] = Bounded(512)
+        self._drawn: Bounded[Any, Reply] = Bounded(512)  # render keys seen once (see `_render`)
         # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
         # method bound per request is 64 bytes each in the ring (adapters are few; a bound
         # as variants may be made per scenario)
-        # (a plain dict, emptied past _BOUND_KEPT: an Lru's get is a call of its own)
+        # (a plain dict, emptied past _BOUND_KEPT)
         self._bound: dict[Adapter, tuple[Callable[[bytes], Conversation | None], CallId]] = {}
         # Paths found free of control characters: a suite sends a few paths again and again
         # (a session per path), and the set lookup costs a fraction of the regex search.
@@ -161,13 +163,14 @@ class Exchanges:
             await self._fetch_referred(adapter, entry.body, parsed)
         # Found after the last await before counting: a scenario found earlier could be
         # replaced by a refresh meanwhile, and answer under the new version's count.
-        try:
-            scenario = self.engine.find(entry.scenario)
-        except RequestError:  # perhaps posted to another server of the store
-            scenario = await self._found_after_refresh(entry.scenario)
+        scenario = self.engine.scenarios.get(entry.scenario or "")  # (`find`'s usual find)
+        if scenario is None:
+            scenario = await self._found(entry.scenario)
         entry.scenario = scenario.name  # the scenario's own string: shared by its entries
-        # Its flavor: (unless the URL chose one): from here on that provider answers.
-        adapter = responder.adapter = adapter.for_scenario(scenario)
+        # Its flavor: (unless the URL chose one): from here on that provider answers (with
+        # none, every adapter answers for itself: no call)
+        if scenario.flavor is not None:
+            adapter = responder.adapter = adapter.for_scenario(scenario)
         prepared = self._prepare(adapter, route, request_headers, entry.body, parsed)
         entry.body, entry.decoded = prepared.raw, prepared.body  # shared copy; JSON for the log
         conv = prepared.parsed.conversation
@@ -176,19 +179,16 @@ class Exchanges:
         if prepared.parsed.cacheable:
             entry.reparse = bound[0]
         session = entry.session or "default"
-        side = self._side(adapter, prepared, scenario) if scenario.side_requests else None
-        if side is not None:  # not a turn: nothing is counted (core/side.py)
-            answer = side
+        if scenario.side_requests and (side := self._side(adapter, prepared, scenario)):
+            answer = side  # not a turn: nothing is counted (core/side.py)
+        elif (memory := self._in_memory) is not None:  # the scenario found is the one
+            found = self._violations(adapter, prepared, scenario)
+            answer = memory.answer(self.engine, scenario, session, conv, adapter.call_id, found)
         else:
             checks = lambda found: self._violations(adapter, prepared, found)  # noqa: E731
-            if self._in_memory is not None:
-                answer = self._in_memory.answer(
-                    self.engine, scenario, session, conv, adapter.call_id, checks
-                )
-            else:
-                scenario, answer = await answer_turn(
-                    self.store, self.engine, scenario, session, conv, adapter.call_id, checks
-                )
+            scenario, answer = await self._turns(
+                self.engine, scenario, session, conv, adapter.call_id, checks
+            )
         _logged(entry, scenario, answer)
         responder.request_id = adapter.request_id(
             entry.session, scenario.name, answer.turn, answer.attempt
@@ -213,9 +213,12 @@ class Exchanges:
         violations = self._violations(adapter, prepared, scenario)
         return self.engine.side(scenario, conv, found, violations)
 
-    async def _found_after_refresh(self, name: str | None) -> Scenario:
-        await self.store.refresh()  # in memory: nothing, and the same 404 again
-        return self.engine.find(name)
+    async def _found(self, name: str | None) -> Scenario:
+        try:
+            return self.engine.find(name)  # (the default, or the 404 naming what there is)
+        except RequestError:  # perhaps posted to another server of the store
+            await self.store.refresh()  # in memory: nothing, and the same 404 again
+            return self.engine.find(name)
 
     async def _fetch_referred(self, adapter: SharedResponses, raw: bytes, body: Any) -> None:
         """Load the stored response a request names (previous_response_id) from the shared
@@ -244,8 +247,8 @@ class Exchanges:
                 400, message, kind="bad_content_type", code="unsupported_content_type"
             )
         cache = self._prepared.get(adapter.api)
-        if cache is None:  # not setdefault: that would build an Lru per request
-            cache = self._prepared[adapter.api] = Lru(256)
+        if cache is None:  # not setdefault: that would build one per request
+            cache = self._prepared[adapter.api] = Bounded(256)
         # The path can say part of the request (Gemini's model and stream), headers too.
         key: tuple[Any, ...] = (route, raw)
         if adapter.parse_headers:
@@ -327,7 +330,7 @@ class Exchanges:
             made_from = rendered.template
             if made_from is not None and rendered is not made_from.first:
                 entry.sent_again = BodyAgain(made_from, resolved, parsed.id_part)
-            await responder.whole(rendered.body, stream)
+            await responder.whole(rendered.body, stream, rendered)
             return
         if stream:  # the in-band error frames exist only when a stream_error fault applies
             frames = (lambda sent: adapter.stream_error_events(error, sent)) if error else None
@@ -442,7 +445,11 @@ def _logged(entry: LiveEntry, scenario: Scenario, answer: Answer) -> None:
         entry.why = answer.why
     if answer.side is not None:
         entry.turn, entry.attempt, entry.side = None, None, answer.side.to_json()
-    entry.allow = scenario.allowances(entry.turn)  # None for a side request: no turn
+    plain, turn = scenario.plain, entry.turn  # (None for a side request: no turn)
+    if plain is not None and turn is not None and turn < len(plain.allow):
+        entry.allow = plain.allow[turn]  # decided at load
+    else:
+        entry.allow = scenario.allowances(turn)
     entry.violations = answer.violations
     entry.expectation_failures = answer.expectation_failures
     fault = answer.fault  # (never with an error: the engine finds one only for a reply)

@@ -9,16 +9,20 @@ behind loads the scenarios before it answers (docs/scale.md).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mockllm.core.cache import Lru
-from mockllm.core.engine import Engine
+from mockllm.core.conversation import Conversation
+from mockllm.core.divergence import CallId
+from mockllm.core.engine import Answer, Engine
 from mockllm.core.scenario import Scenario
+from mockllm.core.validation import Violation
 from mockllm.errors import ScenarioError
 from mockllm.loading.loader import load_text
 from mockllm.state import StoreUnavailable
 from mockllm.state.redis_state import Cuts, RedisState, cuts_of, field_of
-from mockllm.state.store import Counted, Expected
+from mockllm.state.store import TRIES, Counted, Expected, gave_up
 
 SOURCE = "<POST /_mockllm/scenarios>"
 Known = tuple[dict[str, int], Cuts]  # a session's attempts by turn field, and its cuts
@@ -32,6 +36,7 @@ class ReplicaView:
     attempts: dict[str, int]
     cuts: Cuts
     version: str
+    field: str = ""  # the turn's hash field (`field_of`), made once per request
 
 
 class RedisStore:
@@ -48,14 +53,59 @@ class RedisStore:
         # What this replica last saw of each session: the guess each answer is computed on
         self._known: Lru[Known] = Lru(4096)
 
+    async def answer_turn(
+        self,
+        engine: Engine,
+        scenario: Scenario,
+        session: str,
+        parsed: Conversation,
+        call_id: CallId | None,
+        violations: Callable[[Scenario], tuple[Violation, ...]],
+    ) -> tuple[Scenario, Answer]:
+        """`answer_turn` (state/store.py), step for step, in one coroutine: `expect` is a
+        plain call here (it never suspends), and the exchange awaits this directly."""
+        for _ in range(TRIES):
+            conv = engine.joined(scenario, parsed, call_id)
+            turn = conv.turn
+            expected = self._expect(session, scenario.name, turn)
+            found = engine.answer(
+                scenario,
+                session,
+                conv,
+                expected.attempt,
+                expected.cuts,
+                violations(scenario),
+                call_id,
+            )
+            again = await self.commit(session, scenario, turn, expected, found.cut)
+            if again is None:
+                return scenario, found
+            if isinstance(again, Counted):  # the attempt it really is
+                found = engine.answer(
+                    scenario,
+                    session,
+                    conv,
+                    again.attempt,
+                    again.cuts,
+                    violations(scenario),
+                    call_id,
+                )
+                await self.cut(session, scenario, turn, again, found.cut)
+                return scenario, found
+            scenario = again
+        raise gave_up(self.url)
+
     async def expect(self, session: str, scenario: str, turn: int) -> Expected:
+        return self._expect(session, scenario, turn)
+
+    def _expect(self, session: str, scenario: str, turn: int) -> Expected:
         """The attempt this replica expects (no round trip): right when it saw the
         session last (a harness that keeps to one replica, or a turn's first attempt)."""
         attempts, cuts = self._known.get(session) or ({}, {})
-        before = attempts.get(field_of(scenario, turn), 0)
-        return Expected(
-            before + 1, cuts_of(cuts, scenario), ReplicaView(attempts, cuts, self.version)
-        )
+        field = field_of(scenario, turn)
+        before = attempts.get(field, 0)
+        seen = ReplicaView(attempts, cuts, self.version, field)
+        return Expected(before + 1, cuts_of(cuts, scenario) if cuts else {}, seen)
 
     async def commit(
         self, session: str, scenario: Scenario, turn: int, expected: Expected, how: str | None
@@ -65,9 +115,9 @@ class RedisStore:
         from now on."""
         seen = expected.seen
         assert isinstance(seen, ReplicaView)
-        field, before = field_of(scenario.name, turn), expected.attempt - 1
+        field, before = seen.field or field_of(scenario.name, turn), expected.attempt - 1
         key = field.encode()
-        kept = {k: v for k, v in seen.cuts.items() if k != key}
+        kept = {k: v for k, v in seen.cuts.items() if k != key} if seen.cuts else {}
         if how is not None:
             kept[key] = how.encode()
         # What Redis will have once this count lands, known before it does: a request
@@ -76,8 +126,8 @@ class RedisStore:
         # session count in one write each, none answered twice. Redis decides all the same.
         self._known.put(session, ({**seen.attempts, field: expected.attempt}, kept))
         try:
-            done, _, count, now = await self.state.commit(
-                session, scenario.name, turn, seen.version, before, seen.cuts, how
+            done, count, now = await self.state.commit(
+                session, field, seen.version, before, seen.cuts, how
             )
         except StoreUnavailable as lost:
             self._known.put(session, (seen.attempts, seen.cuts))  # nothing known any more
@@ -93,7 +143,8 @@ class RedisStore:
         assert now is not None  # counted, as another attempt than this replica expected
         attempts = {**seen.attempts, field: count}
         self._known.put(session, (attempts, now))
-        return Counted(count, cuts_of(now, scenario.name), ReplicaView(attempts, now, seen.version))
+        view = ReplicaView(attempts, now, seen.version, field)
+        return Counted(count, cuts_of(now, scenario.name), view)
 
     async def cut(
         self, session: str, scenario: Scenario, turn: int, counted: Counted, how: str | None
@@ -102,7 +153,7 @@ class RedisStore:
         (most answers are whole, on a turn never cut: no round trip)."""
         seen = counted.seen
         assert isinstance(seen, ReplicaView)
-        key = field_of(scenario.name, turn).encode()
+        key = (seen.field or field_of(scenario.name, turn)).encode()
         if seen.cuts.get(key) == (how.encode() if how is not None else None):
             return
         try:

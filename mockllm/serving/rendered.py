@@ -31,6 +31,11 @@ TEMPLATE_ATTEMPT = 0  # no request's attempt: its ids are marked by it, and only
 _ATTEMPT_MARK = f"attempt {TEMPLATE_ATTEMPT}"  # what scripted_id adds past attempt 1
 
 
+# The key of an ASGI body message that carries the Rendered it sends (responder.py's
+# `whole`): the WebSocket route slices a stream's frames from it, where it would split.
+RENDERED = "mockllm.rendered"
+
+
 class Rendered:
     """A reply's body (a stream's frames joined) and its frames, with the notes rendering
     it left. A copy for another attempt swaps the ids in its frames on first read only:
@@ -46,6 +51,8 @@ class Rendered:
     turn = 0  # its turn (its ids' mark is "turn.0")
     plans: tuple[Plan, ...] = ()  # how to make each attempt id
     format = b""  # its body as a `%` format: each attempt id's place marked (see Plan)
+    # serving/websocket.py's, found once: where each frame's data lies in its body
+    frame_data: tuple[tuple[int, int], ...] | None = None
 
     def __init__(
         self,

@@ -16,6 +16,7 @@ from mockllm.errors import RequestError
 from mockllm.log.journal import Journal, LiveEntry
 from mockllm.providers import Adapter
 from mockllm.serving.asgi import Receive, Send
+from mockllm.serving.rendered import RENDERED
 
 JSON = b"application/json"
 _ABORT_NOTICE = "ASGI callable returned without completing response."
@@ -88,10 +89,11 @@ class Responder:
         await self._start(200, self._headers(JSON, len(body)))
         await self._body(body, more=False)
 
-    async def whole(self, body: bytes, stream: bool) -> None:
+    async def whole(self, body: bytes, stream: bool, rendered: object = None) -> None:
         """A reply without a fault: `deliver` of a `Delivery([body])`, with the steps that
         delivery skips (pauses, chunks, a cut) left out, `_start` and `_body` written out:
-        the path of nearly every request."""
+        the path of nearly every request. `rendered`: the Rendered `body` is, handed on
+        with it (the WebSocket route slices a stream's frames from it)."""
         heads = _HEADS.get(self.adapter) or _heads(self.adapter)  # (`_headers`, written out)
         content_type, id_header, wire = heads[stream]
         headers = [
@@ -108,7 +110,10 @@ class Responder:
         journal.record_sent(entry, body)
         if (written := journal.close(entry)) is not None:
             await written  # a shared log's entry is in the store before the last byte leaves
-        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+        message = {"type": "http.response.body", "body": body, "more_body": False}
+        if rendered is not None:
+            message[RENDERED] = rendered
+        await self._send(message)
 
     async def deliver(self, delivery: Delivery, stream: bool) -> None:
         if delivery.first_byte_ms and not await self._pause(delivery.first_byte_ms / 1000):

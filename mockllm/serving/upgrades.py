@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
+import re
 import struct
 from typing import Any
 
@@ -62,8 +63,39 @@ def handshakes_only(protocol: type[Any]) -> type[Any]:
 
     HandshakesOnly.__name__ = HandshakesOnly.__qualname__ = f"HandshakesOnly{protocol.__name__}"
     if any(c.__module__.endswith("httptools_impl") for c in protocol.__mro__):
-        return _body_after_upgrade(HandshakesOnly)
+        return _body_after_upgrade(_upgrade_as_parsed(HandshakesOnly))
     return HandshakesOnly  # h11 reads the body of a request that asked to upgrade
+
+
+def _upgrade_as_parsed(protocol: type[Any]) -> type[Any]:
+    """`protocol` (uvicorn's httptools one) handing the upgrade request to mockllm's
+    WebSocket protocol as it parsed it."""
+    from uvicorn.logging import TRACE_LOG_LEVEL
+
+    class UpgradeAsParsed(protocol):  # type: ignore[misc]
+        def handle_websocket_upgrade(self) -> None:
+            """uvicorn's own, but mockllm's WebSocket protocol takes the request as parsed
+            here, where uvicorn writes it back as bytes for the library to parse again."""
+            if self.logger.level <= TRACE_LOG_LEVEL:
+                prefix = f"{self.client[0]}:{self.client[1]} - " if self.client else ""
+                self.logger.log(TRACE_LOG_LEVEL, "%sUpgrading to WebSocket", prefix)
+            self.connections.discard(self)
+            ws = self.ws_protocol_class(
+                config=self.config, server_state=self.server_state, app_state=self.app_state
+            )
+            ws.connection_made(self.transport)
+            self.transport.set_protocol(ws)
+            method, headers = self.scope["method"], self.scope["headers"]
+            take = getattr(ws, "take_request", None)  # mockllm's QuietWebSockets has it
+            if take is None or not take(method, self.url, headers):
+                output = [method.encode(), b" ", self.url, b" HTTP/1.1\r\n"]
+                for name, value in headers:
+                    output += [name, b": ", value, b"\r\n"]
+                output.append(b"\r\n")
+                ws.data_received(b"".join(output))
+
+    UpgradeAsParsed.__name__ = UpgradeAsParsed.__qualname__ = f"Parsed{protocol.__name__}"
+    return UpgradeAsParsed
 
 
 def _body_after_upgrade(protocol: type[Any]) -> type[Any]:
@@ -107,6 +139,38 @@ def _body_after_upgrade(protocol: type[Any]) -> type[Any]:
 
     BodyAfterUpgrade.__name__ = BodyAfterUpgrade.__qualname__ = f"BodyAfter{protocol.__name__}"
     return BodyAfterUpgrade
+
+
+# websockets' header-name check (http11.py `_token_re`), over the names joined by ":"
+_TOKENS = re.compile(rb"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+(?::[-!#$%&\'*+.^_`|~0-9a-zA-Z]+)*")
+_URL = re.compile(rb"[^ \n]*")  # the request line splits at spaces and ends at a newline
+
+
+def parsed_request(method: str, url: bytes, headers: list[tuple[bytes, bytes]]) -> Any:
+    """The upgrade request as `websockets` reads it (`Request.parse`) from the bytes uvicorn
+    writes back from its own parse, or None wherever that read could refuse it or read it
+    otherwise: the library then reads those bytes itself, as before."""
+    from websockets.datastructures import Headers
+    from websockets.exceptions import InvalidHeaderValue
+    from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS, Request
+
+    names, values = zip(*headers, strict=True) if headers else ((), ())
+    if method != "GET" or len(headers) > MAX_NUM_HEADERS or not _URL.fullmatch(url):
+        return None
+    # the request line "GET URL HTTP/1.1\r\n" within the line limit, and so every header
+    # line "NAME: VALUE\r\n" (all of them together are, here)
+    if len(url) + 15 > MAX_LINE_LENGTH or sum(map(len, names + values)) + 4 > MAX_LINE_LENGTH:
+        return None
+    if not _TOKENS.fullmatch(b":".join(names)):
+        return None
+    text = [value.strip(b" \t").decode("ascii", "surrogateescape") for value in values]
+    try:  # Headers checks each value as the parse does (non-ASCII ones are left to it)
+        parsed = Headers(zip(map(bytes.decode, names), text, strict=True))
+    except InvalidHeaderValue:
+        return None
+    if "transfer-encoding" in parsed or "content-length" in parsed:
+        return None  # refused, or a zero length allowed: the library's to say
+    return Request(url.decode("ascii", "surrogateescape"), parsed)
 
 
 class _OneLine(logging.Logger):
@@ -196,4 +260,36 @@ def quiet_websocket() -> type[Any]:
                 b"".join([*conn.data_to_send(), *map(_text_frame, message["texts"])])
             )
 
-    return QuietWebSockets
+    return _takes_parsed_request(QuietWebSockets)
+
+
+def _takes_parsed_request(protocol: type[Any]) -> type[Any]:
+    """uvicorn's sans-I/O `websockets` protocol taking the upgrade request as uvicorn's HTTP
+    protocol parsed it (`_upgrade_as_parsed`), not as bytes to parse again."""
+    from websockets.protocol import State
+    from websockets.server import ServerProtocol
+
+    class TakesParsedRequest(protocol):  # type: ignore[misc]
+        conn: Any  # uvicorn's: the library's sans-I/O protocol of this connection
+
+        def take_request(self, method: str, url: bytes, headers: list[Any]) -> bool:
+            """The upgrade request as uvicorn parsed it, checked and answered by the library
+            as if it had read it (False: the library is to read its bytes)."""
+            request = parsed_request(method, url, headers)
+            if request is None or self.conn.debug or self.config.ws_per_message_deflate:
+                return False
+            # A protocol made past the request (its parser reads frames from the start),
+            # then set to the handshake's state for `accept` and `send_response`.
+            conn = ServerProtocol(
+                extensions=[],
+                state=State.OPEN,
+                max_size=self.config.ws_max_size,
+                logger=self.conn.logger,
+            )
+            conn.state = State.CONNECTING
+            self.conn = conn
+            self.handle_connect(request)
+            return True
+
+    TakesParsedRequest.__name__ = TakesParsedRequest.__qualname__ = protocol.__name__
+    return TakesParsedRequest

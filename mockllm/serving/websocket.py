@@ -31,6 +31,7 @@ from mockllm.providers import Adapter
 from mockllm.providers.openai_responses import TRANSPORT_HEADER, Responses
 from mockllm.serving.asgi import Message, Receive, Scope, Send
 from mockllm.serving.exchange import Exchanges
+from mockllm.serving.rendered import RENDERED, Rendered
 from mockllm.serving.upgrades import SEND_TEXTS
 
 # json.dumps(body, ensure_ascii=False), its encoder made once rather than per frame
@@ -231,10 +232,17 @@ class _Reply:
             return
         if message["type"] != "http.response.body":
             return
-        self.buffer += message.get("body", b"")
+        body = message.get("body", b"")
+        texts = None
+        if self.status == 200 and not self.buffer:  # a whole reply's stream: sliced
+            texts = _sliced(message.get(RENDERED), body)
+        self.buffer += body
         if self.status == 200:  # SSE: every complete frame out as one text frame
-            *frames, self.buffer = self.buffer.split(b"\n\n")
-            texts = [data for data in map(_data, frames) if data is not None]
+            if texts is None:
+                *frames, self.buffer = self.buffer.split(b"\n\n")
+                texts = [data for data in map(_data, frames) if data is not None]
+            else:
+                self.buffer = b""
             if texts:
                 await self.connection.send_texts(texts)
         if not message.get("more_body"):
@@ -265,6 +273,44 @@ def _data(frame: bytes) -> bytes | None:
     if not lines:
         return None
     return b"\n".join(lines)
+
+
+def _sliced(rendered: Rendered | None, body: bytes) -> list[bytes] | None:
+    """What `_data` gives of each frame of the stream `body`, sliced where its template's
+    frames have their data (an attempt's ids keep every length, serving/rendered.py), or
+    None: the body is split as any other (no template, or frames not as mockllm writes)."""
+    template = None if rendered is None else rendered.template
+    if template is None or len(body) != len(template.body):
+        return None
+    spans = template.frame_data
+    if spans is None:
+        spans = template.frame_data = _spans(template)
+    return [body[start:end] for start, end in spans] if spans else None
+
+
+def _spans(template: Rendered) -> tuple[tuple[int, int], ...]:
+    """Where each frame's data lies in the template's body (`event: NAME`, one `data:`
+    line, the blank line), or () if a frame is otherwise or an id could move its framing
+    (an id with a newline, or in a head): splitting any of its attempts' bodies at
+    `\\n\\n` and taking `_data` gives these very slices."""
+    plans = template.plans or ()
+    ids = [made for made, *_ in plans]  # an attempt's: the same prefix, length, alphabet
+    if any(b"\n" in made + prefix + (table or b"") for made, _, prefix, _, table, *_ in plans):
+        return ()
+    spans, at = [], 0
+    for event in template.events:
+        frame = event.data
+        head, found, data = frame.partition(b"\ndata: ")
+        ends = len(frame) - 2
+        if not found or frame.find(b"\n\n") != ends or frame[:1] == b"\n":
+            return ()  # not one frame of `split(b"\\n\\n")`, or not `_data`'s one line
+        if _NEWLINE in data[:-2] or head.startswith(b"data:") or any(i in head for i in ids):
+            return ()
+        spans.append((at + len(head) + 7, at + ends))
+        at += len(frame)
+    if b"".join(event.data for event in template.events) != template.body:
+        return ()
+    return tuple(spans)
 
 
 # A byte as an int: bytes' `in` tries a needle as an integer first, and for a bytes needle

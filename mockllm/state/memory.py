@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from mockllm.core.conversation import Conversation
 from mockllm.core.divergence import CallId
 from mockllm.core.engine import Answer, Engine
+from mockllm.core.rejoin import rejoined, unmerged
 from mockllm.core.scenario import Scenario
 from mockllm.core.validation import Violation
 from mockllm.state import MEMORY
@@ -96,13 +97,19 @@ class MemoryStore:
         session: str,
         parsed: Conversation,
         call_id: CallId | None,
-        violations: Callable[[Scenario], tuple[Violation, ...]],
+        violations: tuple[Violation, ...],
     ) -> Answer:
         """`answer_turn` (state/store.py) in one plain call, the path every request of the
         default store takes: the same steps as `expect`, the answer and `commit`, without
         two coroutines and an `Expected` per request. Nothing suspends between the look and
         the count, so the count is exact; an attempt is counted only once it is answered."""
-        conv = engine.joined(scenario, parsed, call_id)
+        plain = scenario.plain if engine.chaos is None else None  # (decided at load)
+        if plain is None:
+            conv = engine.joined(scenario, parsed, call_id)
+        elif call_id is not None and plain.calls:  # (no seed, no keyed turn to locate)
+            conv = rejoined(unmerged(parsed, scenario, call_id), scenario, call_id)
+        else:
+            conv = parsed
         state, name, turn = self.state, scenario.name, conv.turn
         # `expected`, then `begin` once answered, on one look-up of the session's counts
         counts = state._attempts.get(session)
@@ -110,7 +117,11 @@ class MemoryStore:
         attempt = counts.get(key, 0) + 1 if counts is not None else 1
         by_scenario = state._cuts.get(session)
         cuts = by_scenario.get(name, NO_CUTS) if by_scenario else NO_CUTS
-        found = engine.answer(scenario, session, conv, attempt, cuts, violations(scenario), call_id)
+        found = None
+        if plain is not None:
+            found = engine.plain(scenario, conv, attempt, cuts, violations, call_id)
+        if found is None:
+            found = engine.answer(scenario, session, conv, attempt, cuts, violations, call_id)
         if counts is None:  # the session's first attempt: `begin` makes room for it
             state.begin(session, name, turn)
         else:  # (nothing suspended since the look: the count is still `attempt - 1`)

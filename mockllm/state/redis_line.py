@@ -108,51 +108,56 @@ class _Open(asyncio.Protocol):
 class Line:
     def __init__(self, client: Any) -> None:
         from hiredis import pack_command
+        from redis.exceptions import ConnectionError, NoScriptError
 
         pool = client.connection_pool
         self._class, self._kwargs = pool.connection_class, pool.connection_kwargs
         self._open: _Open | None = None
         self._opening: asyncio.Lock | None = None
         self._pack = pack_command
+        # Bound once: an import statement in a call runs on every call
+        self._no_script, self._refused = NoScriptError, ConnectionError
 
     async def script(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
         """Run a registered script (`client.register_script`): by its digest, or by its
-        text when Redis does not know it (restarted, or SCRIPT FLUSH)."""
-        from redis.exceptions import NoScriptError
-
+        text when Redis does not know it (restarted, or SCRIPT FLUSH). The digest's try is
+        `call`'s steps in this coroutine (every request runs one: a coroutine less)."""
+        data = self._pack(("EVALSHA", script.sha, len(keys), *keys, *args))
         try:
-            return await self.call("EVALSHA", script.sha, len(keys), *keys, *args)
-        except NoScriptError:
+            try:
+                return await (self._open or await self._connect()).send(data)
+            except _Unsent:
+                return await self._again(data)
+        except self._no_script:
             return await self.call("EVAL", script.script, len(keys), *keys, *args)
 
     def send_script(self, script: Any, keys: list[Any], args: list[Any]) -> asyncio.Future[Any]:
         """Send a script by its digest now, without waiting: the future of its reply (the
         caller runs `script` again, as `self.script` does, on NoScriptError). A
         ConnectionError at once when no connection is open (or the write failed)."""
-        from redis.exceptions import ConnectionError
-
         if self._open is None:
-            raise ConnectionError("no connection open to send on")
+            raise self._refused("no connection open to send on")
         line = self._open
         reply = line.send(self._pack(("EVALSHA", script.sha, len(keys), *keys, *args)))
         line.flush()  # now: on its way before the response's last byte
         if reply.done() and isinstance(unsent := reply.exception(), _Unsent):
-            raise ConnectionError(str(unsent))
+            raise self._refused(str(unsent))
         return reply
 
     async def call(self, *args: Any) -> Any:
         """One command's reply; a Redis error reply raised as redis-py raises it."""
-        from redis.exceptions import ConnectionError
-
         data = self._pack(args)
         try:
             return await (self._open or await self._connect()).send(data)
         except _Unsent:
-            pass
-        try:  # the write never left: once more, on a new connection
+            return await self._again(data)
+
+    async def _again(self, data: bytes) -> Any:
+        """A command whose write never left, once more on a new connection."""
+        try:
             return await (await self._connect()).send(data)
         except _Unsent as unsent:
-            raise ConnectionError(str(unsent)) from None
+            raise self._refused(str(unsent)) from None
 
     async def _connect(self) -> _Open:
         if self._opening is None:

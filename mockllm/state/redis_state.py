@@ -65,11 +65,11 @@ return 1
 # scenarios' version is not ARGV[3] ("" accepts any): the caller loads them and answers again.
 # So a request that fails after this step has written the attempt (and, unless another
 # counted meanwhile, its cut), and one that fails before it nothing.
-# Reply: {1, version, attempt} counted with the cut; {0, version, attempt, cuts} counted
-# without; {-1, version} not counted.
+# Reply: {1, attempt} counted with the cut; {0, attempt, cuts} counted without; {-1} not
+# counted (the caller reads the version with the scenarios).
 COMMIT = """
 local version = redis.call('GET', KEYS[3]) or '0'
-if ARGV[3] ~= '' and version ~= ARGV[3] then return {-1, version} end
+if ARGV[3] ~= '' and version ~= ARGV[3] then return {-1} end
 local before = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local same = before == tonumber(ARGV[4]) and redis.call('HLEN', KEYS[2]) == (#ARGV - 5) / 2
 if same then
@@ -79,11 +79,11 @@ if same then
 end
 local attempt = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-if not same then return {0, version, attempt, redis.call('HGETALL', KEYS[2])} end
+if not same then return {0, attempt, redis.call('HGETALL', KEYS[2])} end
 if ARGV[5] == '' then redis.call('HDEL', KEYS[2], ARGV[1])
 else redis.call('HSET', KEYS[2], ARGV[1], ARGV[5]) end
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('EXPIRE', KEYS[2], ARGV[2]) end
-return {1, version, attempt}
+return {1, attempt}
 """
 
 
@@ -93,7 +93,10 @@ class Reachable:
     generator context manager: it wraps every request's round trip."""
 
     def __init__(self, url: str) -> None:
+        from redis.exceptions import RedisError
+
         self.url = url
+        self.failures = (RedisError, OSError)  # what `lost` takes (`except` it where it is hot)
 
     async def __aenter__(self) -> None:
         return None
@@ -101,16 +104,18 @@ class Reachable:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, _: TracebackType | None
     ) -> None:
-        if error is None:
-            return
-        from redis.exceptions import RedisError, ResponseError
+        if isinstance(error, self.failures):
+            raise self.lost(error) from None
+
+    def lost(self, error: BaseException) -> StoreUnavailable:
+        """A Redis failure (one of `failures`) as the store unavailable."""
+        from redis.exceptions import ResponseError
         from redis.exceptions import TimeoutError as RedisTimeout
 
-        if isinstance(error, RedisError | OSError):
-            timed_out = isinstance(error, RedisTimeout | TimeoutError)
-            refused = isinstance(error, ResponseError)  # Redis's own error reply
-            reason = str(error) or type(error).__name__
-            raise StoreUnavailable(self.url, reason, timed_out, refused) from None
+        timed_out = isinstance(error, RedisTimeout | TimeoutError)
+        refused = isinstance(error, ResponseError)  # Redis's own error reply
+        reason = str(error) or type(error).__name__
+        return StoreUnavailable(self.url, reason, timed_out, refused)
 
 
 Cuts = dict[bytes, bytes]  # a session's cuts hash as stored: field -> how it was cut
@@ -185,30 +190,30 @@ class RedisState:
     async def commit(
         self,
         session: str,
-        scenario: str,
-        turn: int,
+        field: str,
         version: str,
         before: int,
         cuts: Cuts,
         how: str | None,
-    ) -> tuple[int, str, int, Cuts | None]:
-        """Count an attempt of a turn, and record how it was cut (None: whole) in the same
-        write if the turn still had `before` attempts and the session the `cuts`:
-        (1, version, attempt, None). Else the attempt is counted without a cut: (0, version,
-        the attempt counted, the session's cuts now); or nothing is written, (-1, version,
-        0, None), when `version` is behind."""
+    ) -> tuple[int, int, Cuts | None]:
+        """Count an attempt of a turn (its hash field, `field_of`), and record how it was
+        cut (None: whole) in the same write if the turn still had `before` attempts and the
+        session the `cuts`: (1, attempt, None). Else the attempt is counted without a cut:
+        (0, the attempt counted, the session's cuts now); or nothing is written, (-1, 0,
+        None), when `version` is behind."""
         keys = [self._attempts(session), self._cuts(session), self._version]
-        args = [field_of(scenario, turn), self.ttl, version, before, how or ""]
-        async with self._reachable:
-            found = await self.line.script(
-                self._commit, keys, [*args, *(x for pair in cuts.items() for x in pair)]
-            )
-        done, current = int(found[0]), found[1].decode()
+        args = [field, self.ttl, version, before, how or ""]
+        if cuts:  # (field, value, ...)
+            args += [x for pair in cuts.items() for x in pair]
+        try:  # (`async with self._reachable`, without its two coroutines: every request)
+            found = await self.line.script(self._commit, keys, args)
+        except self._reachable.failures as error:
+            raise self._reachable.lost(error) from None
+        done = found[0]  # (Lua's numbers come as integers)
         if done != 0:
-            return done, current, int(found[2]) if done == 1 else 0, None
-        pairs = found[3]
-        now = {pairs[i]: pairs[i + 1] for i in range(0, len(pairs), 2)}
-        return 0, current, int(found[2]), now
+            return done, found[1] if done == 1 else 0, None
+        pairs = found[2]
+        return 0, found[1], {pairs[i]: pairs[i + 1] for i in range(0, len(pairs), 2)}
 
     async def keep_response(self, response_id: str, data: bytes) -> None:
         async with self._reachable:

@@ -131,8 +131,13 @@ async def answer_turn(
             await store.cut(session, scenario, conv.turn, again, found.cut)
             return scenario, found
         scenario = again
-    raise StoreBusy(
-        store.url,
+    raise gave_up(store.url)
+
+
+def gave_up(url: str) -> StoreBusy:
+    """The 503 of a request that met `TRIES` posts of run-time scenarios in a row."""
+    return StoreBusy(
+        url,
         f"its run-time scenarios were posted anew {TRIES} times while this request was "
         "answered; nothing was counted: send it again",
     )

@@ -1,12 +1,14 @@
 """One contract for both stores behind `state/store.py`'s `Store`: this process's memory and
 Redis (serving/redis_store.py on a real redis-server), each driven through `answer_turn`, the one
-step the exchange takes. "Two servers" are two replicas on one Redis, and in memory the one
-process that is the whole store."""
+step the exchange takes, and Redis also through its own `RedisStore.answer_turn` (what the
+exchange calls on Redis: the same steps in one coroutine). "Two servers" are two replicas on
+one Redis, and in memory the one process that is the whole store."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,18 +24,20 @@ TEXT = "name: contract\nturns:\n  - reply: {text: first}\n  - reply: {text: seco
 ASK = Conversation("m", (Message("user", "hi", at="messages[0]"),))
 
 
+Turns = Callable[..., Awaitable[tuple[Any, Any]]]  # answer_turn without its store
+
+
 class Server:
     """One server of a store: the store as the server sees it, and the server's engine."""
 
-    def __init__(self, store: Store, engine: Engine) -> None:
+    def __init__(self, store: Store, engine: Engine, turns: Turns | None = None) -> None:
         self.store, self.engine = store, engine
+        self.turns = turns or partial(answer_turn, store)
 
     async def attempt(self, session: str, conv: Conversation = ASK) -> tuple[int, int]:
-        """One request through `answer_turn`: (turn, attempt)."""
+        """One request through `answer_turn` (or the store's own): (turn, attempt)."""
         found = self.engine.find("contract")
-        scenario, answer = await answer_turn(
-            self.store, self.engine, found, session, conv, None, lambda _: ()
-        )
+        scenario, answer = await self.turns(self.engine, found, session, conv, None, lambda _: ())
         assert scenario is found and answer.error is None, answer.error
         return answer.turn, answer.attempt
 
@@ -68,15 +72,20 @@ class OnStore:
         engines = _engine(), _engine()
         shared = [RedisStore(RedisState(self.redis.url(), "contract", 60), e) for e in engines]
         try:
-            return await check((Server(shared[0], engines[0]), Server(shared[1], engines[1])))
+            own = self.kind == "redis, its own answer_turn"
+            one, two = (
+                Server(r, e, r.answer_turn if own else None)
+                for r, e in zip(shared, engines, strict=True)
+            )
+            return await check((one, two))
         finally:
             for replica in shared:
                 await replica.state.close()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "redis, its own answer_turn"])
 def on_store(request: pytest.FixtureRequest) -> OnStore:
-    redis = request.getfixturevalue("redis") if request.param == "redis" else None
+    redis = None if request.param == "memory" else request.getfixturevalue("redis")
     return OnStore(request.param, redis)
 
 

@@ -101,7 +101,9 @@ def test_the_profile_prints_a_line_per_phase() -> None:
             # each phase found in this tree: a renamed function would read 0.0 (its time
             # charged to its caller's phase, as the memory store's answer once was)
             figure = re.search(rf" {phase} +([\d.]+)", line)
-            assert figure is not None and float(figure[1]) > 0, (phase, line)
+            assert figure is not None, (phase, line)
+            # a plain scenario's turn that calls no tool has nothing to locate (Scenario.plain)
+            assert float(figure[1]) > 0 or (phase, key) == ("locate", "cold_st"), (phase, line)
     assert not any(line.startswith("(not in this tree") for line in lines)
 
 

@@ -303,3 +303,43 @@ def test_a_script_is_written_at_once_after_the_commands_held_before_it() -> None
             line.send_script(script, [], ["y"])
 
     run(main())
+
+
+def test_a_script_whose_write_failed_is_sent_again_then_by_its_text() -> None:
+    """`script` takes `call`'s steps itself: a write that failed is sent once more on a new
+    connection, by digest, and a NOSCRIPT there falls back to the script's text."""
+
+    async def main() -> None:
+        line, opened = await _opened()
+        opened.transport.closed = True  # its next write raises
+        script = type("S", (), {"sha": "c" * 40, "script": "return 1"})()
+        reply = asyncio.ensure_future(line.script(script, ["k"], ["a"]))
+        await _turn()
+        again = line._open
+        assert again is not None and again is not opened
+        assert again.transport.written == [hiredis.pack_command(("EVALSHA", "c" * 40, 1, "k", "a"))]
+        again.data_received(b"-NOSCRIPT No matching script.\r\n")
+        await _turn()
+        assert again.transport.written[-1] == hiredis.pack_command(
+            ("EVAL", "return 1", 1, "k", "a")
+        )
+        again.data_received(b":1\r\n")
+        assert await reply == 1
+
+    run(main())
+
+
+def test_a_script_whose_write_fails_twice_is_a_connection_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        Transport, "write", lambda self, data: (_ for _ in ()).throw(OSError("gone"))
+    )
+
+    async def main() -> None:
+        line, _ = await _opened()
+        script = type("S", (), {"sha": "d" * 40, "script": "return 1"})()
+        with pytest.raises(ConnectionError, match="gone"):
+            await line.script(script, [], [])
+
+    run(main())

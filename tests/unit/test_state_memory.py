@@ -117,11 +117,11 @@ def test_the_memory_stores_one_pass_counts_and_cuts_as_answer_turn_does() -> Non
     )
     store, scenario = MemoryStore(engine, 10), engine.find("x")
     conv = Conversation("m", (Message("user", "hi", at="messages[0]"),))
-    first = store.answer(engine, scenario, "s", conv, None, lambda _: ())
+    first = store.answer(engine, scenario, "s", conv, None, ())
     assert (first.turn, first.attempt, first.fault is not None) == (0, 1, True)
     assert at_once(store.expect("s", "x", 1)).cuts == {0: first.cut}
     _, second = at_once(answer_turn(store, engine, scenario, "s", conv, None, lambda _: ()))
-    third = store.answer(engine, scenario, "s", conv, None, lambda _: ())
+    third = store.answer(engine, scenario, "s", conv, None, ())
     assert (second.attempt, third.attempt, third.fault, third.cut) == (2, 3, None, None)
     assert at_once(store.expect("s", "x", 1)).cuts == {}
 

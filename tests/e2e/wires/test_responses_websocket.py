@@ -382,3 +382,48 @@ def test_a_refused_upgrade_closes_its_connection_a_plain_request_keeps_it(
     heads = _answered_on_one_socket(server, [plain, plain, upgrade, plain])
     assert len(heads) == 3 and all(h.startswith(b"http/1.1 200") for h in heads), heads
     assert [b"connection: close" in h for h in heads] == [False, False, True]
+
+
+def _handshake_answer(server: ServerProcess, request: bytes) -> bytes:
+    """The answer to one raw upgrade request: the 101's head, or a refusal up to the close."""
+    host, port = server.url.removeprefix("http://").split(":")
+    answer = b""
+    with sockets.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        while not (answer.startswith(b"HTTP/1.1 101") and b"\r\n\r\n" in answer):
+            got = sock.recv(65536)
+            if not got:
+                break
+            answer += got
+    return answer
+
+
+def test_the_librarys_handshake_checks_hold_on_the_request_uvicorn_parsed(
+    server: ServerProcess, session: str
+) -> None:
+    # mockllm hands the library the upgrade request as uvicorn parsed it (not its bytes to
+    # parse again): what the library refused or accepted, it still does, in its words.
+    key = b"dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 §1.3's own example
+
+    def upgrade(*extra: bytes) -> bytes:
+        head = b"GET /s/hello/" + session.encode() + b"/v1/responses HTTP/1.1\r\nhost: x\r\n"
+        head += b"upgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-version: 13\r\n"
+        return head + b"sec-websocket-key: " + key + b"\r\n" + b"".join(extra) + b"\r\n"
+
+    refused = {
+        "a body": upgrade(b"content-length: 5\r\n") + b"hello",
+        "chunked": upgrade(b"transfer-encoding: chunked\r\n") + b"0\r\n\r\n",
+        "too many headers": upgrade(*[b"x-h: v\r\n"] * 130),
+        "a line too long": upgrade(b"x-long: " + b"a" * 9000 + b"\r\n"),
+        "two keys": upgrade(b"sec-websocket-key: " + key + b"\r\n"),
+    }
+    for case, request in refused.items():
+        answer = _handshake_answer(server, request)
+        assert answer.startswith(b"HTTP/1.1 400 Bad Request\r\n"), (case, answer)
+        assert b"\r\n\r\nFailed to open a WebSocket connection: " in answer, (case, answer)
+    accepted = [upgrade(), upgrade(b"content-length: 0\r\n"), upgrade("x: café\r\n".encode())]
+    for request in accepted:
+        answer = _handshake_answer(server, request)
+        assert answer.startswith(b"HTTP/1.1 101 Switching Protocols\r\n"), answer
+        # RFC 6455 §1.3 / §4.2.2: base64 of SHA-1 of the key and the GUID
+        assert b"\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n" in answer

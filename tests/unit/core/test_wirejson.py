@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from functools import partial
 from typing import Any
 
 import orjson
@@ -257,3 +258,43 @@ def test_a_line_break_in_a_string_is_escaped_and_the_line_is_one_line(text: str)
     assert len(line.splitlines()) == 1
     assert not any(ch in line for ch in "\x1c\x1d\x1e\x85\u2028\u2029")
     assert json.loads(line) == {"t": text}
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",))),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=examples(200))
+@given(value=_JSON)
+def test_the_line_encoder_made_once_writes_what_json_dumps_writes(value: Any) -> None:
+    """`dumps_line`'s C encoder, made once, gives `json.dumps`'s text (with its options) for
+    any JSON value, line breaks apart; NaN is refused as `json.dumps` refuses it."""
+    expected = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    line = wirejson.dumps_line(value)
+    assert line == wirejson._LINE_BREAKS.sub(lambda m: f"\\u{ord(m[0]):04x}", expected)
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        wirejson.dumps_line({"v": [value, float("nan")]})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        wirejson.dumps_line([value, object()])
+    assert wirejson.dumps_line(value) == line  # nothing an error left behind changes the next
+    for options in ({}, {"sort_keys": True}, {"ensure_ascii": False, "sort_keys": True}):
+        made = _written(wirejson.encoder(**options), value)  # (mixed keys: both refuse to sort)
+        assert made == _written(partial(json.dumps, **options), value)
+
+
+def _written(encode: Any, value: Any) -> str | tuple[str, str]:
+    try:
+        return str(encode(value))
+    except TypeError as e:
+        return ("TypeError", str(e))

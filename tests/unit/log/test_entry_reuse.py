@@ -93,3 +93,24 @@ def test_a_call_checked_before_is_not_walked_again(monkeypatch: pytest.MonkeyPat
 def test_the_schema_key_is_json_dumps_sorted() -> None:
     schema = {"type": "object", "properties": {"b": {}, "a": {"é": 1.5}}}
     assert problems._SORTED(schema) == json.dumps(schema, sort_keys=True)
+
+
+def test_a_call_checked_before_is_answered_before_its_arguments_are_parsed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only arguments that read as a JSON object are remembered, so a remembered call needs
+    no parse; every refusal of arguments that do not read as one is still said."""
+    tools = {"get": {"type": "object", "properties": {"n": {"type": "integer"}}}, "raw": True}
+    said = call_problem("get", '{"n": "x"}', tools)
+    assert said is not None and said.startswith("arguments break the schema")
+
+    def no_parse(text: str) -> Any:
+        raise AssertionError(f"parsed {text}")
+
+    monkeypatch.setattr(json, "loads", no_parse)
+    assert call_problem("get", '{"n": "x"}', tools) == said
+    monkeypatch.undo()
+    assert call_problem("get", '{"n": ', tools) == "arguments are not valid JSON"
+    assert call_problem("get", '"{}"', tools) == "arguments are not a JSON object"
+    assert call_problem("raw", "{", tools) == "arguments are not valid JSON"  # (schema not a dict)
+    assert call_problem("raw", "{}", tools) is None

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mockllm.log import shared
-from mockllm.log.journal import LiveEntry
+from mockllm.log.journal import LiveEntry, entry_line
 from mockllm.log.shared import SharedJournal
 from mockllm.state import StoreUnavailable
 from mockllm.state.redis_log import with_seq
@@ -334,3 +334,53 @@ def test_without_a_file_a_failed_append_is_told_to_the_logs_readers(
 
     asyncio.run(story())
     assert "log entries wait here until it is back" in capsys.readouterr().err
+
+
+def test_with_neither_a_file_nor_a_console_no_numbered_line_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The fleet's seq reaches each entry; its numbered line (`with_seq`) is made only for
+    a --log file or a console to be told (`--quiet` and no --log: nobody)."""
+    made: list[int] = []
+
+    def numbered(line: str, seq: int) -> str:
+        made.append(seq)
+        return with_seq(line, seq)
+
+    monkeypatch.setattr(shared, "with_seq", numbered)
+    told: list[int] = []
+    quiet, filed_ = SharedJournal(Store(), None, 1000), filed(Store(), tmp_path)
+    loud = SharedJournal(Store(), None, 1000, lambda entry: told.append(entry.seq))
+
+    async def story(log: SharedJournal) -> list[int]:
+        entries = [opened(log, "s") for _ in range(2)]
+        for entry in entries:
+            written = log.close(entry)
+            if written is not None:  # (the file's: the request waits)
+                await written
+        await log.flush()
+        return [entry.seq for entry in entries]
+
+    assert [asyncio.run(story(log)) for log in (quiet, loud, filed_)] == [[FIRST, FIRST + 1]] * 3
+    assert told == [FIRST, FIRST + 1]  # the console, told with the fleet's seq
+    assert made == [FIRST, FIRST + 1] * 2  # the console's journal and the file's: not quiet's
+
+
+def test_one_write_takes_at_most_a_batchs_bytes_and_the_count_of_what_waits_stays_true(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """All that waits goes in one write while it fits (no entry counted one by one); past
+    BATCH_BYTES it is split, and the bytes still waiting are what the lines left hold."""
+    store = Store()
+    log = filed(store, tmp_path)
+    monkeypatch.setattr(shared, "BATCH_BYTES", 3 * len(entry_line(opened(log, "s0"))))
+
+    async def many() -> list[int]:
+        return await asyncio.gather(*(closed(log, f"s{i}") for i in range(20)))
+
+    assert sorted(asyncio.run(many())) == list(range(FIRST, FIRST + 20))
+    assert 1 < max(store.sizes) <= 3
+    assert not log._waiting and log._waiting_bytes == 0
+    monkeypatch.setattr(shared, "BATCH_BYTES", 1 << 30)
+    assert asyncio.run(many())  # (fits: taken whole)
+    assert not log._waiting and log._waiting_bytes == 0

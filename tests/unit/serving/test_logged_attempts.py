@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mockllm.core.cache import Lru
+from mockllm.core.cache import Bounded
 from mockllm.loading.loader import load_text
 from mockllm.options import DEFAULTS
 from mockllm.serving.server import build_app
@@ -70,7 +70,7 @@ def test_the_logged_body_of_every_attempt_is_what_was_sent(wire: str, stream: bo
     assert [e.to_json()["response"]["body"].encode() for e in entries] == got
     # the adapter's methods bound once, shared by every entry (not 64 bytes each an entry)
     assert len({id(e.call_id) for e in entries}) == len({id(e.reparse) for e in entries}) == 1
-    app.exchanges._rendered = Lru(512)  # the templates gone from the render cache
+    app.exchanges._rendered = Bounded(512)  # the templates gone from the render cache
     assert [e.to_json()["response"]["body"].encode() for e in entries] == got
 
 

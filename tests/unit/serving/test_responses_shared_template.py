@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockllm.core.cache import Lru
+from mockllm.core.cache import Bounded
 from mockllm.core.encoding import canonical_json
 from mockllm.core.engine import Resolved
 from mockllm.loading.loader import load_mapping
@@ -74,7 +74,7 @@ INPUTS = ["ask 1", "ask 2", [{"role": "user", "content": "ask 3"}], "ask 4", "x 
 
 def shared_templates(app: Any) -> int:
     """Templates made whose ids take each request's own part."""
-    made = app.exchanges._rendered._items.values()
+    made = app.exchanges._rendered.values()
     return sum(any(b"%(part)b" in plan[6][0] for plan in r.plans) for r in made)
 
 
@@ -88,7 +88,7 @@ def test_distinct_inputs_get_the_bytes_their_own_render_gives(
     assert shared_templates(app) == 1  # made at the second input, reused by the next two
     entries = list(app.journal.entries())
     assert [e.to_json()["response"]["body"].encode() for e in entries] == shared
-    app.exchanges._rendered = Lru(512)  # the templates gone: the log makes them again
+    app.exchanges._rendered = Bounded(512)  # the templates gone: the log makes them again
     assert [e.to_json()["response"]["body"].encode() for e in entries] == shared
     monkeypatch.setattr(Exchanges, "_render", direct)
     assert exchange(INPUTS, stream)[1] == shared
