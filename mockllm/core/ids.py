@@ -23,7 +23,9 @@ def fresh(prefix: str, length: int, *parts: object, alphabet: str = ALNUM) -> st
     `parts`: same parts, same id. Uncached, for ids that never repeat (a request's, which
     counts the attempt): caching them would only push out the ids that do."""
     seed = "\x1f".join(map(str, (prefix, *parts))).encode()  # the prefix too: toolu_ ≠ call_
-    return from_seed(prefix, length, seed, alphabet)
+    if alphabet == HEX:  # (`from_seed`, written out: every request makes its request id)
+        return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length]
+    return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet]).decode()
 
 
 def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> str:
@@ -36,10 +38,18 @@ def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> s
 
 def seed_bytes(prefix: bytes, length: int, seed: bytes, alphabet: str = ALNUM) -> bytes:
     """`from_seed`'s id as bytes, with the prefix given as bytes: for a body the id goes
-    into (serving/rendered.py makes three a request, without a decode and encode each)."""
+    into. (serving/rendered.py writes it out with `hashing`'s figures, made once a template.)"""
     if alphabet == HEX:
         return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length].encode()
     return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet])
+
+
+def hashing(length: int, alphabet: str = ALNUM) -> tuple[int, bytes | None]:
+    """How `seed_bytes` draws an id of `length` characters: the digest's size in bytes, and
+    the table its bytes are translated by (None: written as hex, cut to `length`)."""
+    if alphabet == HEX:
+        return (length + 1) // 2, None
+    return length, _TABLES[alphabet]
 
 
 # An agent loop re-derives every earlier turn's ids per request.

@@ -489,17 +489,19 @@ class Journal:
 
     def record_sent(self, entry: LiveEntry, data: bytes) -> None:
         """Keep what went out by reference (rendered replies are shared), up to the cap."""
+        size = len(data)
+        entry.bytes_sent += size
         room = self.body_cap - entry.kept
-        if room > 0 and data:
-            kept = len(data) if len(data) <= room else room
-            if entry.sent_again is None:
-                piece = data if kept == len(data) else data[:room]
-                if entry.sent is None:
-                    entry.sent = [piece]
-                else:
-                    entry.sent.append(piece)
-            entry.kept += kept
-        entry.bytes_sent += len(data)
+        if room <= 0 or not size:
+            return
+        if size > room:
+            data, size = data[:room], room
+        entry.kept += size
+        if entry.sent_again is None:
+            if entry.sent is None:
+                entry.sent = [data]
+            else:
+                entry.sent.append(data)
 
     def close(self, entry: LiveEntry) -> Awaitable[None] | None:
         """Finish the entry and write it out; called before the response's last byte leaves,
@@ -509,10 +511,8 @@ class Journal:
             return None
         entry.closed = True
         entry.duration_ms = round((time.perf_counter() - entry.started) * 1000, 3)
-        uses, session = self.uses, entry.session  # (`Uses.of`, without its call)
-        entry.epoch = epoch = (
-            uses._epochs.get(session, uses._boot) if session is not None else uses._boot
-        )
+        uses = self.uses  # (`Uses.of`, without its call; None is no session's key)
+        entry.epoch = epoch = uses._epochs.get(entry.session, uses._boot)  # type: ignore[arg-type]
         if uses._shared and (shared := uses._shared.get(epoch)) is not None:
             entry.shared = shared  # (else the class's None: no `__dict__` made for it)
         if self._file is not None:
@@ -526,13 +526,16 @@ class Journal:
         # Count the closed entry's bytes against --log-bytes, cut its body to
         # --log-request-cap (the file, written above, has it whole), and push the oldest
         # entries out while the ring holds more than --log-bytes (inline: once a request).
-        if len(entry.body) > self.request_cap:
+        size = len(entry.body)
+        if size > self.request_cap:
             entry.cut_request(self.request_cap)
-        entry.weight = len(entry.body) + entry.kept + len(entry.headers)
-        self._bytes += entry.weight
-        entries = self._entries
-        while self._bytes > self.ring_bytes and len(entries) > 1:
-            self._bytes -= entries.popleft().weight
+            size = len(entry.body)
+        entry.weight = weight = size + entry.kept + len(entry.headers)
+        self._bytes += weight
+        if self._bytes > self.ring_bytes:
+            entries = self._entries
+            while self._bytes > self.ring_bytes and len(entries) > 1:
+                self._bytes -= entries.popleft().weight
         return None
 
     def written(self, entry: LiveEntry, line: str) -> None:

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
+import orjson
+
+from mockllm.core.cache import SizedLru
 from mockllm.core.conversation import (
     Conversation,
     Message,
@@ -632,17 +635,39 @@ _SERVER_SEARCHES = {"tool_search_tool_regex": "pattern", "tool_search_tool_bm25"
 CLIENT_SEARCH = "ToolSearch"
 
 
-def _tools(
-    tools: Any, messages: Any
-) -> tuple[tuple[Tool, ...], tuple[Tool, ...], ToolSearch | None]:
+Offer = tuple[tuple[Tool, ...], tuple[Tool, ...], ToolSearch | None]
+
+# The tools of the few tool lists a client sends again and again (an agent's every
+# request), parsed once: keyed by their JSON; bounded in entries and in bytes (the key).
+_OFFERS = SizedLru(64)
+
+
+def _tools(tools: Any, messages: Any) -> Offer:
     """The tools offered, those deferred and not found yet, and the tool search offered.
     A tool sent with `defer_loading: true` is offered once a search in the history handed
     it over (a `tool_reference`): the model cannot call it before (Claude Code sends its
-    MCP tools that way from the search on)."""
+    MCP tools that way from the search on). Without such a tool the history plays no part:
+    remembered by the list's JSON (orjson's: a number too big for it, or a lone surrogate,
+    is not remembered)."""
     if tools is None:
         return (), (), None
     if not isinstance(tools, list):
         raise bad("tools: Input should be a valid list")
+    try:
+        key: bytes | None = orjson.dumps(tools)
+    except orjson.JSONEncodeError:
+        key = None
+    found: Offer | None = _OFFERS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    made, later = _tools_of(tools, messages)
+    if key is not None and not later:
+        _OFFERS.put(key, made, len(key))
+    return made
+
+
+def _tools_of(tools: list[Any], messages: Any) -> tuple[Offer, bool]:
+    """`_tools`, and whether a tool is deferred (the history then plays a part)."""
     offered: list[Tool] = []
     deferred: list[Tool] = []
     server: ToolSearch | None = None
@@ -669,7 +694,7 @@ def _tools(
             offered.append(tool)
     client = any(t.name == CLIENT_SEARCH for t in offered)
     search = server or (ToolSearch("client", CLIENT_SEARCH) if client else None)
-    return tuple(offered), tuple(deferred), search
+    return (tuple(offered), tuple(deferred), search), later
 
 
 def _server_search(kind: str) -> str | None:

@@ -27,13 +27,27 @@ def _blocks(message: dict[str, Any], kind: str) -> list[tuple[int, dict[str, Any
     ]
 
 
-def _messages(body: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-    return list(items(body.get("messages")))
+Blocks = list[tuple[int, dict[str, Any]]]
+# A message: its index, itself, its toolUse blocks and its toolResult blocks (`_blocks`).
+Turn = tuple[int, dict[str, Any], Blocks, Blocks]
+
+
+def _turns(body: dict[str, Any], ctx: RuleContext) -> list[Turn]:
+    """The messages with their tool blocks, read once per request for every rule (each
+    listed them and their blocks again); the memo read directly (`ctx.shared` would build
+    a lambda per call)."""
+    found: list[Turn] | None = ctx.memo.get("bedrock.turns")
+    if found is None:
+        found = ctx.memo["bedrock.turns"] = [
+            (i, m, _blocks(m, "toolUse"), _blocks(m, "toolResult"))
+            for i, m in items(body.get("messages"))
+        ]
+    return found
 
 
 @RULES.rule("B5", "bedrock.content_empty")
 def _content_empty(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, message in _messages(body):
+    for i, message, _, _ in _turns(body, ctx):
         if message.get("content") == []:
             yield (
                 f"The content field in the Message object at messages.{i} is empty. Add a "
@@ -48,8 +62,8 @@ def _content_empty(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
 def _tool_config_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     if body.get("toolConfig") is not None:
         return
-    for _, message in _messages(body):
-        if _blocks(message, "toolUse") or _blocks(message, "toolResult"):
+    for _, _, uses, results in _turns(body, ctx):
+        if uses or results:
             yield (
                 "The toolConfig field must be defined when using toolUse and toolResult "
                 "content blocks.",
@@ -61,9 +75,9 @@ def _tool_config_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
 
 @RULES.rule("B6", "bedrock.tool_use_id_invalid")
 def _tool_use_id_invalid(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, message in _messages(body):
-        for kind in ("toolUse", "toolResult"):
-            for j, block in _blocks(message, kind):
+    for i, _, uses, results in _turns(body, ctx):
+        for kind, blocks in (("toolUse", uses), ("toolResult", results)):
+            for j, block in blocks:
                 found = block.get("toolUseId")
                 if not isinstance(found, str) or _valid_id(found):
                     continue
@@ -90,14 +104,12 @@ def _valid_id(found: str) -> bool:
 
 @RULES.rule("B1", "bedrock.tool_use_unanswered")
 def _tool_use_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for (_, turn), (j, after) in pairwise(_messages(body)):
+    for (_, turn, uses, _), (j, after, _, results) in pairwise(_turns(body, ctx)):
         if turn.get("role") != "assistant" or after.get("role") != "user":
             continue
-        answered = {str(r.get("toolUseId")) for _, r in _blocks(after, "toolResult")}
+        answered = {str(r.get("toolUseId")) for _, r in results}
         missing = [
-            str(u.get("toolUseId"))
-            for _, u in _blocks(turn, "toolUse")
-            if str(u.get("toolUseId")) not in answered
+            str(u.get("toolUseId")) for _, u in uses if str(u.get("toolUseId")) not in answered
         ]
         if missing:
             yield (
@@ -112,24 +124,24 @@ def _tool_use_unanswered(body: dict[str, Any], ctx: RuleContext) -> Iterator[Rai
 @RULES.rule("B2", "bedrock.tool_results_exceed_uses")
 def _results_exceed_uses(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
     previous: dict[str, Any] = {}
-    for i, message in _messages(body):
-        if message.get("role") == "user":
-            uses = len(_blocks(previous, "toolUse")) if previous.get("role") == "assistant" else 0
-            if len(_blocks(message, "toolResult")) > uses:
-                yield (
-                    f"The number of toolResult blocks at messages.{i}.content exceeds the "
-                    "number of toolUse blocks of previous turn.",
-                    None,
-                    None,
-                )
-                return
-        previous = message
+    used: Blocks = []  # the previous message's toolUse blocks
+    for i, message, uses, results in _turns(body, ctx):
+        allowed = len(used) if previous.get("role") == "assistant" else 0
+        if message.get("role") == "user" and len(results) > allowed:
+            yield (
+                f"The number of toolResult blocks at messages.{i}.content exceeds the "
+                "number of toolUse blocks of previous turn.",
+                None,
+                None,
+            )
+            return
+        previous, used = message, uses
 
 
 @RULES.rule("B3", "bedrock.error_result_empty")
 def _error_result_empty(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raised]:
-    for i, message in _messages(body):
-        for j, result in _blocks(message, "toolResult"):
+    for i, _, _, results in _turns(body, ctx):
+        for j, result in results:
             if result.get("status") == "error" and not result.get("content"):
                 yield (
                     f"The content field at messages.{i}.content.{j}.toolResult cannot be empty "
@@ -146,7 +158,7 @@ def _results_with_text(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
     results in one user turn; Claude takes it, as on Anthropic's own API."""
     if "anthropic." in ctx.conversation.model:
         return
-    for i, message in _messages(body):
+    for i, message, _, _ in _turns(body, ctx):
         content = [b for _, b in items(message.get("content"))]
         if any("toolResult" in b for b in content) and any("text" in b for b in content):
             yield (

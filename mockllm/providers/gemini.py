@@ -15,6 +15,9 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+import orjson
+
+from mockllm.core.cache import SizedLru
 from mockllm.core.conversation import Conversation, Message, Tool, ToolCall, ToolChoice, ToolResult
 from mockllm.core.encoding import compact_json, digest, sse_frame
 from mockllm.core.engine import Resolved
@@ -514,11 +517,29 @@ def _response(response: dict[str, Any]) -> ToolResult:
     return ToolResult(wire.encode(), content, is_error)
 
 
+# The tools of the few tool lists a client sends again and again (an agent's every
+# request), parsed once: keyed by their JSON; bounded in entries and in bytes (the key).
+_OFFERS = SizedLru(64)
+
+
 def _tools(tools: Any) -> tuple[Tool, ...]:
+    """The tools declared, remembered by the list's JSON (orjson's: a number too big for it,
+    or a lone surrogate, is not remembered)."""
     if tools is None:
         return ()
     if not isinstance(tools, list):
         raise bad("Invalid value at 'tools': expected a list of Tool objects.")
+    try:
+        key = orjson.dumps(tools)
+    except orjson.JSONEncodeError:
+        return _declared(tools)
+    found: tuple[Tool, ...] | None = _OFFERS.get(key)
+    if found is None:
+        found = _OFFERS.put(key, _declared(tools), len(key))
+    return found
+
+
+def _declared(tools: list[Any]) -> tuple[Tool, ...]:
     out = []
     for i, tool in enumerate(tools):
         declarations = field(tool, "functionDeclarations") if isinstance(tool, dict) else None

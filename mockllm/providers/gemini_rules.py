@@ -97,8 +97,12 @@ def _signature_missing(body: dict[str, Any], ctx: RuleContext) -> Iterator[Raise
 
 
 def _turns(body: dict[str, Any], ctx: RuleContext) -> list[_Turn]:
-    """The contents as turns; computed once per request for all the rules."""
-    return ctx.shared("gemini.turns", lambda: _read_turns(field(body, "contents")))  # type: ignore[no-any-return]
+    """The contents as turns; computed once per request for all the rules (the memo read
+    directly: `ctx.shared` would build a lambda per call)."""
+    found: list[_Turn] | None = ctx.memo.get("gemini.turns")
+    if found is None:
+        found = ctx.memo["gemini.turns"] = _read_turns(field(body, "contents"))
+    return found
 
 
 def _read_turns(contents: Any) -> list[_Turn]:

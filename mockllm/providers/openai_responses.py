@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mockllm.core.cache import SizedLru
 from mockllm.core.conversation import (
     Conversation,
     Message,
@@ -128,27 +129,26 @@ class Responses(Adapter):
         if history and items:
             self._no_duplicate_ids(str(previous), items)
         messages = history + resent_dropped(history, tuple(_items(items or [])))
-        instructions = body.get("instructions")
-        system = (
-            (Message("system", instructions, at="instructions"),)
-            if isinstance(instructions, str) and instructions
-            else ()
+        system = _system(body.get("instructions"))
+        cacheable = previous is None and not referring
+        shape, canonical = _canonical(body, cacheable and not _offers_tools(items))
+        tools, deferred, search, wire_names, carried = (
+            _offer(body.get("tools"), items or [], earlier)
+            if shape is None
+            else _shaped_offer(body.get("tools"), shape[1])
         )
-        offered, deferred, search, own = _offered(body.get("tools"), items or [], earlier)
         conversation = Conversation(
             model=str(body["model"]),
             messages=system + messages,
-            tools=tuple(t for t, _ in offered),
+            tools=tools,
             tool_choice=_tool_choice(body.get("tool_choice")),
             stream=body.get("stream") is True,
             output=output_formats.openai_responses(body.get("text")),
             parallel_tool_calls=body.get("parallel_tool_calls") is not False,
             tool_search=search,
-            deferred=tuple(t for t, _ in deferred),
+            deferred=deferred,
         )
         include = body.get("include")
-        cacheable = previous is None and not referring
-        shape, canonical = _canonical(body, cacheable and not _offers_tools(items))
         options = {
             "fingerprint": digest(canonical.encode(), 16).hex(),
             "store": body.get("store") is not False,
@@ -157,10 +157,8 @@ class Responses(Adapter):
             "encrypted": isinstance(include, list) and ENCRYPTED in include,
             "summary": _summary_asked(body.get("reasoning")),
             "stored_messages": messages,  # instructions are not carried to the next response
-            # flat name → (namespace, name, kind) of the tools that are not plain functions
-            "wire_names": {t.name: w for t, w in offered + deferred if w is not None},
-            # the tools this conversation's input items offered, kept with the response
-            "carried": _carry(offered[own:]),
+            "wire_names": wire_names,  # (both as `Offer` says)
+            "carried": carried,
             # over WebSocket a response is kept for the connection's next request to name
             # (previous_response_id) even with `store: false`, though never for a GET
             "connection": connection,
@@ -274,7 +272,10 @@ class Responses(Adapter):
             (body if body is not None else self._finished(resolved, parsed)) if stored else None
         )
         kept = Stored.made(messages, rendered, parsed.options["carried"])
-        self._store.keep(_response_id(resolved, parsed), kept, messages)
+        # The render's own id, where its body is at hand (`_finished` writes it first), not
+        # derived again: the same id, by the same hash of the same parts.
+        response_id = _id_in(body) if body is not None else _response_id(resolved, parsed)
+        self._store.keep(response_id, kept, messages)
 
     def warm_up(self, parsed: Parsed, created: int) -> list[bytes]:
         """A `response.create` with `generate: false` (WebSocket): no turn, no output; the
@@ -492,6 +493,12 @@ def _response_id(resolved: Resolved, parsed: Parsed) -> str:
     )
 
 
+def _id_in(body: bytes) -> str:
+    """The response id of a body `_finished` wrote: its first field, `{"id":"resp_…"`
+    (`resp_` and hex: no escape)."""
+    return body[7 : body.index(b'"', 7)].decode()
+
+
 _FIELD_ORDER = (
     "id", "object", "created_at", "status", "background", "billing", "completed_at", "error",
     "frequency_penalty", "incomplete_details", "instructions", "max_output_tokens",
@@ -556,6 +563,12 @@ def _parsed(
     if shape is not None:
         return Parsed(conversation, options, render_key=shape, id_part=fingerprint)
     return Parsed(conversation, options, cacheable=cacheable, render_key=fingerprint)
+
+
+def _system(instructions: Any) -> tuple[Message, ...]:
+    if isinstance(instructions, str) and instructions:
+        return (Message("system", instructions, at="instructions"),)
+    return ()
 
 
 def _canonical(body: dict[str, Any], shaped: bool) -> tuple[tuple[str, str] | None, str]:
@@ -935,6 +948,38 @@ def flat_name(namespace: str, name: str) -> str:
 Offered = list[tuple[Tool, WireName | None]]
 SEARCH_TOOL = "tool_search"  # a Responses tool search's name in scenarios and the log
 _SEARCH_ITEMS = ("tool_search_call", "tool_search_output")
+
+
+# What `_offer` makes of a request's tools, in the parse's terms: the tools offered, those
+# deferred, the tool search, the wire names (flat name → (namespace, name, kind) of the
+# tools that are not plain functions) and the tools this conversation's input items
+# offered, carried with the stored response.
+Offer = tuple[
+    tuple[Tool, ...], tuple[Tool, ...], ToolSearch | None, dict[str, WireName], list[list[Any]]
+]
+
+
+def _offer(tools: Any, items: list[Any], earlier: Offered) -> Offer:
+    offered, deferred, search, own = _offered(tools, items, earlier)
+    wire_names = {t.name: w for t, w in offered + deferred if w is not None}
+    out = (tuple(t for t, _ in offered), tuple(t for t, _ in deferred), search, wire_names)
+    return (*out, _carry(offered[own:]))
+
+
+# A request shape's tools, parsed: a client sends the same few tool lists again and again
+# (an agent's every request). Bounded in entries and bytes (the key is the shape's text).
+_SHAPED_OFFERS = SizedLru(64)
+
+
+def _shaped_offer(tools: Any, after: str) -> Offer:
+    """`_offer` of a request with nothing continued and no input item offering tools, whose
+    tools all come from its `tools` field: remembered by the canonical text of the body's
+    fields after `input` (`_canonical`), which holds `tools`. Nothing in it is changed
+    after the parse (the wire names and the carried list are read only)."""
+    found: Offer | None = _SHAPED_OFFERS.get(after)
+    if found is None:
+        found = _SHAPED_OFFERS.put(after, _offer(tools, [], []), len(after))
+    return found
 
 
 def _carry(offered: Offered) -> list[list[Any]]:

@@ -127,6 +127,8 @@ def _runs(
                 runs.append([])
             runs[-1].append((i, item))
             previous = i
+    if not runs:  # (an input that is text: the usual request)
+        return
     stored = sum(1 for m in ctx.conversation.messages if m.role == "assistant") - len(runs)
     for n, run in enumerate(runs):
         yield stored + n, run

@@ -86,19 +86,21 @@ class MockLLM:
         await self._admin(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
-            return
-        if scope["type"] == "websocket":
+        kind = scope["type"]
+        if kind == "http":  # (first: nearly every call is a model route's POST)
+            path: str = scope["path"]
+            known = self._posts.get(path)
+            if known is not None and scope["method"] == "POST":
+                await self.exchanges.handle(scope, receive, send, *known)
+            else:
+                await self._route(scope, receive, send, path)
+        elif kind == "websocket":
             await self._websocket(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            return
-        path: str = scope["path"]
-        known = self._posts.get(path)
-        if known is not None and scope["method"] == "POST":
-            await self.exchanges.handle(scope, receive, send, *known)
-            return
+        elif kind == "lifespan":
+            await _lifespan(receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
+        """An HTTP request whose path was not seen before as a model route's POST."""
         mcp = self._mcps.get(path)
         if mcp is not None:
             await self.mcp(scope, receive, send, *mcp)

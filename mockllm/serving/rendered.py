@@ -16,8 +16,10 @@ rendered whole, as before.
 
 from __future__ import annotations
 
+from binascii import hexlify
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from hashlib import blake2b
 from typing import overload
 
 from mockllm.core import ids
@@ -39,7 +41,7 @@ class Rendered:
     it left. A copy for another attempt swaps the ids in its frames on first read only:
     most deliveries send `body` and never look at the frames."""
 
-    __slots__ = ("__dict__", "_events", "_swaps", "body", "notes", "reply", "template")
+    __slots__ = ("__dict__", "_events", "_marks", "body", "notes", "reply", "template")
 
     # A template's own, set on the few templates only (in their `__dict__`): an attempt's
     # copy, made per request, has the class's.
@@ -47,7 +49,8 @@ class Rendered:
     reusable = True  # False: a template that cannot serve another attempt
     first: Rendered | None = None  # its attempt 1, made once: most requests
     turn = 0  # its turn (its ids' mark is "turn.0")
-    plans: tuple[Plan, ...] | None = None  # how to make each attempt id
+    plans: tuple[Plan, ...] = ()  # how to make each attempt id
+    format = b""  # its body as a `%` format: each attempt id's place marked (see Plan)
     # serving/websocket.py's, found once: where each frame's data lies in its body
     frame_data: tuple[tuple[int, int], ...] | None = None
 
@@ -57,28 +60,28 @@ class Rendered:
         body: bytes,
         events: list[Event] | None = None,
         notes: tuple[str, ...] = (),
-        derived: tuple[ids.Derivation, ...] = (),
-        swaps: tuple[tuple[bytes, bytes], ...] = (),
+        marks: dict[bytes, bytes | None] | None = None,
+        template: Rendered | None = None,
     ) -> None:
         self.reply = reply  # what was rendered: a cache hit must be this very object
         self.body = body  # the JSON body, or the whole SSE stream joined
         self.notes = notes
-        if derived:
-            self.derived = derived
         self._events = events or []  # the stream's frames, for faults
-        self._swaps = swaps  # (template id, this attempt's id), not yet done in _events
-        self.template: Rendered | None = None  # an attempt's: the template it was made from
+        self._marks = marks  # an attempt's: its ids (see Plan), not yet swapped in _events
+        self.template = template  # an attempt's: the template it was made from
 
     @property
     def events(self) -> Sequence[Event]:
-        return _Swapped(self._events, self._swaps) if self._swaps else self._events
+        if self._marks is None or self.template is None:
+            return self._events
+        return _Swapped(self._events, _swaps(self.template, self._marks))
 
 
 class _Swapped(Sequence[Event]):
     """A template's frames with an attempt's ids, swapped in when first read: the log
     takes the frames of every stream but reads them only for a fault or reasoning."""
 
-    def __init__(self, events: list[Event], swaps: tuple[tuple[bytes, bytes], ...]) -> None:
+    def __init__(self, events: list[Event], swaps: Sequence[tuple[bytes, bytes]]) -> None:
         self._events, self._swaps, self._done = events, swaps, False
 
     def _list(self) -> list[Event]:
@@ -124,6 +127,8 @@ def template(
         and all(d[4].encode() in rendered.body for d in derived)
     )
     rendered.plans = plans or ()
+    if rendered.reusable:
+        rendered.format = _format(rendered.body, rendered.plans)
     return rendered
 
 
@@ -131,34 +136,35 @@ def for_attempt(template: Rendered, resolved: Resolved, part: str | None = None)
     """A `reusable` template's bytes with `resolved`'s attempt's ids (and the request's
     own id `part`). Attempt 1 (every session's first, the most asked) is made once per
     template, where no request has a part of its own."""
-    first = resolved.attempt == 1 and part is None
-    if first and template.first is not None:
-        return template.first
-    made = _for_attempt(template, resolved, part)
-    if first:
+    attempt = resolved.attempt
+    if attempt == 1:  # scripted_id adds no attempt to a first one's parts (the `first` seeds)
+        if part is None and template.first is not None:
+            return template.first
+        at, turn = 0, b"%d" % resolved.turn
+    else:
+        at, turn = 1, b"%d.%d" % (resolved.turn, attempt)  # Resolved.id_turn
+    marks = {  # what a seed's marks stand for (see Plan)
+        b"turn": turn,
+        b"attempt": b"attempt %d" % attempt,
+        b"part": None if part is None else part.encode(),  # (no seed has it then)
+    }
+    for _, key, prefix, size, table, length, seeds in template.plans:
+        digest = blake2b(seeds[at] % marks, digest_size=size).digest()  # ids.seed_bytes
+        marks[key] = prefix + (digest.translate(table) if table else hexlify(digest)[:length])
+    notes = template.notes
+    if notes:
+        swaps = _swaps(template, marks)
+        notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
+    body = template.format % marks  # each id in its places, in one pass
+    made = Rendered(template.reply, body, template._events, notes, marks, template)
+    if attempt == 1 and part is None:
         template.first = made
     return made
 
 
-def _for_attempt(template: Rendered, resolved: Resolved, part: str | None = None) -> Rendered:
-    attempt = resolved.attempt
-    # attempt 1: scripted_id adds no attempt to a first one's parts (the `first` seeds)
-    at = 0 if attempt == 1 else 1
-    turn_text = str(resolved.turn) if attempt == 1 else f"{resolved.turn}.{attempt}"  # id_turn
-    attempt_text = f"attempt {attempt}"
-    swaps = []
-    body = template.body
-    for old, prefix, length, alphabet, seeds in template.plans or ():
-        seed = seeds[at].format(turn_text, attempt_text, part).encode()
-        new = ids.seed_bytes(prefix, length, seed, alphabet)
-        swaps.append((old, new))
-        body = body.replace(old, new)
-    notes = template.notes
-    if notes:
-        notes = tuple(_swapped(n.encode(), swaps).decode() for n in notes)
-    made = Rendered(template.reply, body, template._events, notes, swaps=tuple(swaps))
-    made.template = template
-    return made
+def _swaps(template: Rendered, marks: dict[bytes, bytes | None]) -> list[tuple[bytes, bytes]]:
+    """(template id, the attempt's id) of each of an attempt's ids, for its frames and notes."""
+    return [(plan[0], marks[plan[1]] or b"") for plan in template.plans]
 
 
 class BodyAgain:
@@ -174,14 +180,15 @@ class BodyAgain:
         self.template, self.resolved, self.part = template, resolved, part
 
     def __call__(self) -> bytes:
-        return _for_attempt(self.template, self.resolved, self.part).body
+        return for_attempt(self.template, self.resolved, self.part).body
 
 
-# (template id as bytes, prefix as bytes, length, alphabet, seeds): `fresh`'s seed for any attempt,
-# as two format strings (attempt 1's, which has no attempt part, and any other's) taking
-# the turn mark as {0}, the attempt mark as {1} and the request's own part as {2}: one
-# `str.format` per id and attempt.
-Plan = tuple[bytes, bytes, int, str, tuple[str, str]]
+# (template id, its key in the template's `format`, prefix, digest size, table, length,
+# seeds), the id's `ids.hashing` figures, and `fresh`'s seed for any attempt, as two bytes
+# formats (attempt 1's, which has no attempt part, and any other's) taking the turn mark as
+# %(turn)b, the attempt mark as %(attempt)b and the request's own part as %(part)b: one `%`
+# per id and attempt, and one for the body, whose ids are marked %(0)b, %(1)b, ...
+Plan = tuple[bytes, bytes, bytes, int, bytes | None, int, tuple[bytes, bytes]]
 
 
 def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | None:
@@ -197,19 +204,32 @@ def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | No
         at = next((i for i, p in enumerate(pieces) if i and p == _ATTEMPT_MARK), None)
         for i, piece in enumerate(pieces):
             if i and piece == mark:
-                pieces[i] = "{0}"
+                pieces[i] = "%(turn)b"
             elif i and piece == own:
-                pieces[i] = "{2}"
-        others = "\x1f".join("{1}" if i == at else p for i, p in enumerate(pieces))
+                pieces[i] = "%(part)b"
+        others = "\x1f".join("%(attempt)b" if i == at else p for i, p in enumerate(pieces))
         first = "\x1f".join(p for i, p in enumerate(pieces) if i != at)
-        plan = (made.encode(), prefix.encode(), length, alphabet, (first, others))
+        size, table = ids.hashing(length, alphabet)
+        seeds = (first.encode(), others.encode())
+        key = b"%d" % len(plans)
+        plan = (made.encode(), key, prefix.encode(), size, table, length, seeds)
         plans.setdefault(made.encode(), plan)
     return tuple(plans.values())
 
 
+def _format(body: bytes, plans: Sequence[Plan]) -> bytes:
+    """The template's body as a `%` format, each attempt id's places marked by its key: the
+    body cut at the first id, each piece cut at the next ones, the rest escaped."""
+    if not plans:
+        return body.replace(b"%", b"%%")
+    old, key, *_ = plans[0]
+    mark = b"%(" + key + b")b"
+    return mark.join(_format(piece, plans[1:]) for piece in body.split(old))
+
+
 def _escaped(text: str) -> str:
-    """A seed piece as literal text in a format string."""
-    return text.replace("{", "{{").replace("}", "}}")
+    """A seed piece as literal text in a `%` format."""
+    return text.replace("%", "%%")
 
 
 def _swapped(data: bytes, pairs: Sequence[tuple[bytes, bytes]]) -> bytes:

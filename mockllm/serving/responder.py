@@ -20,9 +20,27 @@ from mockllm.serving.rendered import RENDERED
 
 JSON = b"application/json"
 _ABORT_NOTICE = "ASGI callable returned without completing response."
+_NO_CACHE = (b"cache-control", b"no-cache")
+# Each adapter's headers of a 200, before and after its request id, for a body and for a
+# stream (they are fixed per adapter: `Responder.whole` builds only the id and the length).
+# Bounded: a server has a few dozen adapters, and a test run builds many servers.
+_HEADS: dict[Adapter, tuple[Head, Head]] = {}
+_HEADS_KEPT = 256
+Head = tuple[tuple[bytes, bytes], bytes, tuple[tuple[bytes, bytes], ...]]
 
 
 class Responder:
+    __slots__ = (
+        "_receive",
+        "_send",
+        "adapter",
+        "entry",
+        "journal",
+        "max_stall",
+        "request_id",
+        "started",
+    )
+
     def __init__(
         self,
         journal: Journal,
@@ -34,19 +52,16 @@ class Responder:
     ) -> None:
         self.journal, self.entry, self.adapter = journal, entry, adapter
         self._send, self._receive, self.max_stall = send, receive, max_stall
-        self._request_id: str | None = None  # set once the turn is known; see request_id
+        # Deterministic: from session, scenario, turn and attempt, set once they are known;
+        # until then None, and `_id` makes it from the seq.
+        self.request_id: str | None = None
         self.started = False
 
-    @property
-    def request_id(self) -> str:
-        """Deterministic: from session, scenario, turn and attempt once known, else the seq."""
-        if self._request_id is None:
-            self._request_id = self.adapter.request_id("seq", self.entry.seq)
-        return self._request_id
-
-    @request_id.setter
-    def request_id(self, value: str) -> None:
-        self._request_id = value
+    def _id(self) -> str:
+        """The request id, made from the entry's seq if the turn was never known."""
+        if self.request_id is None:
+            self.request_id = self.adapter.request_id("seq", self.entry.seq)
+        return self.request_id
 
     async def crashed(self) -> None:
         """mockllm itself failed on this request: the traceback goes in the log entry, and a
@@ -61,7 +76,7 @@ class Responder:
         self.entry.retry_after = _retry_after(error.headers)
         if first_byte_ms and not await self._pause(first_byte_ms / 1000):
             return
-        body = self.adapter.error_body(error, self.request_id)
+        body = self.adapter.error_body(error, self._id())
         headers = self._headers(JSON, len(body), error.status, self.entry.retry_after) + [
             (k.encode(), v.encode()) for k, v in error.headers
         ]
@@ -79,17 +94,14 @@ class Responder:
         delivery skips (pauses, chunks, a cut) left out, `_start` and `_body` written out:
         the path of nearly every request. `rendered`: the Rendered `body` is, handed on
         with it (the WebSocket route slices a stream's frames from it)."""
-        adapter = self.adapter  # (`_headers`, written out)
-        request_id = self._request_id or self.request_id
+        heads = _HEADS.get(self.adapter) or _heads(self.adapter)  # (`_headers`, written out)
+        content_type, id_header, wire = heads[stream]
         headers = [
-            (b"content-type", adapter.stream_content_type if stream else JSON),
-            (adapter.request_id_header.encode(), request_id.encode()),
-            *adapter.wire_headers(200, None),
+            content_type,
+            (id_header, (self.request_id or self._id()).encode()),
+            *wire,
+            _NO_CACHE if stream else (b"content-length", b"%d" % len(body)),
         ]
-        if stream:
-            headers.append((b"cache-control", b"no-cache"))
-        else:
-            headers.append((b"content-length", str(len(body)).encode()))
         self.started = True
         entry = self.entry
         entry.status = 200
@@ -111,7 +123,7 @@ class Responder:
         length = len(body) if not stream and delivery.ending == "complete" else None
         headers = self._headers(self.adapter.stream_content_type if stream else JSON, length)
         if stream:
-            headers.append((b"cache-control", b"no-cache"))
+            headers.append(_NO_CACHE)
         await self._start(200, headers)
         if not delivery.paced:  # the fast path: one send
             await self._body(body, more=delivery.ending == "reset")
@@ -145,9 +157,7 @@ class Responder:
         status: int = 200,
         retry_after: float | None = None,
     ) -> list[tuple[bytes, bytes]]:
-        request_id = self._request_id  # set once the turn is known: no property call then
-        if request_id is None:
-            request_id = self.request_id
+        request_id = self.request_id or self._id()
         headers = [
             (b"content-type", content_type),
             (self.adapter.request_id_header.encode(), request_id.encode()),
@@ -167,6 +177,21 @@ class Responder:
         if not more and (written := self.journal.close(self.entry)) is not None:
             await written  # a shared log's entry is in the store before the last byte leaves
         await self._send({"type": "http.response.body", "body": data, "more_body": more})
+
+
+def _heads(adapter: Adapter) -> tuple[Head, Head]:
+    """`adapter`'s `_HEADS`: what `_headers` gives a 200 body and a 200 stream, but the id
+    and the length."""
+    if len(_HEADS) >= _HEADS_KEPT:
+        _HEADS.clear()
+    wire = tuple(adapter.wire_headers(200, None))
+    id_header = adapter.request_id_header.encode()
+    stream = (b"content-type", adapter.stream_content_type)
+    heads = _HEADS[adapter] = (
+        ((b"content-type", JSON), id_header, wire),
+        (stream, id_header, wire),
+    )
+    return heads
 
 
 def _retry_after(headers: tuple[tuple[str, str], ...]) -> float | None:

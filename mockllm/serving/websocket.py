@@ -295,7 +295,7 @@ def _spans(template: Rendered) -> tuple[tuple[int, int], ...]:
     `\\n\\n` and taking `_data` gives these very slices."""
     plans = template.plans or ()
     ids = [made for made, *_ in plans]  # an attempt's: the same prefix, length, alphabet
-    if any(b"\n" in made + prefix or "\n" in alphabet for made, prefix, _, alphabet, _ in plans):
+    if any(b"\n" in made + prefix + (table or b"") for made, _, prefix, _, table, *_ in plans):
         return ()
     spans, at = [], 0
     for event in template.events:

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from mockllm.core.engine import Resolved
 from mockllm.core.events import Event
+from mockllm.core.ids import HEX, fresh
 from mockllm.core.scenario import FLAVORS
 from mockllm.errors import RequestError
 from mockllm.loading.loader import load_mapping
+from mockllm.providers.base import Adapter
 from mockllm.providers.flavoured_chat import FlavouredChat
 from mockllm.serving.routing import Routes
 from tests.support.hypothesis_profiles import examples
@@ -160,3 +162,18 @@ def test_every_flavour_renders_json_and_a_stream_that_ends_done(
     assert [c["id"] for c in heads] == [
         c["id"] for c in whole["choices"][0]["message"].get("tool_calls", [])
     ]
+
+
+def test_each_flavours_request_id_is_its_own_or_openais() -> None:
+    """`FlavouredChat.request_id` answers in one call: the flavour's own id where it has one
+    (Qwen's UUID, Doubao's Ark id), else the `req_` + 32 hex that `Adapter.request_id`
+    makes, for the same parts (the x-request-id header of every Chat reply)."""
+    parts = ("session", "scenario", 2, 3)
+    ids = {}
+    for flavor in [*sorted(FLAVORS), None, "no-such-flavour"]:
+        adapter = FlavouredChat().variant(flavor) if flavor else FlavouredChat()
+        own = adapter.spec.request_id(*parts)
+        assert adapter.request_id(*parts) == (own or Adapter.request_id(adapter, *parts))
+        ids[flavor] = adapter.request_id(*parts)
+    assert ids["openai"] == ids[None] == fresh("req_", 32, *parts, alphabet=HEX)
+    assert ids["qwen"] != ids["openai"] != ids["doubao"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -117,3 +118,29 @@ def test_a_continued_response_is_its_conversation_marked_whether_kept_decoded_or
     replaced = Stored.made(messages[:1], b"{}")  # the same id kept anew: never the old one
     store.keep("resp_1", replaced)
     assert len(store.continued("resp_1", replaced)) == 1
+
+
+_text = st.text(max_size=8).filter(lambda t: not any(0xD800 <= ord(c) <= 0xDFFF for c in t))
+_calls = st.builds(ToolCall, _text, _text, _text)
+_results = st.builds(
+    ToolResult, _text, _text, st.none() | st.booleans(), st.none() | st.sampled_from(["by id"])
+)
+_messages = st.builds(
+    Message,
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+    _text,
+    st.tuples() | st.lists(_calls, max_size=2).map(tuple),
+    st.tuples() | st.lists(_results, max_size=2).map(tuple),
+    st.none() | _text,
+    _text,
+)
+
+
+@given(st.lists(_messages, max_size=3).map(tuple))
+def test_a_conversation_is_stored_as_orjson_writes_its_dataclasses(
+    messages: tuple[Message, ...],
+) -> None:
+    """The stored bytes are what `orjson.dumps` of the messages themselves wrote before
+    they were written as dicts (the shared store and older servers read the same bytes)."""
+    assert Stored.made(messages, None).messages == orjson.dumps(messages)
+    assert Stored.made(messages, None).conversation() == messages

@@ -11,6 +11,7 @@ import pytest
 
 from mockllm.core import ids
 from mockllm.core.engine import Resolved
+from mockllm.core.events import Event
 from mockllm.loading.loader import load_mapping
 from mockllm.serving.exchange import Exchanges
 from mockllm.serving.rendered import Rendered, for_attempt, template
@@ -200,3 +201,63 @@ def test_a_template_whose_ids_are_reshaped_is_not_reused() -> None:
     assert made.reusable
     found = for_attempt(made, at)
     assert found is not None and found.body == verbatim(at).body
+
+
+PERCENT = {
+    "name": "odd",
+    "turns": [
+        {
+            "reply": {
+                "text": "100% sure: %(0)b %(turn)b {0} %%",
+                "tool_calls": [
+                    {"name": "get_weather", "arguments": {"city": "50%"}},
+                    # a scripted id is part of its attempts' ids' seeds
+                    {"name": "get_time", "arguments": {}, "id": "call_%s{0}%(0)b"},
+                ],
+            }
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("wire", WIRES[:2] + WIRES[11:15], ids=lambda w: w[0])
+def test_a_reply_and_a_name_with_format_marks_get_their_own_bytes(
+    wire: tuple[str, str, dict[str, Any], bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template's body and its ids' seeds are `%` formats: a "%" or a "{" of the
+    scenario's (a scripted id is in its attempts' seeds) or of the reply's is sent as it
+    stands."""
+    _, route, body, query = wire
+    raw = json.dumps(body).encode()
+
+    def sent() -> list[bytes]:
+        app = build_app([load_mapping(PERCENT)])
+        path = f"/s/odd/one/{route}"
+        return [at_once(post(app, path, raw, query))[1] for _ in range(3)]
+
+    reused = sent()
+    assert len(set(reused)) == 3 and all(b"%(0)b" in sent for sent in reused)
+
+    def direct(
+        self: Exchanges, adapter: Any, resolved: Resolved, parsed: Any, stream: bool
+    ) -> Rendered:
+        return self._draw(adapter, resolved, parsed, stream)
+
+    monkeypatch.setattr(Exchanges, "_render", direct)
+    assert sent() == reused
+
+
+def test_an_attempts_frames_carry_its_own_ids() -> None:
+    """An attempt's frames (read by a fault's delivery and the log) have its ids swapped
+    in, as its body does."""
+    scenario = load_mapping(SCENARIO)
+    at = Resolved(scenario, 1, scenario.turns[1].reply, 3, 5, 0, 1735689600, attempt=2)
+
+    def frames(resolved: Resolved) -> Rendered:
+        made = ids.derive("r_", 8, scenario.name, resolved.id_turn)
+        events = [Event(f'{{"id":"{made}","n":{i}}}\n'.encode(), "text") for i in range(3)]
+        return Rendered(resolved.reply, b"".join(e.data for e in events), events)
+
+    found = for_attempt(template(frames, at), at)
+    assert [e.data for e in found.events] == [e.data for e in frames(at).events]
+    assert b"".join(e.data for e in found.events) == found.body

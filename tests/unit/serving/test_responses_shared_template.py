@@ -75,7 +75,7 @@ INPUTS = ["ask 1", "ask 2", [{"role": "user", "content": "ask 3"}], "ask 4", "x 
 def shared_templates(app: Any) -> int:
     """Templates made whose ids take each request's own part."""
     made = app.exchanges._rendered.values()
-    return sum(any("{2}" in plan[4][0] for plan in r.plans or ()) for r in made)
+    return sum(any(b"%(part)b" in plan[6][0] for plan in r.plans) for r in made)
 
 
 @pytest.mark.parametrize("stream", [False, True])

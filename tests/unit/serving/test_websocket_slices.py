@@ -112,7 +112,10 @@ def test_text_reasoning_and_calls_of_every_session_are_sliced_to_the_same_bytes(
 def _template(events: list[bytes], ids: tuple[bytes, ...] = ()) -> Rendered:
     """A template of these frames, with these attempt ids (as `_plans` records them)."""
     made = Rendered(None, b"".join(events), [Event(e, "text") for e in events])
-    made.plans = tuple((i, b"resp_", len(i) - 5, "hex", ("", "")) for i in ids)
+    made.plans = tuple(
+        (i, b"%d" % n, b"resp_", len(i) - 5, None, len(i) - 5, (b"", b""))
+        for n, i in enumerate(ids)
+    )
     attempt = Rendered(None, made.body)
     attempt.template = made
     return attempt
