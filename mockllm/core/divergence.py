@@ -205,7 +205,9 @@ def _scripted_calls(scenario: Scenario, call_id: CallId, count: int) -> list[tup
     calls, ended = hit[1], hit[2]
     while len(calls) < min(count, _SCRIPTED_TURNS) and not ended[0]:
         turn = scenario.turn(len(calls))
-        if turn is None or not _as_scripted(turn.reply):
+        # `concrete` hands back the very reply (Reply.fixed, decided at load; a `json:` reply
+        # is made by `structured`): past it `diverged` decides
+        if turn is None or not turn.reply.fixed:
             ended[0] = True
             break
         calls.append(served_calls(scenario, len(calls), turn.reply, call_id))
@@ -213,14 +215,6 @@ def _scripted_calls(scenario: Scenario, call_id: CallId, count: int) -> list[tup
 
 
 _SCRIPTED_LIMIT = 256
-
-
-def _as_scripted(reply: Reply) -> bool:
-    """Whether `concrete` hands this reply back unchanged when no strict tools are offered
-    (core/concrete.py: a search, `generate:`, `near_miss` or an MCP call make it anew)."""
-    return reply.search is None and not any(
-        c.generate or c.near_miss or c.mcp for c in reply.tool_calls
-    )
 
 
 def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> bool:
