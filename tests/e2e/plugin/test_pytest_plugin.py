@@ -102,7 +102,9 @@ def explode(*args, **kwargs):
     raise RuntimeError("the engine exploded")
 
 def test_crashes_the_server(mockllm, mockllm_server, monkeypatch):
+    # both of the engine's ways to answer: a plain scenario's usual request takes `plain`
     monkeypatch.setattr(mockllm_server.app.engine, "answer", explode)
+    monkeypatch.setattr(mockllm_server.app.engine, "plain", explode)
     status, body = chat(mockllm.url("hello"), user("hi"))
     assert status == 500  # the test itself passes: a client that swallows 500s hides it
 
