@@ -9,16 +9,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
+import hiredis
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from redis.exceptions import ConnectionError, NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeout
 
-hiredis = pytest.importorskip("hiredis")
-from redis.exceptions import ConnectionError, NoScriptError, ResponseError  # noqa: E402
-from redis.exceptions import TimeoutError as RedisTimeout  # noqa: E402
-
-from mockllm.state import redis_line  # noqa: E402
-from mockllm.state.redis_line import Line, _Open  # noqa: E402
+from mockllm.state import redis_line
+from mockllm.state.redis_line import Line, _Open
 
 
 class Transport:

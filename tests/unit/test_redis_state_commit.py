@@ -9,8 +9,6 @@ import asyncio
 from typing import Any
 
 import pytest
-
-pytest.importorskip("hiredis")
 from redis.exceptions import ConnectionError, OutOfMemoryError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeout
 
