@@ -219,12 +219,21 @@ def _plans(template: Rendered, part: str | None = None) -> tuple[Plan, ...] | No
 
 def _format(body: bytes, plans: Sequence[Plan]) -> bytes:
     """The template's body as a `%` format, each attempt id's places marked by its key: the
-    body cut at the first id, each piece cut at the next ones, the rest escaped."""
-    if not plans:
-        return body.replace(b"%", b"%%")
-    old, key, *_ = plans[0]
-    mark = b"%(" + key + b")b"
-    return mark.join(_format(piece, plans[1:]) for piece in body.split(old))
+    body cut at the first id, each piece cut at the next ones, the rest escaped. A loop, not
+    a recursion per id: a reply of hundreds of parallel calls has hundreds of ids."""
+    flat = [body]  # text, mark, text, …: marks sit at the odd places
+    for old, key, *_ in plans:
+        mark, cut = b"%(" + key + b")b", []
+        for i, segment in enumerate(flat):
+            if i % 2:
+                cut.append(segment)
+                continue
+            for j, piece in enumerate(segment.split(old)):
+                if j:
+                    cut.append(mark)
+                cut.append(piece)
+        flat = cut
+    return b"".join(s if i % 2 else s.replace(b"%", b"%%") for i, s in enumerate(flat))
 
 
 def _escaped(text: str) -> str:
