@@ -8,6 +8,7 @@ final chunk, which every SDK sees as an aborted transfer (docs/scenarios.md, fau
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import traceback
 
@@ -21,11 +22,10 @@ from mockllm.serving.rendered import RENDERED
 JSON = b"application/json"
 _ABORT_NOTICE = "ASGI callable returned without completing response."
 _NO_CACHE = (b"cache-control", b"no-cache")
-# Each adapter's headers of a 200, before and after its request id, for a body and for a
-# stream (they are fixed per adapter: `Responder.whole` builds only the id and the length).
-# Bounded: a server has a few dozen adapters, and a test run builds many servers.
-_HEADS: dict[Adapter, tuple[Head, Head]] = {}
-_HEADS_KEPT = 256
+# What `_headers` gives a 200 body and a 200 stream but the id and the length, fixed per
+# adapter (`Responder.whole` builds only those two): kept on the adapter itself, so it dies
+# with its server (a module-level table kept a stopped server's adapters, and their stores).
+_HEADS = "_mockllm_ok_heads"
 Head = tuple[tuple[bytes, bytes], bytes, tuple[tuple[bytes, bytes], ...]]
 
 
@@ -94,7 +94,7 @@ class Responder:
         delivery skips (pauses, chunks, a cut) left out, `_start` and `_body` written out:
         the path of nearly every request. `rendered`: the Rendered `body` is, handed on
         with it (the WebSocket route slices a stream's frames from it)."""
-        heads = _HEADS.get(self.adapter) or _heads(self.adapter)  # (`_headers`, written out)
+        heads = getattr(self.adapter, _HEADS, None) or _heads(self.adapter)  # (`_headers`)
         content_type, id_header, wire = heads[stream]
         headers = [
             content_type,
@@ -182,15 +182,12 @@ class Responder:
 def _heads(adapter: Adapter) -> tuple[Head, Head]:
     """`adapter`'s `_HEADS`: what `_headers` gives a 200 body and a 200 stream, but the id
     and the length."""
-    if len(_HEADS) >= _HEADS_KEPT:
-        _HEADS.clear()
     wire = tuple(adapter.wire_headers(200, None))
     id_header = adapter.request_id_header.encode()
     stream = (b"content-type", adapter.stream_content_type)
-    heads = _HEADS[adapter] = (
-        ((b"content-type", JSON), id_header, wire),
-        (stream, id_header, wire),
-    )
+    heads = (((b"content-type", JSON), id_header, wire), (stream, id_header, wire))
+    with contextlib.suppress(AttributeError):  # (an adapter with __slots__ builds them each time)
+        setattr(adapter, _HEADS, heads)
     return heads
 
 
