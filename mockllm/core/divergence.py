@@ -199,8 +199,9 @@ def _scripted_calls(scenario: Scenario, call_id: CallId, count: int) -> list[tup
     key = (id(scenario), call_id)
     hit = _SCRIPTED.get(key)
     if hit is None or hit[0] is not scenario:  # never a recycled id()
-        if len(_SCRIPTED) >= _SCRIPTED_LIMIT:
+        if len(_SCRIPTED) >= _SCRIPTED_LIMIT or _KEPT[0] >= _SCRIPTED_TOTAL:
             _SCRIPTED.clear()
+            _KEPT[0] = 0
         hit = _SCRIPTED[key] = (scenario, [], [False])
     calls, ended = hit[1], hit[2]
     while len(calls) < min(count, _SCRIPTED_TURNS) and not ended[0]:
@@ -211,10 +212,13 @@ def _scripted_calls(scenario: Scenario, call_id: CallId, count: int) -> list[tup
             ended[0] = True
             break
         calls.append(served_calls(scenario, len(calls), turn.reply, call_id))
+        _KEPT[0] += 1
     return calls
 
 
 _SCRIPTED_LIMIT = 256
+_SCRIPTED_TOTAL = 65_536  # turns kept over every entry: the bound on what the memo holds
+_KEPT = [0]  # turns kept now, over every entry
 
 
 def _delivered_part(got: tuple[ToolCall, ...], reply: Reply, ids: list[str]) -> bool:

@@ -36,17 +36,10 @@ def from_seed(prefix: str, length: int, seed: bytes, alphabet: str = ALNUM) -> s
     return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet]).decode()
 
 
-def seed_bytes(prefix: bytes, length: int, seed: bytes, alphabet: str = ALNUM) -> bytes:
-    """`from_seed`'s id as bytes, with the prefix given as bytes: for a body the id goes
-    into. (serving/rendered.py writes it out with `hashing`'s figures, made once a template.)"""
-    if alphabet == HEX:
-        return prefix + blake2b(seed, digest_size=(length + 1) // 2).hexdigest()[:length].encode()
-    return prefix + blake2b(seed, digest_size=length).digest().translate(_TABLES[alphabet])
-
-
 def hashing(length: int, alphabet: str = ALNUM) -> tuple[int, bytes | None]:
-    """How `seed_bytes` draws an id of `length` characters: the digest's size in bytes, and
-    the table its bytes are translated by (None: written as hex, cut to `length`)."""
+    """How `from_seed` draws an id of `length` characters: the digest's size in bytes, and
+    the table its bytes are translated by (None: written as hex, cut to `length`).
+    serving/rendered.py hashes an attempt's ids in place with these, made once a template."""
     if alphabet == HEX:
         return (length + 1) // 2, None
     return length, _TABLES[alphabet]

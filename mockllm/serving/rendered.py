@@ -4,14 +4,15 @@ Every attempt at a turn gets fresh ids (docs/scenarios.md, "Retries"), and the i
 a render of the same reply changes: the rest is decided by the reply and the request. So
 a reply is rendered once per (reply, request shape) as a *template*, at attempt 0 (which
 no request is: attempts count from 1), with every id `derive` makes recorded; an attempt
-is then that template with each attempt-0 id replaced by the attempt's own, in the bytes.
-A 50-frame stream costs a few `bytes.replace` instead of 50 JSON encodings.
+is then that template with each attempt-0 id replaced by the attempt's own: the body kept
+as a bytes `%` format with each id's places marked, filled in one `%` (a 50-frame stream
+costs that instead of 50 JSON encodings; frames and notes swap their ids when read).
 
 Only what the attempt reaches is replaced: an id whose parts hold the attempt-0 marks
 (`Resolved.id_turn`'s "turn.0", `scripted_id`'s "attempt 0"). A template whose attempt ids
 do not all stand verbatim in its bytes (an id reshaped, such as DeepSeek's UUID, or
-hashed into something else) is not reused: `template` returns None and every attempt is
-rendered whole, as before.
+hashed into something else) is not reused (`template` marks it not reusable) and every
+attempt is rendered whole, as before.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def for_attempt(template: Rendered, resolved: Resolved, part: str | None = None)
         b"part": None if part is None else part.encode(),  # (no seed has it then)
     }
     for _, key, prefix, size, table, length, seeds in template.plans:
-        digest = blake2b(seeds[at] % marks, digest_size=size).digest()  # ids.seed_bytes
+        digest = blake2b(seeds[at] % marks, digest_size=size).digest()  # ids.from_seed, in bytes
         marks[key] = prefix + (digest.translate(table) if table else hexlify(digest)[:length])
     notes = template.notes
     if notes:
