@@ -106,7 +106,10 @@ def instrumented(clock: Clock) -> Iterator[list[str]]:
     undo: list[tuple[Any, str, Any]] = []
     found: set[str] = set()
     for phase, module_name, path in PHASES:
-        owner: Any = importlib.import_module(module_name)
+        try:
+            owner: Any = importlib.import_module(module_name)
+        except ModuleNotFoundError:  # another tree's module (`--against`): as a missing name
+            continue
         *parents, name = path.split(".")
         for parent in parents:
             owner = getattr(owner, parent, None)
