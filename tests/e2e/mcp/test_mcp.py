@@ -233,10 +233,11 @@ def test_stdio_joins_the_servers_log(server: ServerProcess, session: str, tmp_pa
     assert run(go()) == "Your order A1 shipped on 2026-11-30."
     entries = server.requests(session=session)
     kinds = [(e["api"], (e.get("mcp") or {}).get("method")) for e in entries]
-    assert kinds == [
-        ("mcp", "initialize"),
-        ("mcp", "notifications/initialized"),
-        ("mcp", "tools/list"),
+    # the client sends tools/list without waiting on its notification (which has no answer),
+    # so the two may reach the log in either order (seen once in a fresh-clone make test)
+    assert kinds[0] == ("mcp", "initialize")
+    assert sorted(kinds[1:3]) == [("mcp", "notifications/initialized"), ("mcp", "tools/list")]
+    assert kinds[3:] == [
         ("openai-chat", None),
         ("mcp", "tools/call"),
         ("openai-chat", None),
