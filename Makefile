@@ -136,8 +136,9 @@ image: $(STAMP) $(WHEELHOUSE) $(NODE_STAMPS) ## build the Containerfile's image 
 	MOCKLLM_IMAGE_TIER=1 $(BIN)/pytest tests/image -n 0 $(ARGS)
 
 # Every Python requires-python claims (3.10 to 3.13; PYTHONS="3.12" for fewer): a venv each
-# under .venvs/ with the package's dependencies, then the in-process tier and a real server
-# serving a third-party wire (.ci/pythons says how the interpreters are found).
+# under .venvs/ with the package's dependencies as a user's install resolves them, then the
+# in-process tier and a real server serving a third-party wire and the Responses WebSocket
+# (.ci/pythons says how the interpreters are found).
 PYTHONS ?= 3.10 3.11 3.12 3.13
 pythons: ## the unit tier and a real server on Python 3.10, 3.11, 3.12 and 3.13
 	PYTHONS="$(PYTHONS)" .ci/pythons

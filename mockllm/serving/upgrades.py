@@ -143,7 +143,11 @@ def _body_after_upgrade(protocol: type[Any]) -> type[Any]:
 
 # websockets' header-name check (http11.py `_token_re`), over the names joined by ":"
 _TOKENS = re.compile(rb"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+(?::[-!#$%&\'*+.^_`|~0-9a-zA-Z]+)*")
-_URL = re.compile(rb"[^ \n]*")  # the request line splits at spaces and ends at a newline
+# Printable ASCII only, in the URL and in the values: every release of the library reads
+# those alike (16 decodes other bytes with surrogate escapes, 17 refuses them in a URL and
+# decodes them as ISO-8859-1 in a value), and its value check (`_value_re`) passes them.
+_URL = re.compile(rb"[!-~]*")  # no space (the request line splits there), no newline
+_VALUES = re.compile(rb"[\t -~]*")  # over the values joined by a tab
 
 
 def parsed_request(method: str, url: bytes, headers: list[tuple[bytes, bytes]]) -> Any:
@@ -151,7 +155,6 @@ def parsed_request(method: str, url: bytes, headers: list[tuple[bytes, bytes]]) 
     writes back from its own parse, or None wherever that read could refuse it or read it
     otherwise: the library then reads those bytes itself, as before."""
     from websockets.datastructures import Headers
-    from websockets.exceptions import InvalidHeaderValue
     from websockets.http11 import MAX_LINE_LENGTH, MAX_NUM_HEADERS, Request
 
     names, values = zip(*headers, strict=True) if headers else ((), ())
@@ -161,16 +164,13 @@ def parsed_request(method: str, url: bytes, headers: list[tuple[bytes, bytes]]) 
     # line "NAME: VALUE\r\n" (all of them together are, here)
     if len(url) + 15 > MAX_LINE_LENGTH or sum(map(len, names + values)) + 4 > MAX_LINE_LENGTH:
         return None
-    if not _TOKENS.fullmatch(b":".join(names)):
+    if not _TOKENS.fullmatch(b":".join(names)) or not _VALUES.fullmatch(b"\t".join(values)):
         return None
-    text = [value.strip(b" \t").decode("ascii", "surrogateescape") for value in values]
-    try:  # Headers checks each value as the parse does (non-ASCII ones are left to it)
-        parsed = Headers(zip(map(bytes.decode, names), text, strict=True))
-    except InvalidHeaderValue:
-        return None
+    text = [value.strip(b" \t").decode() for value in values]
+    parsed = Headers(zip(map(bytes.decode, names), text, strict=True))
     if "transfer-encoding" in parsed or "content-length" in parsed:
         return None  # refused, or a zero length allowed: the library's to say
-    return Request(url.decode("ascii", "surrogateescape"), parsed)
+    return Request(url.decode(), parsed)
 
 
 class _OneLine(logging.Logger):
@@ -260,7 +260,38 @@ def quiet_websocket() -> type[Any]:
                 b"".join([*conn.data_to_send(), *map(_text_frame, message["texts"])])
             )
 
-    return _takes_parsed_request(QuietWebSockets)
+    return _takes_parsed_request(_answers_unparsed_upgrades(QuietWebSockets))
+
+
+def _answers_unparsed_upgrades(protocol: type[Any]) -> type[Any]:
+    """uvicorn's sans-I/O protocol answering an upgrade request the library could not parse.
+    uvicorn before 0.55 (the last for Python 3.10 is 0.54) leaves it unanswered, so the
+    client waits for ever; 0.55 answers it as here: what the library queued, else a 400,
+    then the close."""
+    if hasattr(protocol, "handle_handshake_exception"):  # uvicorn 0.55 and later
+        return protocol
+
+    class AnswersUnparsedUpgrades(protocol):  # type: ignore[misc]
+        def data_received(self, data: bytes) -> None:
+            conn = self.conn
+            conn.receive_data(data)
+            if conn.parser_exc is not None:
+                self.handle_parser_exception()
+            elif conn.handshake_exc is not None and not self.handshake_initiated:
+                self.handshake_complete = self.close_sent = True
+                answer = (
+                    b"".join(conn.data_to_send())
+                    or conn.reject(
+                        400, "Failed to open a WebSocket connection: invalid request.\n"
+                    ).serialize()
+                )
+                self.transport.write(answer)
+                self.transport.close()
+            else:
+                self.handle_events()
+
+    AnswersUnparsedUpgrades.__name__ = AnswersUnparsedUpgrades.__qualname__ = protocol.__name__
+    return AnswersUnparsedUpgrades
 
 
 def _takes_parsed_request(protocol: type[Any]) -> type[Any]:
