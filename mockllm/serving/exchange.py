@@ -71,6 +71,10 @@ class Exchanges:
         # bodies never repeat does not keep 256 parsed histories alive for nothing.
         self._seen: Bounded[int, bool] = Bounded(4096)
         self._rendered: Bounded[Any, Rendered] = Bounded(512)
+        # An attempt's own bytes where its template cannot be reused (Bedrock's checksummed
+        # event stream): apart, as every such request puts one, and first in first out
+        # they would push the hot templates out of `_rendered`.
+        self._attempts: Bounded[Any, Rendered] = Bounded(512)
         self._drawn: Bounded[Any, Reply] = Bounded(512)  # render keys seen once (see `_render`)
         # Each adapter's reparse and call_id, bound once: every log entry keeps both, and a
         # method bound per request is 64 bytes each in the ring (adapters are few; a bound
@@ -395,11 +399,11 @@ class Exchanges:
         if found is not None:
             return found
         key = (*key, resolved.attempt, part)  # this attempt's own bytes, as one render
-        found = self._rendered.get(key)
+        found = self._attempts.get(key)
         if found is None or found.reply is not resolved.reply:
             found = self._draw(adapter, resolved, parsed, stream)
             if len(found.body) <= MAX_CACHED_BYTES:
-                self._rendered.put(key, found)
+                self._attempts.put(key, found)
         return found
 
     def _draw(self, adapter: Adapter, resolved: Resolved, parsed: Parsed, stream: bool) -> Rendered:
