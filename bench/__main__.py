@@ -34,7 +34,7 @@ DEFAULTS = {
     "warmup": (1, 0),
     "startups": (9, 2),
     "memory_requests": (100_000, 5_000),
-    "loops": (60, 3),
+    "loops": (300, 3),
     "mcp_calls": (2000, 30),
 }
 
@@ -140,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
         help="floors send the stream one ASGI send per SSE frame (default) or in one send",
     )
     p.add_argument(
-        "--loops", type=int, help="10-turn tool loops per transport per round (default 60)"
+        "--loops", type=int, help="10-turn tool loops per transport per round (default 300)"
     )
     p.add_argument(
         "--mcp-calls", type=int, help="MCP calls and model requests per round (default 2000)"

@@ -12,18 +12,21 @@ cost the server, measured with one client sending one message at a time, as a ha
   floor has no MCP: its column is the model request, so `x starlette` of the MCP row is the
   MCP call against the floor's model request.
 
-Server CPU is `utime + stime` over the run / loops (or calls), in 10 ms ticks: the counts
-are sized so a run spends at least a few hundred ms of server CPU. wrk cannot speak
+Server CPU is the server's threads' run time over the run / loops (or calls), in
+nanoseconds (bench/proc.py `cpu_since`): in the 10 ms ticks of `utime + stime` a 60-loop
+run of ~140 ms moved a figure by 7 % a tick. wrk cannot speak
 either, so this is the harness's own client, pinned to the load core like wrk.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
+import anyio.from_thread
 import httpx
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -115,70 +118,108 @@ def record_replies(settings: Settings) -> None:
     save_reply(bodies, "loop_http", dict(first.headers), first.content)
 
 
-def _cpu(running: Running, work: Callable[[], object]) -> float:
-    before = proc.cpu_seconds(running.pid)
-    work()
-    return proc.cpu_seconds(running.pid) - before
+def _in_turn(
+    running: Running, kinds: dict[str, Callable[[int], object]], n: int, block: int = 1
+) -> dict[str, tuple[float, float]]:
+    """Each kind of work `n` times, the kinds taken in turn `block` at a time, with the
+    server's CPU and the wall time read around each block: (CPU s, wall s) per kind. Run one
+    after the other, a drift of this machine's speed over the run weighed on one kind only:
+    a round's WebSocket / HTTP ratio ranged 0.95 to 1.13 and MCP / model 1.2 to 1.8 over five
+    rounds of one tree; taken in turn, it weighs on both alike. Each reading waits for the
+    server to settle, so what it does after a block's last byte is that block's."""
+    spent = {kind: [0.0, 0.0] for kind in kinds}
+    before = proc.settled_reading(running.pid)
+    for start in range(0, n, block):
+        for kind, work in kinds.items():
+            started_at = time.perf_counter()
+            for i in range(start, min(start + block, n)):
+                work(i)
+            spent[kind][1] += time.perf_counter() - started_at
+            after = proc.settled_reading(running.pid)
+            spent[kind][0] += proc.cpu_between(before, after)
+            before = after
+    return {kind: (cpu, wall) for kind, (cpu, wall) in spent.items()}
+
+
+def _warmed(running: Running, kinds: dict[str, Callable[[int], object]]) -> dict[str, Any]:
+    """The kinds this server answers, each run once first (the first pays for imports and
+    caches); a baseline tree may lack a route: '-' in its column."""
+    answered = {}
+    for kind, work in kinds.items():
+        try:
+            work(-1)
+        except Exception as error:
+            if running.server.role != "baseline":
+                raise
+            progress(f"{running.server.name}: {kind} skipped: {error!r:.200}")
+            continue
+        answered[kind] = work
+    return answered
 
 
 def _round(running: Running, settings: Settings, r: int) -> dict[str, float]:
-    figures: dict[str, float] = {}
-    for part in (_websocket, _http, _mcp):
-        try:
-            figures |= part(running, settings, r)
-        except Exception as error:  # a baseline tree may lack the route: '-' in its column
-            if running.server.role != "baseline":
-                raise
-            progress(f"{running.server.name}: {part.__name__.strip('_')} skipped: {error!r:.200}")
-    return figures
-
-
-def _websocket(running: Running, settings: Settings, r: int) -> dict[str, float]:
-    n = settings.loops
-    ws_loop(running, f"warm-ws-{r}")  # the first loop of each pays for imports and caches
-    started_at = time.perf_counter()
-    cpu = _cpu(running, lambda: [ws_loop(running, f"ws-{r}-{i}") for i in range(n)])
-    return {
-        "ws_loop_ms": (time.perf_counter() - started_at) * 1e3 / n,
-        "ws_loop_cpu_us": cpu * 1e6 / n,
-    }
-
-
-def _http(running: Running, settings: Settings, r: int) -> dict[str, float]:
     n, calls = settings.loops, settings.mcp_calls
     figures: dict[str, float] = {}
     with httpx.Client() as client:
-        http_loop(client, running, f"warm-http-{r}")
-        started_at = time.perf_counter()
-        cpu = _cpu(running, lambda: [http_loop(client, running, f"http-{r}-{i}") for i in range(n)])
-        figures["http_loop_ms"] = (time.perf_counter() - started_at) * 1e3 / n
-        figures["http_loop_cpu_us"] = cpu * 1e6 / n
-        url = _url(running, f"/s/{MCP}/bench-{r}/v1/chat/completions")
-        for _ in range(20):
-            client.post(url, json=ASK).raise_for_status()
-        cpu = _cpu(running, lambda: [client.post(url, json=ASK) for _ in range(calls)])
-        figures["model_call_cpu_us"] = cpu * 1e6 / calls
+        model = _url(running, f"/s/{MCP}/bench-{r}/v1/chat/completions")
+        loops = {
+            "ws": lambda i: ws_loop(running, f"ws-{r}-{i}"),
+            "http": lambda i: http_loop(client, running, f"http-{r}-{i}"),
+        }
+        for kind, (cpu, wall) in _in_turn(running, _warmed(running, loops), n, 10).items():
+            figures[f"{kind}_loop_cpu_us"] = cpu * 1e6 / n
+            figures[f"{kind}_loop_ms"] = wall * 1e3 / n
+        asked = {"model": lambda _: client.post(model, json=ASK).raise_for_status()}
+        requests: dict[str, Callable[[int], object]] = _warmed(running, asked)
+        for _ in range(19 if requests else 0):
+            requests["model"](0)
+        with _mcp_session(running, r) as call_tool:
+            if call_tool is not None:
+                requests["mcp"] = call_tool
+            for kind, (cpu, _) in _in_turn(running, requests, calls, 50).items():
+                figures[f"{kind}_call_cpu_us"] = cpu * 1e6 / calls
     return figures
 
 
-def _mcp(running: Running, settings: Settings, r: int) -> dict[str, float]:
+@contextmanager
+def _mcp_session(running: Running, r: int) -> Iterator[Callable[[int], object] | None]:
+    """A `tools/call` through the `mcp` SDK's streamable HTTP client, one session, as a
+    plain function (the session lives on a portal's event loop), or None where there is
+    no MCP: the floor, or a baseline tree without the route ('-' in its column)."""
     if running.server.role == "floor":
-        return {}  # the floor has no MCP
+        yield None
+        return
     url = _url(running, f"/s/{MCP}/bench-{r}/mcp/orders")
-    return {"mcp_call_cpu_us": asyncio.run(_mcp_calls(running, url, settings.mcp_calls)) * 1e6}
+    with anyio.from_thread.start_blocking_portal() as portal:
+        opened = portal.wrap_async_context_manager(_opened(url))
+        try:
+            session = opened.__enter__()
+        except Exception as error:
+            if running.server.role != "baseline":
+                raise
+            progress(f"{running.server.name}: mcp skipped: {error!r:.200}")
+            yield None
+            return
 
-
-async def _mcp_calls(running: Running, url: str, n: int) -> float:
-    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as s:
-        await s.initialize()
-        for _ in range(20):  # warm: the SDK's session manager starts on the first request
-            await s.call_tool("lookup_order", {"order_id": "A1"})
-        before = proc.cpu_seconds(running.pid)
-        for _ in range(n):
-            result = await s.call_tool("lookup_order", {"order_id": "A1"})
+        def call(_: int) -> object:
+            result = portal.call(session.call_tool, "lookup_order", {"order_id": "A1"})
             if result.is_error:
                 raise RuntimeError(f"bench: the MCP call failed: {result}")
-        return (proc.cpu_seconds(running.pid) - before) / n
+            return result
+
+        try:
+            for _ in range(20):  # warm: the SDK's session manager starts on the first request
+                call(0)
+            yield call
+        finally:
+            opened.__exit__(None, None, None)
+
+
+@asynccontextmanager
+async def _opened(url: str) -> AsyncIterator[ClientSession]:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        yield s
 
 
 def measure_loops(settings: Settings, baselines: Sequence[ServerDef] = ()) -> Samples:

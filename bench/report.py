@@ -447,8 +447,8 @@ def _legend(outcome: Outcome) -> list[str]:
             f"tree is dearer); '{b.name} x<floor>' is the baseline's own ratio to the floor."
             for b in outcome.baselines
         ),
-        "* primary figure: server utime+stime over the run / completed requests (steadier "
-        "than req/s).",
+        "* primary figure: server CPU (its threads' run time, ns) over the run / completed "
+        "requests (steadier than req/s).",
         "stream = 50 SSE data: frames; floors send "
         + (
             "one ASGI send per frame (as an SSE server does)"

@@ -261,9 +261,9 @@ def measured(
     running: Running, target: Target, connections: int, settings: Settings
 ) -> tuple[LoadResult, float]:
     """One load run and the server's CPU µs per completed request during it."""
-    before = proc.cpu_seconds(running.pid)
+    before = proc.cpu_reading(running.pid)
     result = _load(running, target, connections, settings, settings.seconds)
-    spent = proc.cpu_seconds(running.pid) - before
+    spent = proc.cpu_since(running.pid, before)
     return result, spent * 1e6 / result.requests if result.requests else math.nan
 
 

@@ -149,9 +149,9 @@ def _round(
         measured(running, plain, 32, settings)
     figures: dict[str, float] = {}
     for c in (1, 32):
-        store_before = proc.cpu_seconds(redis.pid)
+        store_before = proc.cpu_reading(redis.pid)
         result, cpu = measured(running, plain, c, settings)
-        store = proc.cpu_seconds(redis.pid) - store_before
+        store = proc.cpu_since(redis.pid, store_before)
         figures[f"c{c}_rps"], figures[f"c{c}_p50_us"] = result.rate, result.p50_us
         figures[f"c{c}_cpu_us"] = cpu
         figures[f"c{c}_redis_cpu_us"] = store * 1e6 / result.requests if result.requests else 0
