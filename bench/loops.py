@@ -24,7 +24,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
 
 import anyio.from_thread
 import httpx
@@ -141,7 +140,9 @@ def _in_turn(
     return {kind: (cpu, wall) for kind, (cpu, wall) in spent.items()}
 
 
-def _warmed(running: Running, kinds: dict[str, Callable[[int], object]]) -> dict[str, Any]:
+def _warmed(
+    running: Running, kinds: dict[str, Callable[[int], object]]
+) -> dict[str, Callable[[int], object]]:
     """The kinds this server answers, each run once first (the first pays for imports and
     caches); a baseline tree may lack a route: '-' in its column."""
     answered = {}
