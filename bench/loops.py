@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from functools import partial
 
 import anyio.from_thread
 import httpx
+from anyio.from_thread import BlockingPortal
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from websockets.sync.client import connect
@@ -118,7 +120,7 @@ def record_replies(settings: Settings) -> None:
 
 
 def _in_turn(
-    running: Running, kinds: dict[str, Callable[[int], object]], n: int, block: int = 1
+    running: Running, kinds: Mapping[str, Callable[[int], object]], n: int, block: int = 1
 ) -> dict[str, tuple[float, float]]:
     """Each kind of work `n` times, the kinds taken in turn `block` at a time, with the
     server's CPU and the wall time read around each block: (CPU s, wall s) per kind. Run one
@@ -141,7 +143,7 @@ def _in_turn(
 
 
 def _warmed(
-    running: Running, kinds: dict[str, Callable[[int], object]]
+    running: Running, kinds: Mapping[str, Callable[[int], object]]
 ) -> dict[str, Callable[[int], object]]:
     """The kinds this server answers, each run once first (the first pays for imports and
     caches); a baseline tree may lack a route: '-' in its column."""
@@ -191,29 +193,26 @@ def _mcp_session(running: Running, r: int) -> Iterator[Callable[[int], object] |
         yield None
         return
     url = _url(running, f"/s/{MCP}/bench-{r}/mcp/orders")
-    with anyio.from_thread.start_blocking_portal() as portal:
-        opened = portal.wrap_async_context_manager(_opened(url))
+    with anyio.from_thread.start_blocking_portal() as portal, ExitStack() as opened:
+        call: Callable[[int], object] | None = None
         try:
-            session = opened.__enter__()
+            session = opened.enter_context(portal.wrap_async_context_manager(_opened(url)))
+            call = partial(_call_tool, portal, session)
+            for _ in range(20):  # warm: the SDK's session manager starts on the first request
+                call(0)
         except Exception as error:
             if running.server.role != "baseline":
                 raise
             progress(f"{running.server.name}: mcp skipped: {error!r:.200}")
-            yield None
-            return
+            call = None
+        yield call
 
-        def call(_: int) -> object:
-            result = portal.call(session.call_tool, "lookup_order", {"order_id": "A1"})
-            if result.is_error:
-                raise RuntimeError(f"bench: the MCP call failed: {result}")
-            return result
 
-        try:
-            for _ in range(20):  # warm: the SDK's session manager starts on the first request
-                call(0)
-            yield call
-        finally:
-            opened.__exit__(None, None, None)
+def _call_tool(portal: BlockingPortal, session: ClientSession, _: int) -> object:
+    result = portal.call(session.call_tool, "lookup_order", {"order_id": "A1"})
+    if result.is_error:
+        raise RuntimeError(f"bench: the MCP call failed: {result}")
+    return result
 
 
 @asynccontextmanager

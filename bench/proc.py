@@ -33,8 +33,12 @@ def tree(pid: int) -> list[int]:
 
 def cpu_seconds(pid: int) -> float:
     """utime + stime of the process tree, in seconds (10 ms resolution on most kernels)."""
+    return _ticks(tree(pid))
+
+
+def _ticks(members: list[int]) -> float:
     ticks = 0
-    for member in tree(pid):
+    for member in members:
         fields = _stat_fields(Path(f"/proc/{member}/stat"))
         if fields:
             ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
@@ -50,27 +54,29 @@ class CpuReading:
     thread_ns: dict[int, int]
 
 
-def cpu_reading(pid: int) -> CpuReading:
+def cpu_reading(pid: int, members: list[int] | None = None) -> CpuReading:
+    """The reading of `pid`'s tree now (`members`: the tree, when already listed)."""
+    members = tree(pid) if members is None else members
     thread_ns = {}
-    for member in tree(pid):
+    for member in members:
         for task in Path(f"/proc/{member}/task").glob("[0-9]*"):
             try:
                 thread_ns[int(task.name)] = int((task / "schedstat").read_text().split()[0])
             except (OSError, ValueError, IndexError):
                 continue  # exited between listing and reading, or no schedstat
-    return CpuReading(cpu_seconds(pid), thread_ns)
+    return CpuReading(_ticks(members), thread_ns)
 
 
 def settled_reading(pid: int, quiet: float = 0.001, longest: float = 0.05) -> CpuReading:
-    """A reading once the tree has used no CPU for `quiet` seconds (at most `longest` of
-    waiting): work a server does after the client has its last byte (closing a connection,
+    """A reading once the tree has used no CPU for `quiet` seconds (waiting `longest` at
+    most): work a server does after the client has its last byte (closing a connection,
     its log) is then charged to the work that caused it, not to whatever is measured next."""
-    reading = cpu_reading(pid)
-    waited = 0.0
-    while waited < longest:
+    members = tree(pid)
+    reading = cpu_reading(pid, members)
+    deadline = time.monotonic() + longest
+    while time.monotonic() < deadline:
         time.sleep(quiet)
-        waited += quiet
-        again = cpu_reading(pid)
+        again = cpu_reading(pid, members)
         if again.thread_ns == reading.thread_ns:
             return again
         reading = again
@@ -78,19 +84,25 @@ def settled_reading(pid: int, quiet: float = 0.001, longest: float = 0.05) -> Cp
 
 
 def cpu_since(pid: int, before: CpuReading) -> float:
-    """Seconds of CPU the tree spent since `before`: from the threads' run times in
-    nanoseconds, as the 10 ms ticks of utime + stime are too coarse for runs of a few
-    hundred ms (a 60-loop WebSocket run is ~140 ms, 14 ticks: ±7 % a figure); from the ticks
-    when a thread read before is gone (its time went with it) or schedstat is missing."""
+    """Seconds of CPU the tree spent since `before` (`cpu_between` now)."""
     return cpu_between(before, cpu_reading(pid))
 
 
 def cpu_between(before: CpuReading, after: CpuReading) -> float:
-    """`cpu_since` between two readings."""
-    if not before.thread_ns or not before.thread_ns.keys() <= after.thread_ns.keys():
+    """Seconds of CPU between two readings, from the threads' run times in nanoseconds: the
+    10 ms ticks of utime + stime are too coarse for runs of a few hundred ms (a 60-loop
+    WebSocket run is ~140 ms, 14 ticks: ±7 % a figure). A thread that ended in between took
+    its time with it: an idle worker retiring took none, so its loss is ignored; where the
+    ticks (which keep an ended thread's time) show more than two ticks beyond, it had been
+    working, and the ticks are the figure. The ticks too where there is no schedstat."""
+    if not before.thread_ns:
         return after.seconds - before.seconds
     was = before.thread_ns
-    return sum(ns - was.get(tid, 0) for tid, ns in after.thread_ns.items()) / 1e9
+    fine = sum(ns - was.get(tid, 0) for tid, ns in after.thread_ns.items()) / 1e9
+    if was.keys() <= after.thread_ns.keys():
+        return fine
+    coarse = after.seconds - before.seconds
+    return coarse if coarse - fine > 2 / _TICKS_PER_SECOND else fine
 
 
 def rss_mb(pid: int) -> float:

@@ -9,11 +9,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import pytest
+
 from bench import proc
 
 # Spins about 0.1 s of CPU in bursts of a few ms (never a whole number of ticks) once told
-# to go; with "thread", a second thread, started before the parent's first reading, spins
-# too and ends before its second.
+# to go; with "busy thread" or "idle thread", a second thread, started before the parent's
+# first reading, spins 60 ms or not at all and ends before its second.
 CHILD = """
 import sys, threading, time
 def spin(seconds):
@@ -21,8 +23,9 @@ def spin(seconds):
     while time.thread_time() < end:
         pass
 go = threading.Event()
-helper = threading.Thread(target=lambda: (go.wait(), spin(0.03)))
-if sys.argv[1] == "thread":
+work = 0.06 if sys.argv[1] == "busy thread" else 0.0
+helper = threading.Thread(target=lambda: (go.wait(), spin(work)))
+if sys.argv[1] != "plain":
     helper.start()
 print("ready", flush=True)
 sys.stdin.readline()
@@ -30,7 +33,7 @@ go.set()
 for _ in range(25):
     spin(0.0037)
     time.sleep(0.001)
-if sys.argv[1] == "thread":
+if sys.argv[1] != "plain":
     helper.join()
 print("done", flush=True)
 sys.stdin.readline()
@@ -70,19 +73,34 @@ def test_cpu_is_read_in_nanoseconds_and_agrees_with_the_ticks() -> None:
         assert step() == "done\n"
         fine = proc.cpu_since(pid, before)
         coarse = proc.cpu_seconds(pid) - ticks
-    assert before.thread_ns, "this kernel has schedstat"
+    if not before.thread_ns:
+        pytest.skip("this kernel keeps no schedstat: the bench reads the ticks")
     assert abs(fine - coarse) <= 0.03, (fine, coarse)  # a tick or two apart, each way
     assert abs(fine * 100 - round(fine * 100)) > 1e-6, fine  # not a whole number of ticks
 
 
-def test_a_thread_gone_meanwhile_falls_back_to_the_ticks() -> None:
-    with _child("thread") as (pid, step):
+def test_a_working_thread_gone_meanwhile_is_counted_by_the_ticks() -> None:
+    with _child("busy thread") as (pid, step):
         before = proc.cpu_reading(pid)
         assert len(before.thread_ns) == 2
         assert step() == "done\n"
         after = proc.cpu_reading(pid)
         assert not before.thread_ns.keys() <= after.thread_ns.keys()  # the thread ended
-        assert proc.cpu_since(pid, before) == after.seconds - before.seconds
+    spent = proc.cpu_between(before, after)
+    assert spent == after.seconds - before.seconds  # its 60 ms went with it, not the ticks'
+    assert spent >= 0.14, spent
+
+
+def test_an_idle_thread_gone_meanwhile_leaves_the_nanoseconds() -> None:
+    with _child("idle thread") as (pid, step):
+        before = proc.cpu_reading(pid)
+        assert len(before.thread_ns) == 2
+        assert step() == "done\n"
+        after = proc.cpu_reading(pid)
+        assert not before.thread_ns.keys() <= after.thread_ns.keys()  # the thread ended
+    spent = proc.cpu_between(before, after)
+    assert abs(spent * 100 - round(spent * 100)) > 1e-6, spent  # not the ticks
+    assert 0.08 <= spent <= 0.2, spent
 
 
 TAIL = """
