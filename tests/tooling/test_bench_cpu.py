@@ -79,26 +79,26 @@ def test_cpu_is_read_in_nanoseconds_and_agrees_with_the_ticks() -> None:
     assert abs(fine * 100 - round(fine * 100)) > 1e-6, fine  # not a whole number of ticks
 
 
-def test_a_working_thread_gone_meanwhile_is_counted_by_the_ticks() -> None:
-    with _child("busy thread") as (pid, step):
+def _across_an_ended_thread(kind: str) -> tuple[proc.CpuReading, proc.CpuReading]:
+    """Readings before and after the child's run, its second thread ended in between."""
+    with _child(kind) as (pid, step):
         before = proc.cpu_reading(pid)
         assert len(before.thread_ns) == 2
         assert step() == "done\n"
         after = proc.cpu_reading(pid)
-        assert not before.thread_ns.keys() <= after.thread_ns.keys()  # the thread ended
+    assert not before.thread_ns.keys() <= after.thread_ns.keys()  # the thread ended
+    return before, after
+
+
+def test_a_working_thread_gone_meanwhile_is_counted_by_the_ticks() -> None:
+    before, after = _across_an_ended_thread("busy thread")
     spent = proc.cpu_between(before, after)
     assert spent == after.seconds - before.seconds  # its 60 ms went with it, not the ticks'
     assert spent >= 0.14, spent
 
 
 def test_an_idle_thread_gone_meanwhile_leaves_the_nanoseconds() -> None:
-    with _child("idle thread") as (pid, step):
-        before = proc.cpu_reading(pid)
-        assert len(before.thread_ns) == 2
-        assert step() == "done\n"
-        after = proc.cpu_reading(pid)
-        assert not before.thread_ns.keys() <= after.thread_ns.keys()  # the thread ended
-    spent = proc.cpu_between(before, after)
+    spent = proc.cpu_between(*_across_an_ended_thread("idle thread"))
     assert abs(spent * 100 - round(spent * 100)) > 1e-6, spent  # not the ticks
     assert 0.08 <= spent <= 0.2, spent
 
