@@ -9,8 +9,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import pytest
-
 from bench import proc
 
 # Spins about 0.1 s of CPU in bursts of a few ms (never a whole number of ticks) once told
@@ -73,8 +71,9 @@ def test_cpu_is_read_in_nanoseconds_and_agrees_with_the_ticks() -> None:
         assert step() == "done\n"
         fine = proc.cpu_since(pid, before)
         coarse = proc.cpu_seconds(pid) - ticks
-    if not before.thread_ns:
-        pytest.skip("this kernel keeps no schedstat: the bench reads the ticks")
+    if not before.thread_ns:  # a kernel without schedstat: the ticks are the figure
+        assert fine == coarse
+        return
     assert abs(fine - coarse) <= 0.03, (fine, coarse)  # a tick or two apart, each way
     assert abs(fine * 100 - round(fine * 100)) > 1e-6, fine  # not a whole number of ticks
 
@@ -94,7 +93,7 @@ def test_a_working_thread_gone_meanwhile_is_counted_by_the_ticks() -> None:
     before, after = _across_an_ended_thread("busy thread")
     spent = proc.cpu_between(before, after)
     assert spent == after.seconds - before.seconds  # its 60 ms went with it, not the ticks'
-    assert spent >= 0.14, spent
+    assert spent >= 0.125, spent  # ~0.09 of the main thread and 0.06 of the ended one
 
 
 def test_an_idle_thread_gone_meanwhile_leaves_the_nanoseconds() -> None:
